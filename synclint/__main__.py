@@ -1,0 +1,5 @@
+import sys
+
+from synclint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,310 @@
+"""The command line: `synclint check`, `synclint --fix`, `synclint rule`, `synclint rules`,
+`synclint prove`, `synclint trace`. Exit codes: 0 clean, 1 findings remain, 2 usage,
+configuration or internal error."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+from synclint import __version__
+from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, load_settings
+from synclint.violation import Confidence
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace")
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # exit 2 with one line, as argparse does, but catchable
+        raise UsageError(message)
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
+    p = _Parser(prog=prog, description="Lint PyTorch code for hidden GPU<->CPU synchronizations.")
+    p.add_argument("paths", nargs="*", type=str, help="files or folders (default: .); - reads stdin")
+    p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
+    p.add_argument("--no-fix", dest="fix", action="store_false")
+    p.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply fixes that may change behaviour")
+    p.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
+    p.add_argument("--diff", action="store_true", help="print the diff of the fixes; write nothing")
+    p.add_argument("--select", type=_csv, default=None, help="rule codes or prefixes to enable (SL1 = the family)")
+    p.add_argument("--ignore", type=_csv, default=None, help="rule codes or prefixes to disable")
+    p.add_argument("--extend-select", type=_csv, default=None, help="add to the selection")
+    p.add_argument("--output-format", choices=("full", "concise", "json", "sarif", "github"), default=None)
+    p.add_argument("-o", "--output-file", type=str, default=None, help="write the report to this file")
+    p.add_argument("--statistics", action="store_true", help="count findings per rule")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--cache-dir", type=str, default=None)
+    p.add_argument("--config", type=str, default=None, help="a pyproject.toml or synclint.toml to use")
+    p.add_argument("--stdin-filename", type=str, default=None, help="the name of the file read from stdin")
+    p.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"))
+    p.add_argument("--explain", action="store_true", help="print why each flagged value is where we think")
+    p.add_argument("--h2d-helper", type=str, default=None, help=f"helper for H2D fixes: {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
+    p.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
+    p.add_argument("--runtime", type=str, default=None, help="join with a `synclint trace --json` report")
+    p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    p.add_argument("--version", action="version", version=f"synclint {__version__}")
+    return p
+
+
+def _settings_from(args) -> Settings:
+    paths = [Path(p) for p in args.paths if p != "-"] or [Path(args.stdin_filename or ".")]
+    config = Path(args.config) if args.config else None
+    settings = load_settings([p if p.exists() else p.parent for p in paths], config)
+    changes: dict = {}
+    if args.select is not None:
+        changes["select"] = tuple(args.select)
+    if args.extend_select is not None:
+        changes["extend_select"] = (*settings.extend_select, *args.extend_select)
+    if args.ignore is not None:
+        changes["ignore"] = (*settings.ignore, *args.ignore)
+    if args.unsafe_fixes is not None:
+        changes["unsafe_fixes"] = args.unsafe_fixes
+    if args.min_confidence is not None:
+        changes["min_confidence"] = Confidence.parse(args.min_confidence)
+    if args.cache_dir is not None:
+        changes["cache_dir"] = args.cache_dir
+    if args.h2d_helper is not None:
+        from synclint.config import _helper
+
+        changes["h2d_helper"] = _helper(args.h2d_helper, "--h2d-helper", "command line")
+    settings = settings.replace(**changes) if changes else settings
+    from synclint.rules import validate_selectors
+
+    try:
+        validate_selectors((*settings.select, *settings.extend_select, *settings.ignore), settings.source or "command line")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return settings
+
+
+def _write_output(text: str, output_file: str | None) -> None:
+    if output_file:
+        Path(output_file).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _statistics(violations) -> str:
+    from synclint.rules import rule_by_code
+
+    counts = Counter(v.code for v in violations)
+    fixable = {v.code for v in violations if v.fix is not None}
+    lines = []
+    for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = rule_by_code(code)
+        name = rule.name if rule else {"SL001": "syntax-error", "SL002": "io-error"}.get(code, "")
+        lines.append(f"{count:>5}\t{code}\t[{'*' if code in fixable else ' '}] {name}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def run_check(argv: list[str]) -> int:
+    args = check_parser().parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    settings = _settings_from(args)
+    fmt = args.output_format or os.environ.get("SYNCLINT_OUTPUT_FORMAT") or "full"
+    if fmt not in ("full", "concise", "json", "sarif", "github"):
+        raise UsageError(f"unknown output format {fmt!r}")
+    want_fix = bool(args.fix) or args.diff
+    unsafe = settings.unsafe_fixes
+
+    from synclint import report
+    from synclint.fix.write import atomic_write
+    from synclint.runner import FileOutcome, lint_paths, process_file
+
+    if "-" in args.paths:
+        if len(args.paths) > 1:
+            raise UsageError("`-` (stdin) cannot be combined with other paths")
+        name = args.stdin_filename or "-"
+        outcome = process_file(name, settings, want_fix, unsafe, source=sys.stdin.buffer.read())
+        outcomes, errors = [outcome], []
+    else:
+        paths = [Path(p) for p in (args.paths or ["."])]
+        run = lint_paths(paths, settings, fix=want_fix, unsafe=unsafe, jobs=args.jobs, use_cache=not args.no_cache)
+        outcomes, errors = run.outcomes, run.errors
+
+    for path, message in errors:
+        print(f"synclint: {path}: {message}", file=sys.stderr)
+    for outcome in outcomes:
+        if outcome.error:
+            print(f"synclint: {outcome.filename}: {outcome.error}", file=sys.stderr)
+
+    fixed_total = sum(o.applied for o in outcomes)
+    changed: list[FileOutcome] = [o for o in outcomes if o.changed]
+    if args.diff:
+        diff = "".join(
+            "".join(
+                difflib.unified_diff(
+                    o.original.splitlines(keepends=True),
+                    o.fixed.splitlines(keepends=True),
+                    fromfile=f"a/{o.filename}",
+                    tofile=f"b/{o.filename}",
+                )
+            )
+            for o in changed
+        )
+        sys.stdout.write(diff)
+        print(f"Would fix {fixed_total} finding{'s' * (fixed_total != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
+        if args.exit_zero:
+            return EXIT_CLEAN
+        return EXIT_FINDINGS if changed or errors else EXIT_CLEAN
+    if args.fix:
+        for o in changed:
+            if o.filename == "-" or "-" in args.paths:
+                continue
+            try:
+                atomic_write(Path(o.filename), o.fixed.encode(o.encoding))
+            except OSError as exc:
+                print(f"synclint: {o.filename}: cannot write the fixed file: {exc.strerror or exc}", file=sys.stderr)
+                return EXIT_ERROR
+        if "-" in args.paths:
+            only = outcomes[0]
+            sys.stdout.write(only.fixed if only.fixed is not None else sys.stdin.read())
+
+    violations = sorted((v for o in outcomes for v in o.violations), key=lambda v: v.sort_key)
+    sources = {}
+    if fmt == "full":
+        for o in outcomes:
+            if o.violations:
+                sources[o.filename] = o.fixed if o.fixed is not None else _read_text(o.filename)
+    if args.runtime:
+        from synclint.trace.compare import compare_report
+
+        text = compare_report(violations, Path(args.runtime))
+    elif args.statistics:
+        text = _statistics(violations)
+    else:
+        text = report.render(fmt, violations, sources=sources, explain=args.explain)
+    report_stream_is_stdout = not args.output_file
+    if "-" in args.paths and args.fix:
+        sys.stderr.write(text)
+    else:
+        _write_output(text, args.output_file)
+    if fmt in ("full", "concise") and not args.quiet:
+        summary = _summary(len(violations), fixed_total, bool(args.fix))
+        print(summary, file=sys.stdout if report_stream_is_stdout and not ("-" in args.paths and args.fix) else sys.stderr)
+    if args.exit_zero:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if violations else EXIT_CLEAN
+
+
+def _summary(remaining: int, fixed: int, fixing: bool) -> str:
+    if fixing and fixed:
+        return f"Found {remaining + fixed} finding{'s' * (remaining + fixed != 1)} ({fixed} fixed, {remaining} remaining)."
+    if not remaining:
+        return "All checks passed!"
+    return f"Found {remaining} finding{'s' * (remaining != 1)}."
+
+
+def _read_text(filename: str) -> str | None:
+    try:
+        return Path(filename).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def run_rule(argv: list[str]) -> int:
+    p = _Parser(prog="synclint rule", description="Print a rule's documentation.")
+    p.add_argument("code")
+    args = p.parse_args(argv)
+    from synclint.rules import rule_by_code
+
+    rule = rule_by_code(args.code)
+    if rule is None:
+        raise UsageError(f"unknown rule `{args.code}` (see `synclint rules`)")
+    print(f"# {rule.code} {rule.name}\n")
+    print(f"Fix: {rule.fix_availability.value}. Severity: {rule.severity.value}.\n")
+    print(rule.doc())
+    return EXIT_CLEAN
+
+
+def run_rules(argv: list[str]) -> int:
+    p = _Parser(prog="synclint rules", description="List the rules.")
+    p.add_argument("--output-format", choices=("text", "json"), default="text")
+    args = p.parse_args(argv)
+    from synclint.rules import all_rules
+
+    if args.output_format == "json":
+        import json
+
+        data = [
+            {"code": r.code, "name": r.name, "summary": r.summary, "fix": r.fix_availability.value, "severity": r.severity.value}
+            for r in all_rules()
+        ]
+        print(json.dumps(data, indent=2))
+        return EXIT_CLEAN
+    for r in all_rules():
+        print(f"{r.code}  {r.name:<36} fix: {r.fix_availability.value:<9} {r.summary}")
+    return EXIT_CLEAN
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in ("--version", "-V"):
+            print(f"synclint {__version__}")
+            return EXIT_CLEAN
+        if argv and argv[0] in ("-h", "--help"):
+            print(
+                "usage: synclint [check] [options] [PATHS...]\n"
+                "       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py\n\n"
+                "commands:\n"
+                "  check   lint files (the default; `synclint --fix .` is `synclint check --fix .`)\n"
+                "  rule    print a rule's documentation\n"
+                "  rules   list the rules\n"
+                "  prove   show on a GPU that each flagged pattern stalls and each fix removes it\n"
+                "  trace   run a program and record the syncs that happen at run time\n\n"
+                "`synclint check --help` lists the options."
+            )
+            return EXIT_CLEAN
+        command = argv[0] if argv and argv[0] in SUBCOMMANDS else "check"
+        rest = argv[1:] if argv and argv[0] in SUBCOMMANDS else argv
+        if command == "check":
+            return run_check(rest)
+        if command == "rule":
+            return run_rule(rest)
+        if command == "rules":
+            return run_rules(rest)
+        if command == "prove":
+            from synclint.prove.cli import main as prove_main
+
+            return prove_main(rest)
+        if command == "trace":
+            from synclint.trace.cli import main as trace_main
+
+            return trace_main(rest)
+    except UsageError as exc:
+        print(f"synclint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except ConfigError as exc:
+        print(f"synclint: configuration error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("synclint: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:  # argparse --help / --version
+        return exc.code if isinstance(exc.code, int) else EXIT_CLEAN
+    except Exception as exc:  # noqa: BLE001 - an internal error is exit 2 with a message
+        import traceback
+
+        if os.environ.get("SYNCLINT_DEBUG"):
+            traceback.print_exc()
+        print(f"synclint: internal error: {exc.__class__.__name__}: {exc} (set SYNCLINT_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_ERROR

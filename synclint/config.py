@@ -1,0 +1,254 @@
+"""Settings: `[tool.synclint]` in pyproject.toml (found upward from the linted path) or
+`--config FILE`, then command-line overrides. A bad key or value is a `ConfigError` that
+names the key and the file."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from synclint.violation import Confidence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A configuration problem: the message names the file and the key."""
+
+
+# Where the H2D fix imports its helper from. A preset name or a dotted path "pkg.mod.func".
+H2D_HELPER_PRESETS = {
+    "synclint": "synclint.runtime.async_tensor_h2d",
+    "vllm": "vllm.utils.torch_utils.async_tensor_h2d",
+}
+
+# Function names that run every step of an inference engine (fnmatch patterns).
+DEFAULT_HOT_FUNCTIONS = (
+    "forward",
+    "__call__",
+    "execute_model",
+    "compute_logits",
+    "sample",
+    "sample_*",
+    "_sample*",
+    "_prepare_inputs",
+    "prepare_*_metadata",
+    "_prepare_*_metadata",
+    "step",
+    "decode_step",
+    "prefill",
+)
+
+# `with <call>():` blocks whose body syncs on purpose.
+DEFAULT_ALLOW_CONTEXTS = ("gpu_sync_allowed", "synclint.trace.allowed", "torch.no_sync_check")
+
+# Functions (fnmatch on the name) where syncing is expected: warm-up, profiling, logging.
+DEFAULT_ALLOW_FUNCTIONS = (
+    "*warmup*",
+    "*warm_up*",
+    "profile_run",
+    "_dummy_run",
+    "*profile*",
+    "log_*",
+    "_log_*",
+    "*_stats",
+    "__repr__",
+    "__str__",
+    "extra_repr",
+    "capture_model",
+    "*_test",
+    "test_*",
+)
+
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".synclint_cache",
+    "__pycache__",
+    "__pypackages__",
+    "build",
+    "dist",
+    "site-packages",
+    "node_modules",
+    ".eggs",
+    "*.egg-info",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("SL",)
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    unsafe_fixes: bool = False
+    h2d_helper: str = H2D_HELPER_PRESETS["synclint"]
+    min_confidence: Confidence = Confidence.MEDIUM
+    hot_functions: tuple[str, ...] = DEFAULT_HOT_FUNCTIONS
+    allow_contexts: tuple[str, ...] = DEFAULT_ALLOW_CONTEXTS
+    allow_functions: tuple[str, ...] = DEFAULT_ALLOW_FUNCTIONS
+    # Report-only rules about syncs that only matter on a hot path (SL5xx, SL106) look here.
+    cache_dir: str = ".synclint_cache"
+    max_file_size: int = 2_000_000  # bytes; larger files get SL002 rather than a slow parse
+    # Where the settings came from (for messages); not part of the cache key.
+    source: str | None = field(default=None, compare=False)
+
+    def fingerprint(self) -> str:
+        """A stable hash of everything that can change findings (the cache key's part)."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.compare}
+        blob = json.dumps(data, default=str, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def replace(self, **changes) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+def _str_list(value, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _bool(value, key: str, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: `{key}` must be true or false, got {value!r}")
+    return value
+
+
+def _helper(value, key: str, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: `{key}` must be a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path")
+    value = H2D_HELPER_PRESETS.get(value, value)
+    parts = value.split(".")
+    if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+        raise ConfigError(
+            f"{where}: `{key}` must be a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path "
+            f"like 'pkg.module.func', got {value!r}"
+        )
+    return value
+
+
+def _confidence(value, key: str, where: str) -> Confidence:
+    try:
+        return Confidence.parse(value) if isinstance(value, str) else Confidence.parse(repr(value))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: `{key}`: {exc}") from None
+
+
+def _per_file_ignores(value, key: str, where: str):
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: `{key}` must be a table of glob = [codes], got {value!r}")
+    return tuple((glob, _str_list(codes, f"{key}.{glob}", where)) for glob, codes in value.items())
+
+
+def _positive_int(value, key: str, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{where}: `{key}` must be a positive integer, got {value!r}")
+    return value
+
+
+def _string(value, key: str, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: `{key}` must be a non-empty string, got {value!r}")
+    return value
+
+
+# TOML key -> (Settings field, parser). `extend-*` list keys add to the defaults.
+_KEYS = {
+    "select": ("select", _str_list),
+    "ignore": ("ignore", _str_list),
+    "extend-select": ("extend_select", _str_list),
+    "per-file-ignores": ("per_file_ignores", _per_file_ignores),
+    "exclude": ("exclude", _str_list),
+    "extend-exclude": ("extend_exclude", _str_list),
+    "respect-gitignore": ("respect_gitignore", _bool),
+    "unsafe-fixes": ("unsafe_fixes", _bool),
+    "h2d-helper": ("h2d_helper", _helper),
+    "min-confidence": ("min_confidence", _confidence),
+    "hot-functions": ("hot_functions", _str_list),
+    "extend-hot-functions": ("hot_functions", _str_list),
+    "allow-contexts": ("allow_contexts", _str_list),
+    "extend-allow-contexts": ("allow_contexts", _str_list),
+    "allow-functions": ("allow_functions", _str_list),
+    "extend-allow-functions": ("allow_functions", _str_list),
+    "cache-dir": ("cache_dir", _string),
+    "max-file-size": ("max_file_size", _positive_int),
+}
+
+
+def settings_from_table(table: dict, where: str, base: Settings | None = None) -> Settings:
+    """Build Settings from a `[tool.synclint]` table; `where` names the file for messages."""
+    settings = base or Settings()
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.synclint] must be a table")
+    changes: dict = {}
+    for key, value in table.items():
+        if key not in _KEYS:
+            close = [k for k in _KEYS if k.replace("-", "_") == key or k == key.replace("_", "-")]
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            raise ConfigError(f"{where}: unknown key `{key}` in [tool.synclint]{hint}")
+        name, parse = _KEYS[key]
+        parsed = parse(value, key, where)
+        if key.startswith("extend-") and name != "extend_select" and name != "extend_exclude":
+            parsed = tuple(getattr(settings, name)) + parsed
+        changes[name] = parsed
+    return settings.replace(source=where, **changes)
+
+
+def read_config_file(path: Path) -> Settings:
+    """Read settings from a pyproject.toml (its [tool.synclint]) or a synclint.toml."""
+    where = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: configuration file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot read configuration: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("synclint", {})
+    else:
+        table = data.get("tool", {}).get("synclint", data)
+    return settings_from_table(table, where)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.synclint] table, from `start` upward."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                text = candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = "[tool.synclint]"  # unreadable: let read_config_file report it
+            if "[tool.synclint" in text:
+                return candidate
+    return None
+
+
+def load_settings(paths: list[Path], config: Path | None) -> Settings:
+    """Settings for a run: the explicit --config file, else the one found from the first path."""
+    if config is not None:
+        return read_config_file(config)
+    found = find_config(paths[0] if paths else Path.cwd())
+    return read_config_file(found) if found else Settings()

@@ -1,0 +1,179 @@
+"""What a rule sees while the batched pass walks the tree: where it is, what names mean,
+where values live, whether the code is hot or allowed to sync, and how to report."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import libcst as cst
+
+from synclint.analysis.imports import ImportTable, dotted_name
+from synclint.analysis.placement import Placement, PlacementAnalysis
+from synclint.rules.base import Finding, FixSpec
+from synclint.violation import Confidence, Severity
+
+# Decorators that make a function's body run every step (compiled or graph-captured).
+HOT_DECORATORS = ("torch.compile", "torch.cuda.graphs", "torch.jit.script", "torch.jit.trace", "support_torch_compile")
+
+
+class LintContext:
+    def __init__(self, module: cst.Module, settings, imports: ImportTable) -> None:
+        self.module = module
+        self.settings = settings
+        self.imports = imports
+        self.stack: list[cst.CSTNode] = []  # every node from the Module down to the current one
+        self.statements: list[cst.CSTNode] = []
+        self.chain: list[cst.CSTNode] = [module]  # enclosing scopes: Module, ClassDef, FunctionDef
+        self.loop_depth = 0
+        self._hot: list[str | None] = [None]
+        self._allowed: list[bool] = [False]
+        self.findings: list[Finding] = []
+        self._placements: PlacementAnalysis | None = None
+
+    # --- where we are --------------------------------------------------------------------
+    @property
+    def statement(self) -> cst.CSTNode | None:
+        return self.statements[-1] if self.statements else None
+
+    @property
+    def function(self) -> cst.FunctionDef | None:
+        for scope in reversed(self.chain):
+            if isinstance(scope, cst.FunctionDef):
+                return scope
+        return None
+
+    def parent(self, node: cst.CSTNode | None = None, levels: int = 1) -> cst.CSTNode | None:
+        """The node `levels` above `node` (default: the node being visited)."""
+        if node is None:
+            index = len(self.stack) - 1
+        else:
+            index = next((i for i in range(len(self.stack) - 1, -1, -1) if self.stack[i] is node), -1)
+            if index < 0:
+                return None
+        index -= levels
+        return self.stack[index] if index >= 0 else None
+
+    @property
+    def hot_path(self) -> str | None:
+        """Why the current code runs every step ("in forward()", "in a loop"), or None."""
+        if self._hot[-1]:
+            return self._hot[-1]
+        if self.loop_depth:
+            return "in a loop"
+        return None
+
+    @property
+    def allowed(self) -> bool:
+        """Inside a region where syncing is intended (allow-contexts / allow-functions)."""
+        return self._allowed[-1]
+
+    # --- names and placements ------------------------------------------------------------
+    def qualname(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.qualname(node)
+
+    @property
+    def placements(self) -> PlacementAnalysis:
+        if self._placements is None:
+            self._placements = PlacementAnalysis(self.module, self.imports)
+        return self._placements
+
+    def placement(self, expr: cst.BaseExpression) -> Placement:
+        """Where `expr` (a node inside the statement being visited) lives."""
+        return self.placements.placement_of(expr, self.statement, tuple(self.chain), self._comprehension_env())
+
+    def _comprehension_env(self):
+        extra = None
+        for node in self.stack:
+            if isinstance(node, cst.CompFor):
+                extra = extra or {}
+                element = self._element_placement(node.iter, extra)
+                _bind(node.target, element, extra)
+        return extra
+
+    def _element_placement(self, iterable, extra):
+        from synclint.analysis import placement as P
+
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+            return P.placed(P.Place.SCALAR, Confidence.HIGH, iterable, "a `range()` index")
+        value = self.placements.placement_of(iterable, self.statement, tuple(self.chain), extra)
+        return value if value.is_tensor else P.UNKNOWN
+
+    # --- scope bookkeeping (called by the engine's visitor) --------------------------------
+    def enter_function(self, node: cst.FunctionDef) -> None:
+        self.chain.append(node)
+        name = node.name.value
+        hot = self._hot[-1]
+        if hot is None:
+            if any(fnmatchcase(name, pattern) for pattern in self.settings.hot_functions):
+                hot = f"in {name}()"
+            else:
+                for decorator in node.decorators:
+                    target = decorator.decorator
+                    target = target.func if isinstance(target, cst.Call) else target
+                    qual = self.qualname(target) or dotted_name(target) or ""
+                    if any(qual == d or qual.endswith("." + d) or qual == d.split(".")[-1] for d in HOT_DECORATORS):
+                        hot = f"under @{qual}"
+                        break
+        self._hot.append(hot)
+        allowed = self._allowed[-1] or any(fnmatchcase(name, p) for p in self.settings.allow_functions)
+        self._allowed.append(allowed)
+        self._saved_loop_depth = getattr(self, "_saved_loop_depth", [])
+        self._saved_loop_depth.append(self.loop_depth)
+        self.loop_depth = 0  # a loop around a `def` does not run the body each iteration
+
+    def leave_function(self) -> None:
+        self.chain.pop()
+        self._hot.pop()
+        self._allowed.pop()
+        self.loop_depth = self._saved_loop_depth.pop()
+
+    def enter_with(self, node: cst.With) -> None:
+        allowed = self._allowed[-1]
+        for item in node.items:
+            target = item.item.func if isinstance(item.item, cst.Call) else item.item
+            text = self.qualname(target) or dotted_name(target) or ""
+            last = text.split(".")[-1]
+            if any(text == c or last == c.split(".")[-1] for c in self.settings.allow_contexts):
+                allowed = True
+        self._allowed.append(allowed)
+
+    def leave_with(self) -> None:
+        self._allowed.pop()
+
+    # --- reporting -----------------------------------------------------------------------
+    def report(
+        self,
+        rule,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        confidence: Confidence = Confidence.HIGH,
+        fix: FixSpec | None = None,
+        placement: Placement | None = None,
+        severity: Severity | None = None,
+    ) -> None:
+        if self.allowed:
+            return
+        self.findings.append(
+            Finding(
+                code=rule.code,
+                node=node,
+                message=message,
+                severity=severity or rule.severity,
+                confidence=confidence,
+                statement=self.statement,
+                fix=fix,
+                evidence=placement.evidence if placement is not None else (),
+                hot_path=self.hot_path,
+            )
+        )
+
+
+def _bind(target, value, env) -> None:
+    if isinstance(target, cst.Name):
+        env[target.value] = value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        from synclint.analysis import placement as P
+
+        for element in target.elements:
+            _bind(element.value, value if value.is_tensor else P.UNKNOWN, env)

@@ -1,0 +1,167 @@
+"""Find the Python files to lint: walk folders, honour excludes and .gitignore, survive
+symlink loops, missing paths and unreadable folders (each reported, the walk goes on)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+import pathspec
+
+from synclint.config import Settings
+
+
+@dataclass
+class Discovery:
+    files: list[Path] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+
+
+def project_root(settings: Settings) -> Path:
+    if settings.source and settings.source.endswith(".toml"):
+        return Path(settings.source).resolve().parent
+    return Path.cwd().resolve()
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _matches(patterns, rel: str) -> bool:
+    rel = rel.lstrip("./") if rel.startswith("./") else rel
+    name = PurePosixPath(rel).name
+    for pattern in patterns:
+        p = pattern.rstrip("/")
+        if fnmatchcase(name, p) or fnmatchcase(rel, p) or fnmatchcase(rel, p + "/*") or rel.startswith(p + "/"):
+            return True
+    return False
+
+
+def _load_gitignore(folder: Path) -> pathspec.PathSpec | None:
+    path = folder / ".gitignore"
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+
+
+def _git_root(start: Path) -> Path | None:
+    for folder in [start, *start.parents]:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+class _Ignores:
+    """The .gitignore files that apply to a folder: its own and its parents' up to the repo root."""
+
+    def __init__(self) -> None:
+        self.specs: dict[Path, pathspec.PathSpec | None] = {}
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        resolved = path.absolute()
+        top = _git_root(resolved.parent) or resolved.parent
+        folder = resolved.parent
+        while True:
+            if folder not in self.specs:
+                self.specs[folder] = _load_gitignore(folder)
+            spec = self.specs[folder]
+            if spec is not None:
+                rel = resolved.relative_to(folder).as_posix() + ("/" if is_dir else "")
+                if spec.match_file(rel):
+                    return True
+            if folder == top or folder.parent == folder:
+                return False
+            folder = folder.parent
+
+
+def discover(paths: list[Path], settings: Settings) -> Discovery:
+    out = Discovery()
+    root = project_root(settings)
+    excludes = (*settings.exclude, *settings.extend_exclude)
+    ignores = _Ignores() if settings.respect_gitignore else None
+    seen_dirs: set[tuple[int, int]] = set()
+    seen_files: set[Path] = set()
+
+    def add(path: Path) -> None:
+        key = path.absolute()
+        if key not in seen_files:
+            seen_files.add(key)
+            out.files.append(path)
+
+    def walk(folder: Path) -> None:
+        try:
+            st = folder.stat()
+        except OSError as exc:
+            out.errors.append((str(folder), f"cannot read folder: {exc.strerror or exc}"))
+            return
+        if (st.st_dev, st.st_ino) in seen_dirs:
+            if folder.is_symlink() or any(p.is_symlink() for p in [folder, *folder.parents][:8]):
+                out.errors.append((str(folder), "symlink loop: folder already visited, skipped"))
+            return
+        seen_dirs.add((st.st_dev, st.st_ino))
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            out.errors.append((str(folder), f"cannot read folder: {exc.strerror or exc}"))
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            rel = _relative(path, root)
+            if _matches(excludes, rel):
+                continue
+            try:
+                is_dir = entry.is_dir()  # follows symlinks
+                is_file = entry.is_file()
+            except OSError as exc:
+                out.errors.append((str(path), f"cannot stat: {exc.strerror or exc}"))
+                continue
+            if entry.is_symlink() and not (is_dir or is_file):
+                if entry.name.endswith(".py"):
+                    out.errors.append((str(path), "broken symbolic link"))
+                continue
+            if ignores is not None and ignores.ignored(path, is_dir):
+                continue
+            if is_dir:
+                walk(path)
+            elif is_file and entry.name.endswith(".py"):
+                add(path)
+
+    for path in paths:
+        if str(path) == "-":
+            continue
+        if not os.path.lexists(path):
+            out.errors.append((str(path), "no such file or directory"))
+            continue
+        if path.is_dir():
+            walk(path)
+        elif path.is_file():
+            add(path)  # named explicitly: linted even if excluded, as in ruff
+        elif path.is_symlink():
+            out.errors.append((str(path), "broken symbolic link"))
+        else:
+            out.errors.append((str(path), "not a regular file or folder"))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def per_file_ignored_codes(settings: Settings, filename: str) -> frozenset[str]:
+    if not settings.per_file_ignores:
+        return frozenset()
+    from synclint.rules import known_codes
+
+    rel = _relative(Path(filename), project_root(settings))
+    codes: set[str] = set()
+    for glob, prefixes in settings.per_file_ignores:
+        if _matches((glob,), rel):
+            for code in known_codes():
+                if any(code.startswith(p.upper()) or p.upper() == "ALL" for p in prefixes):
+                    codes.add(code)
+    return frozenset(codes)

@@ -1,0 +1,321 @@
+"""The core: source bytes in, findings out. The CLI, the pre-commit hook, the GPU proof
+harness and the runtime tracer all call `lint_source` (or `fix_source` in synclint.fix).
+
+Flow for one file: decode -> skip-file? -> prefilter -> parse (libcst) -> one batched
+visitor pass running every enabled rule (placement analysis is computed lazily, only for
+scopes a rule asks about) -> positions (only when something was found) -> Violation records
+-> suppressions and confidence filter.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from synclint import prefilter, suppressions
+from synclint.analysis.imports import ImportTable
+from synclint.config import Settings
+from synclint.context import LintContext
+from synclint.rules import all_rules, select_codes
+from synclint.rules.base import Finding, FixSpec, Rule
+from synclint.violation import (
+    IO_ERROR,
+    SYNTAX_ERROR,
+    Applicability,
+    Confidence,
+    Edit,
+    Fix,
+    Location,
+    Severity,
+    Violation,
+)
+
+
+@dataclass
+class FileResult:
+    filename: str
+    violations: list[Violation] = field(default_factory=list)
+    text: str | None = None  # the decoded source (None when it could not be decoded)
+    encoding: str = "utf-8"
+    parsed: bool = False  # whether libcst parsed it (False: prefiltered, skipped or broken)
+    suppressed: int = 0
+
+
+class DecodeError(Exception):
+    pass
+
+
+def decode(source: bytes) -> tuple[str, str]:
+    """Decode as Python does: PEP 263 cookie or BOM, else UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError as exc:
+        raise DecodeError(str(exc)) from None
+    try:
+        return source.decode(encoding), encoding
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise DecodeError(f"cannot decode as {encoding}: {exc}") from None
+
+
+@lru_cache(maxsize=64)
+def enabled_rules(settings: Settings) -> tuple[Rule, ...]:
+    codes = select_codes(settings.select, settings.extend_select, settings.ignore)
+    return tuple(rule(settings) for rule in all_rules() if rule.code in codes)
+
+
+def _file_ignores(settings: Settings, filename: str) -> frozenset[str]:
+    from synclint.discover import per_file_ignored_codes
+
+    return per_file_ignored_codes(settings, filename)
+
+
+class BatchedVisitor(cst.CSTVisitor):
+    """One pass over the tree; calls each enabled rule's handler for each node type."""
+
+    def __init__(self, ctx: LintContext, rules: tuple[Rule, ...]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.dispatch: dict[type, list] = {}
+        for rule in rules:
+            for type_name, method in rule.handlers().items():
+                node_type = getattr(cst, type_name, None)
+                if node_type is None:
+                    raise TypeError(f"{type(rule).__name__}.{method}: libcst has no node {type_name}")
+                self.dispatch.setdefault(node_type, []).append(getattr(rule, method))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        ctx = self.ctx
+        ctx.stack.append(node)
+        kind = type(node)
+        if isinstance(node, (cst.BaseStatement, cst.SimpleStatementSuite)):
+            ctx.statements.append(node)
+        if kind is cst.FunctionDef:
+            ctx.enter_function(node)
+        elif kind is cst.ClassDef:
+            ctx.chain.append(node)
+        elif kind is cst.With:
+            ctx.enter_with(node)
+        handlers = self.dispatch.get(kind)
+        if handlers:
+            for handler in handlers:
+                handler(node, ctx)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        ctx = self.ctx
+        kind = type(original_node)
+        if kind is cst.FunctionDef:
+            ctx.leave_function()
+        elif kind is cst.ClassDef:
+            ctx.chain.pop()
+        elif kind is cst.With:
+            ctx.leave_with()
+        if isinstance(original_node, (cst.BaseStatement, cst.SimpleStatementSuite)):
+            ctx.statements.pop()
+        ctx.stack.pop()
+
+    # Loops: the body (not the iterable or the `else`) runs once per iteration.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if attribute == "body" and type(node) in (cst.For, cst.While):
+            self.ctx.loop_depth += 1
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if attribute == "body" and type(original_node) in (cst.For, cst.While):
+            self.ctx.loop_depth -= 1
+
+
+def _input_violation(filename: str, code: str, message: str, row: int = 1, column: int = 1) -> Violation:
+    loc = Location(max(row, 1), max(column, 1))
+    return Violation(
+        code=code,
+        message=message,
+        filename=filename,
+        location=loc,
+        end_location=loc,
+        severity=Severity.ERROR,
+        confidence=Confidence.HIGH,
+        noqa_row=None,
+    )
+
+
+def syntax_error_violation(filename: str, exc: Exception) -> Violation:
+    if isinstance(exc, cst.ParserSyntaxError):
+        message = exc.message.strip().splitlines()[0] if exc.message else "invalid syntax"
+        return _input_violation(filename, SYNTAX_ERROR, f"SyntaxError: {message}", exc.raw_line, exc.raw_column + 1)
+    if isinstance(exc, SyntaxError):
+        return _input_violation(filename, SYNTAX_ERROR, f"SyntaxError: {exc.msg}", exc.lineno or 1, exc.offset or 1)
+    return _input_violation(filename, SYNTAX_ERROR, f"SyntaxError: {exc}")
+
+
+def io_error_violation(filename: str, message: str) -> Violation:
+    return _input_violation(filename, IO_ERROR, message)
+
+
+def lint_source(source: bytes | str, filename: str, settings: Settings | None = None) -> FileResult:
+    """Lint one file's content. Never raises for bad input: it becomes SL001/SL002 findings."""
+    settings = settings or Settings()
+    result = FileResult(filename)
+    if isinstance(source, bytes):
+        if len(source) > settings.max_file_size:
+            result.violations.append(
+                io_error_violation(filename, f"file is {len(source):,} bytes, over max-file-size ({settings.max_file_size:,}); skipped")
+            )
+            return _filtered(result, settings)
+        try:
+            text, result.encoding = decode(source)
+        except DecodeError as exc:
+            result.violations.append(io_error_violation(filename, f"cannot decode: {exc}"))
+            return _filtered(result, settings)
+    else:
+        text = source
+    result.text = text
+    if suppressions.skips_file(text):
+        return result
+    rules = tuple(r for r in enabled_rules(settings) if r.code not in _file_ignores(settings, filename))
+    if not rules or not prefilter.may_match(text, rules):
+        # No parse with libcst needed; still report a syntax error, which ast finds cheaply.
+        try:
+            ast.parse(text, filename=filename)
+        except SyntaxError as exc:
+            result.violations.append(syntax_error_violation(filename, exc))
+        except (ValueError, RecursionError) as exc:  # null bytes, absurd nesting
+            result.violations.append(syntax_error_violation(filename, exc))
+        return _filtered(result, settings)
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        result.violations.append(syntax_error_violation(filename, exc))
+        return _filtered(result, settings)
+    except (RecursionError, ValueError) as exc:
+        result.violations.append(syntax_error_violation(filename, exc))
+        return _filtered(result, settings)
+    result.parsed = True
+    findings = run_rules(module, rules, settings)
+    if findings:
+        result.violations.extend(to_violations(module, findings, filename, settings))
+    return _filtered(result, settings)
+
+
+def run_rules(module: cst.Module, rules: tuple[Rule, ...], settings: Settings) -> list[Finding]:
+    imports = ImportTable()
+    imports.collect_top_level(module)
+    ctx = LintContext(module, settings, imports)
+    module.visit(BatchedVisitor(ctx, rules))
+    return ctx.findings
+
+
+def _filtered(result: FileResult, settings: Settings) -> FileResult:
+    """Drop findings below --min-confidence, ignored per file, or suppressed by comments."""
+    ignored = _file_ignores(settings, result.filename)
+    lines = result.text.splitlines() if result.text is not None else []
+    kept = []
+    for v in result.violations:
+        if v.code in ignored or v.confidence < settings.min_confidence:
+            continue
+        if v.code not in (SYNTAX_ERROR, IO_ERROR) and lines and suppressions.is_suppressed(v, lines):
+            result.suppressed += 1
+            continue
+        kept.append(v)
+    kept.sort(key=lambda v: v.sort_key)
+    result.violations = kept
+    return result
+
+
+# --- positions and fixes ------------------------------------------------------------------
+
+
+def to_violations(module: cst.Module, findings: list[Finding], filename: str, settings: Settings) -> list[Violation]:
+    # Positions are computed once, only for files with findings. unsafe_skip_copy keeps node
+    # identity so the findings' nodes can be looked up.
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    import_anchor = _import_anchor(module, positions)
+    seen = set()
+    out: list[Violation] = []
+    for finding in findings:
+        rng = positions[finding.node]
+        start = Location(rng.start.line, rng.start.column + 1)
+        end = Location(rng.end.line, rng.end.column + 1)
+        key = (finding.code, start, end)
+        if key in seen:  # the same node reached twice (e.g. nested handlers): report once
+            continue
+        seen.add(key)
+        noqa_row = positions[finding.statement].start.line if finding.statement in positions else start.row
+        fix = _to_fix(module, finding.fix, positions, import_anchor, settings) if finding.fix else None
+        provenance = tuple(
+            f"line {positions[ev.node].start.line}: {ev.reason}" if ev.node in positions else ev.reason
+            for ev in finding.evidence
+        )
+        out.append(
+            Violation(
+                code=finding.code,
+                message=finding.message,
+                filename=filename,
+                location=start,
+                end_location=end,
+                fix=fix,
+                severity=finding.severity,
+                confidence=finding.confidence,
+                noqa_row=noqa_row,
+                url=_rule_url(finding.code),
+                provenance=provenance,
+                hot_path=finding.hot_path,
+            )
+        )
+    return out
+
+
+@lru_cache(maxsize=None)
+def _rule_url(code: str) -> str | None:
+    for rule in all_rules():
+        if rule.code == code:
+            return rule.url()
+    return None
+
+
+def _import_anchor(module: cst.Module, positions) -> Location:
+    """Where a new import goes: after the last import of the module's leading block of
+    imports (a docstring and `__future__` imports included), else after the header comments."""
+    anchor_row = 0
+    for index, stmt in enumerate(module.body):
+        if isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+            anchor_row = positions[stmt].end.line
+        elif index == 0 and _is_docstring(stmt):
+            anchor_row = positions[stmt].end.line
+        else:
+            break
+    if anchor_row == 0:
+        anchor_row = len(module.header)
+    return Location(anchor_row + 1, 1)
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _already_bound(module: cst.Module, name: str, module_path: str) -> bool:
+    table = ImportTable()
+    table.collect_top_level(module)
+    return table.aliases.get(name) == f"{module_path}.{name}"
+
+
+def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, settings: Settings) -> Fix:
+    edits: list[Edit] = []
+    for old, new in spec.replacements:
+        rng = positions[old]
+        content = new if isinstance(new, str) else module.code_for_node(new)
+        edits.append(Edit(content, Location(rng.start.line, rng.start.column + 1), Location(rng.end.line, rng.end.column + 1)))
+    newline = module.default_newline
+    for module_path, name in spec.imports:
+        if not _already_bound(module, name, module_path):
+            edits.append(Edit(f"from {module_path} import {name}{newline}", anchor, anchor))
+    return Fix(spec.applicability, spec.message, tuple(edits))

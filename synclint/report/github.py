@@ -1,0 +1,32 @@
+"""GitHub Actions workflow commands: one `::warning ...::message` line per finding."""
+
+from __future__ import annotations
+
+import os
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _relpath(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
+def render(violations, sources=None, explain=False) -> str:
+    out = []
+    for v in violations:
+        level = {"error": "error", "warning": "warning", "note": "notice"}[v.severity.value]
+        props = (
+            f"file={_escape_property(_relpath(v.filename))},line={v.location.row},col={v.location.column},"
+            f"endLine={v.end_location.row},endColumn={v.end_location.column},title={_escape_property(v.code)}"
+        )
+        out.append(f"::{level} {props}::{_escape_data(f'{v.code} {v.message}')}")
+    return "\n".join(out) + ("\n" if out else "")

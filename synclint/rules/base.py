@@ -1,0 +1,95 @@
+"""What a rule is: one class, one file, its docstring in ruff's template, its examples tests.
+
+A rule subscribes to node types by defining `visit_<NodeType>(self, node, ctx)` methods; the
+engine calls every enabled rule's handlers from one batched libcst pass. A rule reports with
+`ctx.report(...)`, optionally with a `FixSpec` that the engine turns into text edits.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+
+from synclint.violation import Applicability, Confidence, Severity
+
+
+class FixAvailability(str, enum.Enum):
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    NEVER = "never"
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """A fix as rules express it: replace nodes with nodes (or code), add imports."""
+
+    message: str
+    replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | str], ...]
+    applicability: Applicability = Applicability.SAFE
+    # (module, name): `from module import name` is added when `name` is not bound yet.
+    imports: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class Finding:
+    """A rule's report before positions are known (they are resolved only if there are findings)."""
+
+    code: str
+    node: cst.CSTNode
+    message: str
+    severity: Severity
+    confidence: Confidence
+    statement: cst.CSTNode | None
+    fix: FixSpec | None = None
+    evidence: tuple = ()
+    hot_path: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class Rule:
+    """Base class. Subclasses set the class attributes and define visit_* handlers."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, e.g. "blocking-tensor-factory"
+    summary: ClassVar[str]  # the one-line message template's gist
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NEVER
+    severity: ClassVar[Severity] = Severity.WARNING
+    # Identifiers at least one of which appears in any source this rule can flag. The
+    # prefilter skips a file (before parsing) when no enabled rule's trigger appears in it.
+    triggers: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, settings) -> None:
+        self.settings = settings
+
+    @classmethod
+    def handlers(cls) -> dict[str, str]:
+        """Node type name -> method name, for the engine's dispatch table."""
+        return {
+            name[len("visit_"):]: name
+            for name, _ in inspect.getmembers(cls, inspect.isfunction)
+            if name.startswith("visit_")
+        }
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def doc_section(cls, title: str) -> str:
+        """The text under `## <title>` in the docstring."""
+        match = re.search(rf"^## {re.escape(title)}\s*\n(.*?)(?=^## |\Z)", cls.doc(), re.M | re.S)
+        return match.group(1).strip() if match else ""
+
+    @classmethod
+    def doc_code_blocks(cls, title: str) -> list[str]:
+        """The ```python blocks under `## <title>`: a rule's examples, run as its tests."""
+        return [inspect.cleandoc(b) + "\n" for b in re.findall(r"```python\n(.*?)```", cls.doc_section(title), re.S)]
+
+    @classmethod
+    def url(cls) -> str:
+        return f"https://github.com/synclint/synclint/blob/main/docs/rules.md#{cls.code.lower()}-{cls.name}"

@@ -1,0 +1,69 @@
+"""`# noqa`, `# noqa: SL101`, `# synclint: ignore[SL101]` and `# synclint: skip-file`."""
+
+from __future__ import annotations
+
+import re
+
+from synclint.violation import Violation
+
+SKIP_FILE = re.compile(r"^[ \t]*#[ \t]*synclint:[ \t]*skip-file\b", re.M)
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.I)
+_IGNORE = re.compile(r"#\s*synclint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
+_ALL = frozenset({"*"})
+
+
+def skips_file(text: str) -> bool:
+    return SKIP_FILE.search(text) is not None
+
+
+def _comment(line: str) -> str | None:
+    """The comment part of one line, skipping `#` inside string literals on that line."""
+    quote: str | None = None
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if line.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+        elif ch == "#":
+            return line[i:]
+        elif ch in "'\"":
+            quote = line[i : i + 3] if line[i : i + 3] in ('"""', "'''") else ch
+            i += len(quote)
+            continue
+        i += 1
+    return None
+
+
+def codes_suppressed_on(line: str) -> frozenset[str] | None:
+    """Codes a line's comment suppresses: None for none, {"*"} for all."""
+    if "noqa" not in line and "synclint" not in line:
+        return None
+    comment = _comment(line)
+    if comment is None:
+        return None
+    found: set[str] = set()
+    for pattern in (_NOQA, _IGNORE):
+        for match in pattern.finditer(comment):
+            codes = match.group("codes")
+            if not codes:
+                return _ALL
+            found.update(c.upper() for c in re.split(r"[\s,]+", codes.strip()) if c)
+    return frozenset(found) if found else None
+
+
+def is_suppressed(violation: Violation, lines: list[str]) -> bool:
+    rows = {violation.location.row}
+    if violation.noqa_row:
+        rows.add(violation.noqa_row)
+    for row in rows:
+        if 1 <= row <= len(lines):
+            codes = codes_suppressed_on(lines[row - 1])
+            if codes is not None and (codes is _ALL or violation.code in codes):
+                return True
+    return False
