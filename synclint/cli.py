@@ -82,14 +82,14 @@ def _settings_from(args) -> Settings:
         from synclint.config import _helper
 
         changes["h2d_helper"] = _helper(args.h2d_helper, "--h2d-helper", "command line")
-    settings = settings.replace(**changes) if changes else settings
     from synclint.rules import validate_selectors
 
-    try:
-        validate_selectors((*settings.select, *settings.extend_select, *settings.ignore), settings.source or "command line")
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    return settings
+    for option, selectors in (("--select", args.select), ("--extend-select", args.extend_select), ("--ignore", args.ignore)):
+        try:
+            validate_selectors(selectors or (), option)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return settings.replace(**changes) if changes else settings
 
 
 def _write_output(text: str, output_file: str | None) -> None:
@@ -113,76 +113,127 @@ def _statistics(violations) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _display_path(filename: str) -> str:
+    """A path as the user thinks of it: relative to the working directory when inside it."""
+    if filename == "-" or not os.path.isabs(filename):
+        return filename
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:  # another drive on Windows
+        return filename
+    return filename if rel.startswith("..") else rel
+
+
+def _diff(outcomes) -> str:
+    """git-style unified diff of the fixes: `a/x.py`/`b/x.py` for relative paths, the plain
+    path on both sides for one outside the working directory (never `a//tmp/x.py`)."""
+    chunks = []
+    for o in outcomes:
+        shown = _display_path(o.filename)
+        old, new = (shown, shown) if os.path.isabs(shown) else (f"a/{shown}", f"b/{shown}")
+        chunks.append(
+            "".join(difflib.unified_diff(o.original.splitlines(keepends=True), o.fixed.splitlines(keepends=True), old, new))
+        )
+    return "".join(chunks)
+
+
+def _input_problems(errors) -> tuple[list, list[str]]:
+    """Discovery problems -> SL002 findings (a path that could not be linted must fail a CI
+    gate), except a folder reached twice through a symlink, which is only a note."""
+    from synclint.discover import FOLDER_CYCLE
+    from synclint.engine import io_error_violation
+
+    findings, notes = [], []
+    for path, message in errors:
+        if message == FOLDER_CYCLE:
+            notes.append(f"synclint: note: {path}: {message}")
+        else:
+            findings.append(io_error_violation(path, message))
+    return findings, notes
+
+
+def _write_fixes(changed) -> list[str]:
+    """Write each fixed file atomically; a file that cannot be written is left as it was and
+    named, and the others are still written."""
+    from synclint.fix.write import atomic_write
+
+    failures = []
+    for o in changed:
+        try:
+            atomic_write(Path(o.filename), o.fixed.encode(o.encoding))
+        except (OSError, UnicodeEncodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            failures.append(f"synclint: {o.filename}: cannot write the fixed file: {reason}")
+    return failures
+
+
 def run_check(argv: list[str]) -> int:
     args = check_parser().parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if "-" in args.paths and len(args.paths) > 1:
+        raise UsageError("`-` (stdin) cannot be combined with other paths")
     settings = _settings_from(args)
     fmt = args.output_format or os.environ.get("SYNCLINT_OUTPUT_FORMAT") or "full"
     if fmt not in ("full", "concise", "json", "sarif", "github"):
         raise UsageError(f"unknown output format {fmt!r}")
+    from_stdin = "-" in args.paths
     want_fix = bool(args.fix) or args.diff
     unsafe = settings.unsafe_fixes
 
     from synclint import report
-    from synclint.fix.write import atomic_write
-    from synclint.runner import FileOutcome, lint_paths, process_file
+    from synclint.runner import lint_paths, process_file
 
-    if "-" in args.paths:
-        if len(args.paths) > 1:
-            raise UsageError("`-` (stdin) cannot be combined with other paths")
-        name = args.stdin_filename or "-"
-        outcome = process_file(name, settings, want_fix, unsafe, source=sys.stdin.buffer.read())
-        outcomes, errors = [outcome], []
+    stdin_bytes = b""
+    if from_stdin:
+        stdin_bytes = sys.stdin.buffer.read()
+        outcomes = [process_file(args.stdin_filename or "-", settings, want_fix, unsafe, source=stdin_bytes)]
+        problems, notes = [], []
     else:
-        paths = [Path(p) for p in (args.paths or ["."])]
-        run = lint_paths(paths, settings, fix=want_fix, unsafe=unsafe, jobs=args.jobs, use_cache=not args.no_cache)
-        outcomes, errors = run.outcomes, run.errors
+        run = lint_paths([Path(p) for p in (args.paths or ["."])], settings, fix=want_fix, unsafe=unsafe, jobs=args.jobs, use_cache=not args.no_cache)
+        outcomes = run.outcomes
+        problems, notes = _input_problems(run.errors)
 
-    for path, message in errors:
-        print(f"synclint: {path}: {message}", file=sys.stderr)
+    for note in notes:
+        print(note, file=sys.stderr)
     for outcome in outcomes:
         if outcome.error:
             print(f"synclint: {outcome.filename}: {outcome.error}", file=sys.stderr)
 
     fixed_total = sum(o.applied for o in outcomes)
-    changed: list[FileOutcome] = [o for o in outcomes if o.changed]
+    changed = [o for o in outcomes if o.changed]
+    violations = sorted([*problems, *(v for o in outcomes for v in o.violations)], key=lambda v: v.sort_key)
     if args.diff:
-        diff = "".join(
-            "".join(
-                difflib.unified_diff(
-                    o.original.splitlines(keepends=True),
-                    o.fixed.splitlines(keepends=True),
-                    fromfile=f"a/{o.filename}",
-                    tofile=f"b/{o.filename}",
-                )
-            )
-            for o in changed
-        )
-        sys.stdout.write(diff)
+        sys.stdout.write(_diff(changed))
         print(f"Would fix {fixed_total} finding{'s' * (fixed_total != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
         if args.exit_zero:
             return EXIT_CLEAN
-        return EXIT_FINDINGS if changed or errors else EXIT_CLEAN
-    if args.fix:
-        for o in changed:
-            if o.filename == "-" or "-" in args.paths:
-                continue
-            try:
-                atomic_write(Path(o.filename), o.fixed.encode(o.encoding))
-            except OSError as exc:
-                print(f"synclint: {o.filename}: cannot write the fixed file: {exc.strerror or exc}", file=sys.stderr)
-                return EXIT_ERROR
-        if "-" in args.paths:
-            only = outcomes[0]
-            sys.stdout.write(only.fixed if only.fixed is not None else sys.stdin.read())
+        return EXIT_FINDINGS if changed or problems else EXIT_CLEAN
 
-    violations = sorted((v for o in outcomes for v in o.violations), key=lambda v: v.sort_key)
-    sources = {}
+    write_failures: list[str] = []
+    if args.fix and from_stdin:
+        # The fixed text goes to stdout (as ruff does); the report goes to stderr.
+        only = outcomes[0]
+        if only.fixed is not None:
+            sys.stdout.write(only.fixed)
+        else:
+            sys.stdout.buffer.write(stdin_bytes)
+        sys.stdout.flush()
+    elif args.fix:
+        write_failures = _write_fixes(changed)
+        for line in write_failures:
+            print(line, file=sys.stderr)
+
+    sources: dict[str, str | None] = {}
     if fmt == "full":
         for o in outcomes:
             if o.violations:
-                sources[o.filename] = o.fixed if o.fixed is not None else _read_text(o.filename)
+                if o.fixed is not None:
+                    sources[o.filename] = o.fixed
+                elif from_stdin:
+                    sources[o.filename] = stdin_bytes.decode(o.encoding, errors="replace")
+                else:
+                    sources[o.filename] = _read_text(o.filename)
     if args.runtime:
         from synclint.trace.compare import compare_report
 
@@ -191,14 +242,16 @@ def run_check(argv: list[str]) -> int:
         text = _statistics(violations)
     else:
         text = report.render(fmt, violations, sources=sources, explain=args.explain)
-    report_stream_is_stdout = not args.output_file
-    if "-" in args.paths and args.fix:
+    report_to_stderr = from_stdin and bool(args.fix)
+    if report_to_stderr:
         sys.stderr.write(text)
     else:
         _write_output(text, args.output_file)
     if fmt in ("full", "concise") and not args.quiet:
         summary = _summary(len(violations), fixed_total, bool(args.fix))
-        print(summary, file=sys.stdout if report_stream_is_stdout and not ("-" in args.paths and args.fix) else sys.stderr)
+        print(summary, file=sys.stderr if report_to_stderr or args.output_file else sys.stdout)
+    if write_failures:
+        return EXIT_ERROR
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if violations else EXIT_CLEAN

@@ -9,6 +9,7 @@ import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from pathlib import Path
 
 from synclint.violation import Confidence
@@ -194,6 +195,22 @@ _KEYS = {
 }
 
 
+def _check_selectors(key: str, parsed, where: str) -> None:
+    """Rule codes in `select`, `ignore`, `extend-select` and `per-file-ignores` must exist."""
+    if key in ("select", "ignore", "extend-select"):
+        selectors = parsed
+    elif key == "per-file-ignores":
+        selectors = [code for _, codes in parsed for code in codes]
+    else:
+        return
+    from synclint.rules import validate_selectors
+
+    try:
+        validate_selectors(selectors, f"{where}: `{key}`")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def settings_from_table(table: dict, where: str, base: Settings | None = None) -> Settings:
     """Build Settings from a `[tool.synclint]` table; `where` names the file for messages."""
     settings = base or Settings()
@@ -202,11 +219,12 @@ def settings_from_table(table: dict, where: str, base: Settings | None = None) -
     changes: dict = {}
     for key, value in table.items():
         if key not in _KEYS:
-            close = [k for k in _KEYS if k.replace("-", "_") == key or k == key.replace("_", "-")]
+            close = get_close_matches(key.replace("_", "-"), list(_KEYS), n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else ""
             raise ConfigError(f"{where}: unknown key `{key}` in [tool.synclint]{hint}")
         name, parse = _KEYS[key]
         parsed = parse(value, key, where)
+        _check_selectors(key, parsed, where)
         if key.startswith("extend-") and name != "extend_select" and name != "extend_exclude":
             parsed = tuple(getattr(settings, name)) + parsed
         changes[name] = parsed

@@ -3,6 +3,7 @@ symlink loops, missing paths and unreadable folders (each reported, the walk goe
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -12,6 +13,22 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from synclint.config import Settings
+
+
+# A folder reached again through a symlink (`loop/up -> ..`). Not an input problem: every
+# file in it is linted once; the CLI prints it as a note rather than a finding.
+FOLDER_CYCLE = "symlink loop: folder already visited, skipped"
+
+
+def _symlink_problem(path: Path) -> str:
+    """Why a symlink cannot be followed: a loop (`a.py -> b.py -> a.py`) or a missing target."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop: too many levels of symbolic links"
+        return "broken symbolic link: its target does not exist"
+    return "not a regular file or folder"
 
 
 @dataclass
@@ -104,7 +121,7 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
             return
         if (st.st_dev, st.st_ino) in seen_dirs:
             if folder.is_symlink() or any(p.is_symlink() for p in [folder, *folder.parents][:8]):
-                out.errors.append((str(folder), "symlink loop: folder already visited, skipped"))
+                out.errors.append((str(folder), FOLDER_CYCLE))
             return
         seen_dirs.add((st.st_dev, st.st_ino))
         try:
@@ -121,11 +138,15 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
                 is_dir = entry.is_dir()  # follows symlinks
                 is_file = entry.is_file()
             except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    if entry.name.endswith(".py"):
+                        out.errors.append((str(path), _symlink_problem(path)))
+                    continue
                 out.errors.append((str(path), f"cannot stat: {exc.strerror or exc}"))
                 continue
             if entry.is_symlink() and not (is_dir or is_file):
                 if entry.name.endswith(".py"):
-                    out.errors.append((str(path), "broken symbolic link"))
+                    out.errors.append((str(path), _symlink_problem(path)))
                 continue
             if ignores is not None and ignores.ignored(path, is_dir):
                 continue
@@ -145,9 +166,14 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
         elif path.is_file():
             add(path)  # named explicitly: linted even if excluded, as in ruff
         elif path.is_symlink():
-            out.errors.append((str(path), "broken symbolic link"))
+            out.errors.append((str(path), _symlink_problem(path)))
         else:
             out.errors.append((str(path), "not a regular file or folder"))
+    # A path named on the command line and met again in a folder walk is reported once.
+    unique: dict[tuple[str, str], tuple[str, str]] = {}
+    for path, message in out.errors:
+        unique.setdefault((os.path.abspath(path), message), (path, message))
+    out.errors = list(unique.values())
     return out
 
 

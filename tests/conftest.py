@@ -1,0 +1,104 @@
+"""Shared helpers for the CLI-level tests: write small projects to disk and run synclint on
+them, in-process (fast, lets a test simulate a failing write) or as a real subprocess (real
+exit codes, real stdin)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from synclint.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+# A file with exactly two findings at default settings: SL101 (fixable) and SL201.
+TWO_FINDINGS = textwrap.dedent(
+    """\
+    import torch
+
+
+    def step(tokens):
+        ids = torch.tensor(tokens, dtype=torch.long, device="cuda")
+        total = torch.zeros(4, device="cuda").sum()
+        return ids, total.item()
+    """
+)
+
+# TWO_FINDINGS after `synclint --fix` (the default helper).
+TWO_FINDINGS_FIXED = textwrap.dedent(
+    """\
+    import torch
+    from synclint.runtime import async_tensor_h2d
+
+
+    def step(tokens):
+        ids = async_tensor_h2d(tokens, dtype=torch.long, device="cuda")
+        total = torch.zeros(4, device="cuda").sum()
+        return ids, total.item()
+    """
+)
+
+CLEAN = "import torch\n\n\ndef step(x):\n    return torch.zeros(4, device=x.device) + x\n"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def write(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Create files under root (folders as needed); bytes are written as they are."""
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A temporary folder, made the working directory, with `write` bound to it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SYNCLINT_OUTPUT_FORMAT", raising=False)
+
+    class Project:
+        root = tmp_path
+
+        def write(self, files):
+            return write(tmp_path, files)
+
+    return Project()
+
+
+@pytest.fixture
+def synclint(capsys):
+    """Run `synclint ARGS...` in this process and capture its exit code and output."""
+
+    def run(*args: str) -> Result:
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+def run_process(*args: str, cwd: Path, stdin: bytes | None = None) -> Result:
+    """Run `python -m synclint ARGS...` as a real process."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "synclint", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+    )
+    return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
