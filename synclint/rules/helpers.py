@@ -53,3 +53,260 @@ def device_confidence(value) -> Confidence:
     if value.maybe_device:
         return min(value.confidence, Confidence.MEDIUM)
     return Confidence.LOW
+
+
+# --- indexing and dtype matchers (SL3xx, SL4xx) -------------------------------------------
+
+# Every way the placement analysis can prove or suspect that a value lives on the device
+# needs one of these words in the source (`device=`, `.cuda()`, `"cuda:0"`, `.to(...)`, a
+# registered buffer, a parameter named like a device). Rules that report only values that
+# may be on the device use them as their prefilter triggers.
+DEVICE_ORIGIN_TRIGGERS = (
+    "device", "dev", "cuda", "to", "register_buffer", "cuda_device", "gpu_device",
+    "target_device", "torch_device", "current_device",
+)
+
+_INTEGER_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "uint8", "short"})
+_BOOL_METHODS = frozenset(
+    {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and",
+     "logical_or", "logical_not", "logical_xor", "isin", "any", "all", "isclose", "isneginf", "isposinf"}
+)
+_INTEGER_METHODS = frozenset({"long", "int", "argsort", "argmax", "argmin", "nonzero", "argwhere", "cumsum_"})
+_INTEGER_FACTORIES = frozenset({"arange", "randperm", "randint", "argsort", "argmax", "argmin", "searchsorted", "bucketize"})
+
+
+def _scope_body(ctx) -> cst.CSTNode:
+    return ctx.function or ctx.module
+
+
+class _AssignmentIndex(cst.CSTVisitor):
+    """Source-ordered record of one scope: every statement's position, every `name = value`,
+    and every statement that may change a name's value in place (`name.append(...)`,
+    `name[i] = ...`, `name += ...`). Nested functions and classes are their own scopes."""
+
+    def __init__(self, scope: cst.CSTNode) -> None:
+        self.scope = scope
+        self.order: dict[int, int] = {}
+        self.bindings: dict[str, list[tuple[int, cst.BaseExpression | None]]] = {}
+        self.mutations: dict[str, list[int]] = {}
+        self._current = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not self.scope:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                self._bind(node.name.value, None)
+            return False
+        if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)):
+            self._current = len(self.order)
+            self.order[id(node)] = self._current
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._target(target.target, node.value if len(node.targets) == 1 else node.value)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self._target(node.target, node.value)
+        elif isinstance(node, cst.AugAssign):
+            self._target(node.target, None)
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            self._target(node.target, None)
+        elif isinstance(node, cst.NamedExpr):
+            self._target(node.target, node.value)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            self._target(node.asname.name, None)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            self.mutations.setdefault(node.func.value.value, []).append(self._current)
+        return True
+
+    def _bind(self, name: str, value) -> None:
+        self.bindings.setdefault(name, []).append((self._current, value))
+
+    def _target(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            self._bind(target.value, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                inner = element.value
+                self._target(inner.value if isinstance(inner, cst.StarredElement) else inner, None)
+        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+            head = target.value
+            while isinstance(head, (cst.Subscript, cst.Attribute)):
+                head = head.value
+            if isinstance(head, cst.Name):
+                self.mutations.setdefault(head.value, []).append(self._current)
+
+
+def _assignment_index(ctx) -> _AssignmentIndex:
+    scope = _scope_body(ctx)
+    cache = ctx.__dict__.setdefault("_assignment_indexes", {})
+    index = cache.get(id(scope))
+    if index is None:
+        index = _AssignmentIndex(scope)
+        scope.visit(index)
+        cache[id(scope)] = index
+    return index
+
+
+def _position_of_current(ctx, index: _AssignmentIndex) -> int | None:
+    for node in reversed(ctx.stack):
+        position = index.order.get(id(node))
+        if position is not None:
+            return position
+    return None
+
+
+def bound_value(name: str, ctx) -> cst.BaseExpression | None:
+    """The value of the latest `name = value` before the statement being visited, in the
+    enclosing function (or module). None when the name is not assigned a plain value there."""
+    index = _assignment_index(ctx)
+    here = _position_of_current(ctx, index)
+    if here is None:
+        return None
+    earlier = [value for position, value in index.bindings.get(name, ()) if position < here]
+    return earlier[-1] if earlier else None
+
+
+def single_unmutated_binding(name: str, ctx) -> cst.BaseExpression | None:
+    """The value of `name` when the scope binds it exactly once, before the statement being
+    visited, and never changes it in place (no method call on it, no item or attribute
+    assignment): then its value at this statement is exactly that expression's result."""
+    index = _assignment_index(ctx)
+    here = _position_of_current(ctx, index)
+    bindings = index.bindings.get(name, ())
+    if here is None or len(bindings) != 1 or index.mutations.get(name):
+        return None
+    position, value = bindings[0]
+    return value if position < here else None
+
+
+def _dtype_name(expr: cst.BaseExpression | None) -> str | None:
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "torch":
+        return expr.attr.value
+    return None
+
+
+def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
+    """"bool" or "integer" when the tensor's dtype is visible in the code, else None.
+
+    Looks through names bound once in the scope (`mask = x > 0; y[mask]`) a few levels deep."""
+    if _depth > 4:
+        return None
+    if isinstance(expr, cst.Comparison):
+        return "bool"
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+        return dtype_kind(expr.expression, ctx, _depth + 1)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        left = dtype_kind(expr.left, ctx, _depth + 1)
+        right = dtype_kind(expr.right, ctx, _depth + 1)
+        return "bool" if "bool" in (left, right) else left if left == right else None
+    if isinstance(expr, cst.Name):
+        value = bound_value(expr.value, ctx)
+        return dtype_kind(value, ctx, _depth + 1) if value is not None else None
+    if isinstance(expr, cst.Call):
+        dtype = _dtype_name(getattr(kwarg(expr, "dtype"), "value", None))
+        name = method_name(expr)
+        qual = ctx.qualname(expr.func) or ""
+        if name == "to":
+            args = positional(expr)
+            for candidate in [a.value for a in args] + [getattr(kwarg(expr, "dtype"), "value", None)]:
+                target = _dtype_name(candidate)
+                if target == "bool":
+                    return "bool"
+                if target in _INTEGER_DTYPES:
+                    return "integer"
+            return dtype_kind(expr.func.value, ctx, _depth + 1)
+        if dtype == "bool":
+            return "bool"
+        if dtype in _INTEGER_DTYPES:
+            return "integer"
+        short = qual[6:] if qual.startswith("torch.") else name
+        if short in _BOOL_METHODS:
+            return "bool"
+        if short in _INTEGER_METHODS or short in _INTEGER_FACTORIES:
+            return "integer"
+        if qual in ("torch.tensor", "torch.as_tensor") and expr.args:
+            return literal_kind(expr.args[0].value)
+        if name in ("cuda", "pin_memory", "contiguous", "clone", "flatten", "view", "reshape", "squeeze", "unsqueeze"):
+            return dtype_kind(expr.func.value, ctx, _depth + 1)
+    return None
+
+
+def literal_kind(expr: cst.BaseExpression) -> str | None:
+    """"integer" for a list/tuple literal of int literals, "bool" for one of bools."""
+    if not isinstance(expr, (cst.List, cst.Tuple)) or not expr.elements:
+        return None
+    values = [e.value for e in expr.elements]
+    if all(is_int_literal(v) for v in values):
+        return "integer"
+    if all(isinstance(v, cst.Name) and v.value in ("True", "False") for v in values):
+        return "bool"
+    return None
+
+
+def is_int_literal(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, cst.Integer)
+
+
+def python_list_index(expr: cst.BaseExpression, ctx) -> bool:
+    """The index is a Python list (advanced indexing: PyTorch builds a CPU index tensor and
+    copies it to the device). Tuples are not lists: `x[(0, 1)]` is basic indexing."""
+    if isinstance(expr, (cst.List, cst.ListComp)):
+        return True
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name) and func.value in ("list", "sorted"):
+            return True
+        return method_name(expr) == "tolist"
+    if isinstance(expr, cst.Name):
+        value = bound_value(expr.value, ctx)
+        return value is not None and not isinstance(value, cst.Name) and python_list_index(value, ctx)
+    return False
+
+
+def is_full_slice(element: cst.SubscriptElement) -> bool:
+    s = element.slice
+    return isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None
+
+
+def simple_reference(expr: cst.BaseExpression) -> bool:
+    """A name or an attribute chain (`x`, `self.buf`): safe to write twice in a fix."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
+_SHAPED_FACTORIES = frozenset({"zeros", "ones", "empty", "full", "rand", "randn", "randint"})
+_SHAPED_NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+
+
+def known_ndim(expr: cst.BaseExpression, ctx) -> int | None:
+    """The number of dimensions of a tensor built in view (`torch.zeros(b, n, device=d)`,
+    `x.new_zeros((b, n))`), looking through a name bound in the scope; None when unknown."""
+    if isinstance(expr, cst.Name):
+        value = bound_value(expr.value, ctx)
+        return known_ndim(value, ctx) if value is not None and not isinstance(value, cst.Name) else None
+    if not isinstance(expr, cst.Call):
+        return None
+    qual = ctx.qualname(expr.func) or ""
+    name = method_name(expr)
+    if name in ("cuda", "to", "contiguous", "clone", "float", "half", "bfloat16", "long", "int"):
+        return known_ndim(expr.func.value, ctx)
+    if qual.startswith("torch.") and qual[6:] in _SHAPED_FACTORIES:
+        args = positional(expr)
+        if qual == "torch.full" or qual == "torch.randint":
+            shape = [a for a in args if isinstance(a.value, (cst.Tuple, cst.List))]
+            return len(shape[0].value.elements) if len(shape) == 1 else None
+    elif name in _SHAPED_NEW_METHODS:
+        args = positional(expr)
+        if name == "new_full":
+            args = args[:1]
+    else:
+        return None
+    size = kwarg(expr, "size")
+    if size is not None:
+        args = [size]
+    if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)):
+        return len(args[0].value.elements)
+    if args and all(not isinstance(a.value, (cst.Tuple, cst.List, cst.StarredElement)) for a in args):
+        return len(args)
+    return None

@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.analysis.placement import Place
+from synclint.rules.base import FixAvailability, FixSpec, Rule
+from synclint.rules.helpers import (
+    DEVICE_ORIGIN_TRIGGERS,
+    device_confidence,
+    dtype_kind,
+    literal_kind,
+    python_list_index,
+    simple_reference,
+)
+from synclint.violation import Applicability, Confidence
+
+_HOST_INDEX_PLACES = (Place.HOST, Place.PINNED, Place.NUMPY)
+
+
+class HostIndex(Rule):
+    """Flags a device tensor indexed by a CPU tensor, a numpy array or a Python list.
+
+    ## What it does
+    Reports `dev_t[cpu_idx]`, `dev_t[[1, 2, 3]]` and `dev_t[cpu_idx] = y`: advanced indexing
+    of a tensor that lives on the device with an index that lives on the host.
+
+    ## Why it stalls
+    PyTorch moves a host index to the indexed tensor's device with a blocking copy before
+    it can launch the gather (or scatter) kernel, so the host waits until every kernel
+    already queued has finished. Measured on an H200: `dev_t[cpu_index_tensor]` (even a
+    pinned one), `dev_t[[1, 2, 3]]` and `x[cpu_idx] = y` each waited for the whole queue
+    (stall ratio ~1.0). `x[gpu_idx]`, `x[int]` and `x[cpu_bool_mask]` did not stall.
+
+    ## Example
+    ```python
+    import torch
+
+    def gather_rows(hidden, num_reqs: int):
+        hidden = hidden.cuda()
+        rows = torch.arange(num_reqs, dtype=torch.long)
+        return hidden[rows]
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    def gather_rows(hidden, num_reqs: int):
+        hidden = hidden.cuda()
+        rows = torch.arange(num_reqs, dtype=torch.long)
+        return hidden[rows.to(hidden.device, non_blocking=True)]
+    ```
+
+    ## Fix safety
+    The fix moves the index with `cpu_idx.to(dev_t.device, non_blocking=True)` and is only
+    offered when the index is visibly an integer tensor (a bool CPU mask does not stall, and
+    moving it to the device would make it a device mask, which does) and the indexed tensor
+    is a plain name or attribute. Safe when the index is proven pageable: CUDA copies a
+    pageable source into a staging buffer before the call returns, so later writes to the
+    index cannot reach the copy. Unsafe when the index may be pinned: the copy then reads
+    the index when the stream reaches it, and an in-place write to the index after this
+    line would change the result. A pageable index of ~4 MiB or more still waits (pin it).
+    Python list indices are reported without a fix (their contents decide between integer
+    and mask indexing).
+
+    ## Known false positives
+    A CPU index whose dtype the code does not show may be a bool mask (no stall): such
+    findings are `medium` confidence at most. `x[cpu_idx]` where `x` is in fact on the host.
+    """
+
+    code = "SL301"
+    name = "host-index"
+    summary = "a device tensor indexed by a host index (blocking index copy)"
+    fix_availability = FixAvailability.SOMETIMES
+    triggers = DEVICE_ORIGIN_TRIGGERS
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        if self._is_scalar_list_assignment(node, ctx):
+            return  # `t[:, lst] = scalar` is SL303's
+        base = ctx.placement(node.value)
+        if not base.maybe_device:
+            return
+        for element in node.slice:
+            if not isinstance(element.slice, cst.Index):
+                continue
+            index = element.slice.value
+            if python_list_index(index, ctx):
+                if literal_kind(index) == "bool":
+                    continue  # a list of bools is a host mask: no wait
+                self._report(ctx, node, "a Python list", device_confidence(base), base, None)
+                return
+            value = ctx.placement(index)
+            if not value.is_(*_HOST_INDEX_PLACES):
+                continue
+            kind = dtype_kind(index, ctx)
+            if kind == "bool":
+                continue  # measured: `x[cpu_bool_mask]` does not stall
+            confidence = min(device_confidence(base), value.confidence)
+            if kind is None:
+                confidence = min(confidence, Confidence.MEDIUM)
+            what = "a numpy array" if value.is_(Place.NUMPY) else "a CPU tensor"
+            fix = self._fix(node, element, index, value) if kind == "integer" else None
+            self._report(ctx, node, what, confidence, value, fix)
+            return
+
+    def _is_scalar_list_assignment(self, node: cst.Subscript, ctx) -> bool:
+        statement = ctx.parent(node)
+        if not (isinstance(statement, cst.AssignTarget) and statement.target is node):
+            return False
+        assign = ctx.parent(node, 2)
+        if not isinstance(assign, cst.Assign):
+            return False
+        has_list = any(
+            isinstance(e.slice, cst.Index) and python_list_index(e.slice.value, ctx) for e in node.slice
+        )
+        return has_list and ctx.placement(assign.value).is_(Place.SCALAR)
+
+    def _report(self, ctx, node, what: str, confidence, placement, fix) -> None:
+        ctx.report(
+            self,
+            node,
+            f"device tensor indexed by {what}: the index is copied to the device with a blocking copy",
+            confidence=confidence,
+            placement=placement,
+            fix=fix,
+        )
+
+    def _fix(self, node: cst.Subscript, element, index, value) -> FixSpec | None:
+        if not simple_reference(node.value) or value.is_(Place.NUMPY):
+            return None
+        moved = cst.Call(
+            func=cst.Attribute(value=index, attr=cst.Name("to")),
+            args=(
+                cst.Arg(cst.Attribute(value=node.value, attr=cst.Name("device"))),
+                cst.Arg(
+                    cst.Name("True"),
+                    keyword=cst.Name("non_blocking"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                ),
+            ),
+        )
+        if not isinstance(index, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            return None
+        safe = value.is_(Place.HOST)
+        return FixSpec(
+            message="Move the index to the device with a non-blocking copy",
+            replacements=((index, moved),),
+            applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
+        )
