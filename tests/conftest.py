@@ -51,6 +51,7 @@ class Result:
     code: int
     out: str
     err: str
+    raw_out: bytes = b""  # stdout as bytes, for a subprocess
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -101,4 +102,4 @@ def run_process(*args: str, cwd: Path, stdin: bytes | None = None) -> Result:
         capture_output=True,
         timeout=120,
     )
-    return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+    return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"), proc.stdout)

@@ -36,4 +36,5 @@ def render(violations, sources=None, explain=False) -> str:
             if v.hot_path:
                 out.append(f"  = hot path: {v.hot_path}")
         out.append("")
-    return "\n".join(out)
+    # Each finding ends with a blank line, the last one too, so the summary stands apart.
+    return "\n".join(out) + ("\n" if out else "")

@@ -28,5 +28,5 @@ def render(violations, sources=None, explain=False) -> str:
             f"file={_escape_property(_relpath(v.filename))},line={v.location.row},col={v.location.column},"
             f"endLine={v.end_location.row},endColumn={v.end_location.column},title={_escape_property(v.code)}"
         )
-        out.append(f"::{level} {props}::{_escape_data(f'{v.code} {v.message}')}")
+        out.append(f"::{level} {props}::{_escape_data(v.message)}")
     return "\n".join(out) + ("\n" if out else "")

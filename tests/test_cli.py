@@ -1,0 +1,268 @@
+"""The command line on real files: flags, exit codes and exact outputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import CLEAN, REPO, TWO_FINDINGS, TWO_FINDINGS_FIXED, run_process
+
+SL101_LINE = (
+    "a.py:5:11: SL101 [medium] `torch.tensor(..., device=...)` copies host data with a blocking copy; "
+    "use a pinned, non-blocking copy (in step())"
+)
+SL201_LINE = "a.py:7:17: SL201 [high] `.item()` copies a device tensor to the host and waits for all queued GPU work (in step())"
+
+
+def test_full_output_has_source_line_caret_span_and_fix_title(project, synclint):
+    project.write({"a.py": TWO_FINDINGS})
+    result = synclint("check", "a.py")
+    assert result.code == 1
+    assert result.out == (
+        f"{SL101_LINE}\n"
+        "  |\n"
+        '5 |     ids = torch.tensor(tokens, dtype=torch.long, device="cuda")\n'
+        "  |           " + "^" * 53 + " SL101\n"
+        "  = fix: Use `async_tensor_h2d` (pinned, non-blocking copy)\n"
+        "\n"
+        f"{SL201_LINE}\n"
+        "  |\n"
+        "7 |     return ids, total.item()\n"
+        "  |                 ^^^^^^^^^^^^ SL201\n"
+        "\n"
+        "Found 2 findings.\n"
+    )
+    assert result.err == ""
+
+
+def test_concise_and_clean_exit_codes(project, synclint):
+    project.write({"a.py": TWO_FINDINGS, "clean.py": CLEAN})
+    assert synclint("check", "--output-format", "concise", "a.py").out == f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n"
+    clean = synclint("check", "clean.py")
+    assert (clean.code, clean.out) == (0, "All checks passed!\n")
+
+
+def test_default_path_is_the_working_directory(project, synclint):
+    project.write({"a.py": TWO_FINDINGS})
+    assert synclint("--output-format", "concise").out == f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n"
+
+
+def test_exit_zero_keeps_the_report(project, synclint):
+    project.write({"a.py": TWO_FINDINGS})
+    result = synclint("check", "--exit-zero", "--output-format", "concise", "a.py")
+    assert (result.code, result.out) == (0, f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n")
+
+
+def test_statistics_counts_per_rule_with_fixability(project, synclint):
+    project.write({"a.py": TWO_FINDINGS, "b.py": TWO_FINDINGS.replace("total.item()", "total")})
+    result = synclint("check", "--statistics", ".")
+    assert result.code == 1
+    assert result.out == (
+        "    2\tSL101\t[*] blocking-tensor-factory\n"
+        "    1\tSL201\t[ ] item-readback\n"
+        "Found 3 findings.\n"
+    )
+
+
+def test_output_file_gets_the_report_and_stdout_stays_empty(project, synclint):
+    project.write({"a.py": TWO_FINDINGS})
+    result = synclint("check", "--output-format", "json", "-o", "report.json", "a.py")
+    assert (result.code, result.out) == (1, "")
+    data = json.loads((project.root / "report.json").read_text())
+    assert [(d["code"], d["location"]["row"]) for d in data] == [("SL101", 5), ("SL201", 7)]
+
+
+@pytest.mark.parametrize(
+    "options, codes",
+    [
+        (["--select", "SL1"], ["SL101"]),
+        (["--select", "SL2"], ["SL201"]),
+        (["--select", "SL201"], ["SL201"]),
+        (["--ignore", "SL1"], ["SL201"]),
+        (["--select", "SL1", "--extend-select", "SL201"], ["SL101", "SL201"]),
+        (["--select", "SL", "--ignore", "SL101"], ["SL201"]),
+        (["--select", "SL1,SL2", "--ignore", "SL2"], ["SL101"]),
+        (["--select", "ALL"], ["SL101", "SL201"]),
+    ],
+)
+def test_select_ignore_and_extend_select_take_prefixes(project, synclint, options, codes):
+    project.write({"a.py": TWO_FINDINGS})
+    result = synclint("check", "--output-format", "json", *options, "a.py")
+    assert [d["code"] for d in json.loads(result.out)] == codes
+
+
+def test_unknown_selector_is_a_usage_error(project, synclint):
+    project.write({"a.py": TWO_FINDINGS})
+    result = synclint("check", "--select", "SL9", "a.py")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == "synclint: error: --select: unknown rule selector `SL9`\n"
+
+
+def test_unknown_option_and_bad_format_are_usage_errors(project, synclint):
+    assert synclint("check", "--bogus").code == 2
+    result = synclint("check", "--output-format", "xml", ".")
+    assert result.code == 2
+    assert result.err.startswith("synclint: error: argument --output-format: invalid choice: 'xml'")
+
+
+def test_diff_prints_the_fix_and_writes_nothing(project, synclint):
+    project.write({"a.py": TWO_FINDINGS})
+    result = synclint("check", "--diff", "a.py")
+    assert result.code == 1
+    assert result.out == (
+        "--- a/a.py\n"
+        "+++ b/a.py\n"
+        "@@ -1,7 +1,8 @@\n"
+        " import torch\n"
+        "+from synclint.runtime import async_tensor_h2d\n"
+        " \n"
+        " \n"
+        " def step(tokens):\n"
+        '-    ids = torch.tensor(tokens, dtype=torch.long, device="cuda")\n'
+        '+    ids = async_tensor_h2d(tokens, dtype=torch.long, device="cuda")\n'
+        '     total = torch.zeros(4, device="cuda").sum()\n'
+        "     return ids, total.item()\n"
+    )
+    assert result.err == "Would fix 1 finding in 1 file.\n"
+    assert (project.root / "a.py").read_text() == TWO_FINDINGS
+
+
+def test_diff_headers_of_absolute_paths(project, synclint, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "a.py"
+    elsewhere.write_text(TWO_FINDINGS)
+    inside = project.root / "sub" / "a.py"
+    inside.parent.mkdir()
+    inside.write_text(TWO_FINDINGS)
+    out = synclint("check", "--diff", str(elsewhere), str(inside)).out
+    headers = [line for line in out.splitlines() if line.startswith(("---", "+++"))]
+    assert headers == [f"--- {elsewhere}", f"+++ {elsewhere}", "--- a/sub/a.py", "+++ b/sub/a.py"]
+
+
+def test_diff_of_a_clean_file_is_empty_and_exit_zero(project, synclint):
+    project.write({"clean.py": CLEAN})
+    result = synclint("check", "--diff", "clean.py")
+    assert (result.code, result.out, result.err) == (0, "", "Would fix 0 findings in 0 files.\n")
+
+
+def test_fix_with_and_without_the_check_subcommand(project, synclint):
+    project.write({"a.py": TWO_FINDINGS, "b.py": TWO_FINDINGS})
+    first = synclint("--fix", "--output-format", "concise", "a.py")
+    assert first.code == 1  # the SL201 readback has no fix and remains
+    assert first.out == SL201_LINE.replace("7:17", "8:17") + "\nFound 2 findings (1 fixed, 1 remaining).\n"
+    assert (project.root / "a.py").read_text() == TWO_FINDINGS_FIXED
+    second = synclint("check", "--fix", "b.py")
+    assert (project.root / "b.py").read_text() == TWO_FINDINGS_FIXED
+    assert second.code == 1
+    again = synclint("check", "--fix", "a.py", "b.py")
+    assert (project.root / "a.py").read_text() == TWO_FINDINGS_FIXED  # idempotent
+    assert again.out.endswith("Found 2 findings.\n")
+
+
+def test_fix_to_nothing_left_exits_zero(project, synclint):
+    project.write({"a.py": TWO_FINDINGS.replace("total.item()", "total")})
+    result = synclint("check", "--fix", "a.py")
+    assert (result.code, result.out) == (0, "Found 1 finding (1 fixed, 0 remaining).\n")
+
+
+def test_stdin_lint_uses_the_stdin_filename(project):
+    result = run_process("check", "--output-format", "concise", "--stdin-filename", "a.py", "-", cwd=project.root, stdin=TWO_FINDINGS.encode())
+    assert (result.code, result.out, result.err) == (1, f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n", "")
+
+
+def test_stdin_full_output_shows_the_source_line(project):
+    result = run_process("check", "--stdin-filename", "a.py", "-", cwd=project.root, stdin=TWO_FINDINGS.encode())
+    assert "7 |     return ids, total.item()\n" in result.out
+
+
+def test_stdin_fix_prints_the_fixed_source_and_reports_on_stderr(project):
+    result = run_process("check", "--fix", "--output-format", "concise", "--stdin-filename", "a.py", "-", cwd=project.root, stdin=TWO_FINDINGS.encode())
+    assert result.code == 1
+    assert result.out == TWO_FINDINGS_FIXED
+    assert result.err == SL201_LINE.replace("7:17", "8:17") + "\nFound 2 findings (1 fixed, 1 remaining).\n"
+    assert list(project.root.iterdir()) == []  # nothing written for `-`
+
+
+def test_stdin_fix_of_undecodable_input_echoes_it_unchanged(project):
+    data = b"x = '\xe9'\n"
+    result = run_process("check", "--fix", "--stdin-filename", "x.py", "-", cwd=project.root, stdin=data)
+    assert result.code == 1
+    assert result.raw_out == data
+    assert result.err.startswith("x.py:1:1: SL002 [high] cannot decode")
+
+
+def test_stdin_with_other_paths_is_a_usage_error(project, synclint):
+    result = synclint("check", "-", "a.py")
+    assert (result.code, result.err) == (2, "synclint: error: `-` (stdin) cannot be combined with other paths\n")
+
+
+def test_config_option_points_at_another_file(project, synclint):
+    project.write({"a.py": TWO_FINDINGS, "cfg/synclint.toml": 'select = ["SL2"]\n', "cfg/pyproject.toml": '[tool.synclint]\nignore = ["SL2"]\n'})
+    only_sl2 = synclint("check", "--output-format", "json", "--config", "cfg/synclint.toml", "a.py")
+    assert [d["code"] for d in json.loads(only_sl2.out)] == ["SL201"]
+    no_sl2 = synclint("check", "--output-format", "json", "--config", "cfg/pyproject.toml", "a.py")
+    assert [d["code"] for d in json.loads(no_sl2.out)] == ["SL101"]
+    missing = synclint("check", "--config", "cfg/none.toml", "a.py")
+    assert (missing.code, missing.err) == (2, "synclint: configuration error: cfg/none.toml: configuration file not found\n")
+
+
+def test_output_format_from_the_environment(project, synclint, monkeypatch):
+    project.write({"a.py": TWO_FINDINGS})
+    monkeypatch.setenv("SYNCLINT_OUTPUT_FORMAT", "concise")
+    assert synclint("check", "a.py").out == f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n"
+
+
+def test_no_cache_is_accepted(project, synclint):
+    project.write({"a.py": TWO_FINDINGS})
+    assert synclint("check", "--no-cache", "--output-format", "concise", "a.py").out.count(": SL") == 2
+
+
+def test_version_rules_and_rule(synclint):
+    from synclint import __version__
+
+    assert synclint("--version").out == f"synclint {__version__}\n"
+    assert synclint("check", "--version").out == f"synclint {__version__}\n"
+    rules = synclint("rules")
+    assert rules.code == 0
+    lines = rules.out.splitlines()
+    assert any(line.startswith("SL101  blocking-tensor-factory") and "fix: sometimes" in line for line in lines)
+    assert any(line.startswith("SL201  item-readback") and "fix: never" in line for line in lines)
+    listed = json.loads(synclint("rules", "--output-format", "json").out)
+    assert {"code": "SL201", "fix": "never"}.items() <= next(r for r in listed if r["code"] == "SL201").items()
+    doc = synclint("rule", "SL101")
+    assert doc.code == 0
+    assert doc.out.startswith("# SL101 blocking-tensor-factory\n\nFix: sometimes. Severity: warning.\n")
+    for section in ("## What it does", "## Why it stalls", "## Example", "## Use instead", "## Fix safety"):
+        assert section in doc.out
+    unknown = synclint("rule", "SL999")
+    assert (unknown.code, unknown.err) == (2, "synclint: error: unknown rule `SL999` (see `synclint rules`)\n")
+
+
+def test_python_dash_m_and_the_console_script(project):
+    project.write({"a.py": TWO_FINDINGS})
+    module = run_process("check", "--output-format", "concise", "a.py", cwd=project.root)
+    assert (module.code, module.out) == (1, f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n")
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = shutil.which("synclint", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the console script is not installed next to this interpreter")
+    proc = subprocess.run([script, "check", "--output-format", "concise", "a.py"], cwd=project.root, capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout) == (1, module.out)
+
+
+def test_internal_error_is_exit_2_with_one_line(project, synclint, monkeypatch):
+    import synclint.runner as runner
+
+    project.write({"a.py": TWO_FINDINGS})
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(runner, "lint_paths", explode)
+    result = synclint("check", "a.py")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == "synclint: internal error: RuntimeError: boom (set SYNCLINT_DEBUG=1 for the traceback)\n"
