@@ -1,0 +1,5 @@
+import sys
+
+from synclint.trace.cli import main
+
+sys.exit(main())
