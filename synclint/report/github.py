@@ -14,10 +14,13 @@ def _escape_property(text: str) -> str:
 
 
 def _relpath(path: str) -> str:
+    """Relative to the working directory (GitHub resolves it against the workspace); a file
+    outside it keeps its absolute path rather than a chain of `../`."""
     try:
-        return os.path.relpath(path)
-    except ValueError:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
         return path
+    return os.path.abspath(path) if rel.startswith("..") else rel
 
 
 def render(violations, sources=None, explain=False) -> str:
