@@ -7,14 +7,11 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
+from synclint.analysis import hotpath
 from synclint.analysis.imports import ImportTable, dotted_name
-from synclint.analysis.placement import Placement, PlacementAnalysis
+from synclint.analysis.placement import UNKNOWN, Place, Placement, PlacementAnalysis, placed
 from synclint.rules.base import Finding, FixSpec
 from synclint.violation import Confidence, Severity
-
-# Decorators that make a function's body run every step (compiled or graph-captured).
-HOT_DECORATORS = ("torch.compile", "torch.cuda.graphs", "torch.jit.script", "torch.jit.trace", "support_torch_compile")
-
 
 class LintContext:
     def __init__(self, module: cst.Module, settings, imports: ImportTable) -> None:
@@ -29,6 +26,7 @@ class LintContext:
         self._allowed: list[bool] = [False]
         self.findings: list[Finding] = []
         self._placements: PlacementAnalysis | None = None
+        self._saved_loop_depth: list[int] = []
 
     # --- where we are --------------------------------------------------------------------
     @property
@@ -55,11 +53,15 @@ class LintContext:
 
     @property
     def hot_path(self) -> str | None:
-        """Why the current code runs every step ("in forward()", "in a loop"), or None."""
+        """Why the current code runs every step ("in forward()", "under @torch.compile",
+        "in a loop", "in a comprehension loop", "under CUDA graph capture"), or None. The one
+        way rules ask; see synclint/analysis/hotpath.py for what counts."""
         if self._hot[-1]:
             return self._hot[-1]
         if self.loop_depth:
             return "in a loop"
+        if hotpath.in_comprehension_loop(self.stack):
+            return "in a comprehension loop"
         return None
 
     @property
@@ -78,10 +80,18 @@ class LintContext:
         return self._placements
 
     def placement(self, expr: cst.BaseExpression) -> Placement:
-        """Where `expr` (a node inside the statement being visited) lives."""
+        """Where `expr` (a node inside the statement being visited) lives, how sure we are,
+        and why (see docs/placement.md)."""
         return self.placements.placement_of(expr, self.statement, tuple(self.chain), self._comprehension_env())
 
+    def device_target(self, expr: cst.BaseExpression) -> Placement | None:
+        """Where a tensor goes when `expr` is its `device=` or `.to()` target: `on_device`
+        ({DEVICE}), `is_(Place.HOST)`, both (a device that may be the CPU: `maybe_device`), a
+        tensor's placement for `.to(other_tensor)`, or None when `expr` is not a device."""
+        return self.placements.device_target_of(expr, self.statement, tuple(self.chain), self._comprehension_env())
+
     def _comprehension_env(self):
+        """Names bound by the comprehensions around the node being visited."""
         extra = None
         for node in self.stack:
             if isinstance(node, cst.CompFor):
@@ -90,34 +100,22 @@ class LintContext:
                 _bind(node.target, element, extra)
         return extra
 
-    def _element_placement(self, iterable, extra):
-        from synclint.analysis import placement as P
-
+    def _element_placement(self, iterable, extra) -> Placement:
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
-            return P.placed(P.Place.SCALAR, Confidence.HIGH, iterable, "a `range()` index")
+            return placed(Place.SCALAR, Confidence.HIGH, iterable, "a `range()` index")
         value = self.placements.placement_of(iterable, self.statement, tuple(self.chain), extra)
-        return value if value.is_tensor else P.UNKNOWN
+        return value if value.is_tensor else UNKNOWN
 
     # --- scope bookkeeping (called by the engine's visitor) --------------------------------
     def enter_function(self, node: cst.FunctionDef) -> None:
+        enclosing = self.chain[-1]
+        class_name = enclosing.name.value if isinstance(enclosing, cst.ClassDef) else None
         self.chain.append(node)
         name = node.name.value
-        hot = self._hot[-1]
-        if hot is None:
-            if any(fnmatchcase(name, pattern) for pattern in self.settings.hot_functions):
-                hot = f"in {name}()"
-            else:
-                for decorator in node.decorators:
-                    target = decorator.decorator
-                    target = target.func if isinstance(target, cst.Call) else target
-                    qual = self.qualname(target) or dotted_name(target) or ""
-                    if any(qual == d or qual.endswith("." + d) or qual == d.split(".")[-1] for d in HOT_DECORATORS):
-                        hot = f"under @{qual}"
-                        break
+        hot = self._hot[-1] or hotpath.function_reason(node, class_name, self.settings.hot_functions, self.imports)
         self._hot.append(hot)
         allowed = self._allowed[-1] or any(fnmatchcase(name, p) for p in self.settings.allow_functions)
         self._allowed.append(allowed)
-        self._saved_loop_depth = getattr(self, "_saved_loop_depth", [])
         self._saved_loop_depth.append(self.loop_depth)
         self.loop_depth = 0  # a loop around a `def` does not run the body each iteration
 
@@ -136,9 +134,13 @@ class LintContext:
             if any(text == c or last == c.split(".")[-1] for c in self.settings.allow_contexts):
                 allowed = True
         self._allowed.append(allowed)
+        # The body of `with torch.cuda.graph(g):` is captured and replayed every step.
+        captured = self._hot[-1] is None and hotpath.is_graph_capture(node, self.imports)
+        self._hot.append("under CUDA graph capture" if captured else self._hot[-1])
 
     def leave_with(self) -> None:
         self._allowed.pop()
+        self._hot.pop()
 
     # --- reporting -----------------------------------------------------------------------
     def report(
@@ -169,11 +171,9 @@ class LintContext:
         )
 
 
-def _bind(target, value, env) -> None:
+def _bind(target, value: Placement, env) -> None:
     if isinstance(target, cst.Name):
         env[target.value] = value
     elif isinstance(target, (cst.Tuple, cst.List)):
-        from synclint.analysis import placement as P
-
         for element in target.elements:
-            _bind(element.value, value if value.is_tensor else P.UNKNOWN, env)
+            _bind(element.value, value if value.is_tensor else UNKNOWN, env)

@@ -7,115 +7,32 @@ how sure we are, and the evidence (the line and the reason) behind it.
 The analysis is a forward abstract interpretation over one scope at a time (a function, a
 class body or the module), run lazily the first time a rule asks about an expression in that
 scope, and cached. Files whose rules never ask pay nothing for it.
+
+Rules do not use this module directly: they ask `ctx.placement(expr)` and
+`ctx.device_target(expr)` (see docs/placement.md).
 """
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-
 import libcst as cst
 
-from synclint.analysis import sources
+from synclint.analysis import flow, sources
 from synclint.analysis.imports import ImportTable
-from synclint.violation import Confidence
 
-
-class Place(enum.Enum):
-    SCALAR = "Python scalar"
-    SEQUENCE = "Python list/tuple"
-    NUMPY = "numpy array"
-    HOST = "host tensor (pageable)"
-    PINNED = "host tensor (pinned)"
-    DEVICE = "device tensor"
-    # Values that are not data but decide where data goes.
-    ACCEL_DEVICE = "accelerator device"
-    CPU_DEVICE = "cpu device"
-    OTHER = "other value"
-    UNKNOWN = "unknown"
-
-
-TENSOR_PLACES = frozenset({Place.HOST, Place.PINNED, Place.DEVICE})
-HOST_DATA_PLACES = frozenset({Place.SCALAR, Place.SEQUENCE, Place.NUMPY, Place.HOST, Place.PINNED})
-PAGEABLE_HOST_PLACES = frozenset({Place.SEQUENCE, Place.NUMPY, Place.HOST, Place.SCALAR})
-
-
-@dataclass(frozen=True)
-class Evidence:
-    node: cst.CSTNode | None  # resolved to a line only when a finding is reported
-    reason: str
-
-
-@dataclass(frozen=True)
-class Placement:
-    places: frozenset[Place]
-    confidence: Confidence
-    evidence: tuple[Evidence, ...] = ()
-
-    # --- questions rules ask -------------------------------------------------------------
-    def is_(self, *places: Place) -> bool:
-        """Every possibility is one of `places` (and nothing is unknown)."""
-        return bool(self.places) and self.places <= frozenset(places)
-
-    def may_be(self, place: Place) -> bool:
-        return place in self.places
-
-    @property
-    def on_device(self) -> bool:
-        return self.places == {Place.DEVICE}
-
-    @property
-    def maybe_device(self) -> bool:
-        return Place.DEVICE in self.places
-
-    @property
-    def is_host_data(self) -> bool:
-        return self.is_(*HOST_DATA_PLACES)
-
-    @property
-    def is_tensor(self) -> bool:
-        return self.is_(*TENSOR_PLACES)
-
-    @property
-    def known(self) -> bool:
-        return Place.UNKNOWN not in self.places
-
-    def describe(self) -> str:
-        return " or ".join(sorted(p.value for p in self.places))
-
-    # --- building ------------------------------------------------------------------------
-    def because(self, node: cst.CSTNode | None, reason: str) -> Placement:
-        return Placement(self.places, self.confidence, (*self.evidence, Evidence(node, reason))[-8:])
-
-    def at_most(self, confidence: Confidence) -> Placement:
-        return Placement(self.places, min(self.confidence, confidence), self.evidence)
-
-
-def placed(place: Place, confidence: Confidence, node: cst.CSTNode | None, reason: str) -> Placement:
-    return Placement(frozenset({place}), confidence, (Evidence(node, reason),))
-
-
-UNKNOWN = Placement(frozenset({Place.UNKNOWN}), Confidence.LOW)
-
-
-def join(*items: Placement) -> Placement:
-    """The placement of a value that may come from any of `items` (branches, loop paths)."""
-    items = tuple(i for i in items if i is not None)
-    if not items:
-        return UNKNOWN
-    if len(items) == 1:
-        return items[0]
-    places = frozenset().union(*(i.places for i in items))
-    confidence = min(i.confidence for i in items)
-    evidence: list[Evidence] = []
-    for item in items:
-        for ev in item.evidence:
-            if ev not in evidence:
-                evidence.append(ev)
-    return Placement(places, confidence, tuple(evidence[-8:]))
-
-
-Env = dict  # name -> Placement
+# The value types are defined in `values`; re-exported here because rules import them from
+# this module (`from synclint.analysis.placement import Place`).
+from synclint.analysis.values import (  # noqa: F401
+    HOST_DATA_PLACES,
+    PAGEABLE_HOST_PLACES,
+    TENSOR_PLACES,
+    UNKNOWN,
+    Env,
+    Evidence,
+    Place,
+    Placement,
+    join,
+    placed,
+)
 
 
 class ScopeFacts:
@@ -139,6 +56,7 @@ class PlacementAnalysis:
         self._outer_env: dict[int, Env] = {}  # id(function or class) -> env where it was defined
         self._class_attrs: dict[int, Env] = {}
         self.evaluator = sources.Evaluator(self)
+        self.scopes_analysed = 0  # for the cost benchmark: how much work the laziness saved
 
     # --- public API ----------------------------------------------------------------------
     def placement_of(
@@ -150,10 +68,22 @@ class PlacementAnalysis:
     ) -> Placement:
         """Placement of `expr`, which sits in `statement` of the innermost scope of `chain`."""
         chain = chain or (self.module,)
-        env = self.env_at(statement, chain)
-        if extra_env:
-            env = {**env, **extra_env}
+        env = self._env_for(statement, chain, extra_env)
         return self.evaluator.eval(expr, env, chain)
+
+    def device_target_of(
+        self,
+        expr: cst.BaseExpression,
+        statement: cst.CSTNode | None,
+        chain: tuple[cst.CSTNode, ...] = (),
+        extra_env: Env | None = None,
+    ) -> Placement | None:
+        """Where a tensor goes when `expr` is its `device=` / `.to()` target: {DEVICE}, {HOST},
+        both (a device that may be the CPU), a tensor's placement (`.to(other_tensor)`), or
+        None when `expr` is not known to be a device at all."""
+        chain = chain or (self.module,)
+        env = self._env_for(statement, chain, extra_env)
+        return self.evaluator.device_target(expr, env, chain)
 
     def env_at(self, statement: cst.CSTNode | None, chain: tuple[cst.CSTNode, ...]) -> Env:
         chain = chain or (self.module,)
@@ -170,14 +100,21 @@ class PlacementAnalysis:
         key = id(chain[-1])
         if key not in self._class_attrs:
             self._class_attrs[key] = {}  # guard against recursion while computing
-            self._class_attrs[key] = sources.class_attribute_env(self, chain)
+            self._class_attrs[key] = flow.class_attribute_env(self, chain)
         return self._class_attrs[key]
 
-    def returns_of(self, func: cst.FunctionDef) -> Placement:
-        facts = self._facts((self.module, func))
-        return join(*facts.returns) if facts.returns else UNKNOWN
+    def returns_of(self, func: cst.FunctionDef, chain: tuple[cst.CSTNode, ...] | None = None) -> Placement:
+        """Join of what `func` returns; `chain` is the scopes enclosing `func` (default: the module)."""
+        facts = self._facts((*(chain or (self.module,)), func))
+        if not facts.returns:
+            return UNKNOWN
+        return join(*facts.returns).because(func, f"returned by `{func.name.value}()`")
 
     # --- machinery -----------------------------------------------------------------------
+    def _env_for(self, statement, chain, extra_env) -> Env:
+        env = self.env_at(statement, chain)
+        return {**env, **extra_env} if extra_env else env
+
     def _facts(self, chain: tuple[cst.CSTNode, ...]) -> ScopeFacts:
         scope = chain[-1]
         key = id(scope)
@@ -187,7 +124,8 @@ class PlacementAnalysis:
                 self._facts(chain[:-1])  # the enclosing scope records the env at our `def`
             facts = ScopeFacts()
             self._scopes[key] = facts  # registered first: recursive calls see a partial scope
-            sources.FlowWalker(self, chain, facts).run(self._outer_env.get(key, {}))
+            self.scopes_analysed += 1
+            flow.FlowWalker(self, chain, facts).run(self._outer_env.get(key, {}))
         return facts
 
     def remember_outer_env(self, scope: cst.CSTNode, env: Env) -> None:

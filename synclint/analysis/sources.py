@@ -1,6 +1,13 @@
-"""The two halves of placement inference: `Evaluator` gives an expression's placement in an
-environment; `FlowWalker` carries the environment through a scope's statements (assignment,
-unpacking, branches joined, loops to a fixpoint, `with`, `try`)."""
+"""Where an expression's value comes from: `Evaluator` gives the placement of an expression
+in an environment (name -> Placement). The environment itself is carried through a scope's
+statements by `flow.FlowWalker`.
+
+The sources: number/list literals and comprehensions, torch factories with and without
+`device=`, `.cuda()`, `.to(...)`, `.cpu()`, `.pin_memory()`, `torch.from_numpy`, `np.*`,
+`.tolist()`/`.item()`/`.numpy()`, nn.Module parameters and buffers, local functions' return
+values, and ops that keep the placement of their inputs (arithmetic, indexing, torch
+functions, tensor methods).
+"""
 
 from __future__ import annotations
 
@@ -8,29 +15,39 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from synclint.analysis.imports import dotted_name
+from synclint.analysis.values import (
+    TENSOR_PLACES,
+    UNKNOWN,
+    Env,
+    Place,
+    Placement,
+    join,
+    placed,
+)
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
 
 if TYPE_CHECKING:
-    from synclint.analysis.placement import Env, PlacementAnalysis, ScopeFacts
+    from synclint.analysis.placement import PlacementAnalysis
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
+_ACCEL_PREFIXES = ("cuda", "xpu", "mps", "hpu", "npu", "mlu", "meta")
+# Attributes of an nn.Module that are its parameters (they move with `module.to(device)`).
+_PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+# Calls whose result is a parameter or a submodule: it lives where the module is moved.
+_MODULE_MEMBER_CALLS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.")
 
-def _p():  # late import: placement imports this module
-    from synclint.analysis import placement
 
-    return placement
-
-
-def _kwarg(call: cst.Call, name: str) -> cst.Arg | None:
+def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg
     return None
 
 
-def _positional(call: cst.Call) -> list[cst.Arg]:
+def positional(call: cst.Call) -> list[cst.Arg]:
     return [a for a in call.args if a.keyword is None and not a.star]
 
 
@@ -38,7 +55,7 @@ def _is_true(expr: cst.BaseExpression | None) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
-def _string_value(expr: cst.BaseExpression) -> str | None:
+def string_value(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.SimpleString):
         try:
             value = expr.evaluated_value
@@ -48,539 +65,457 @@ def _string_value(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def _fstring_prefix(expr: cst.FormattedString) -> str:
+    """The literal text an f-string starts with (f"cuda:{rank}" -> "cuda:")."""
+    first = expr.parts[0] if expr.parts else None
+    return first.value if isinstance(first, cst.FormattedStringText) else ""
+
+
+def _device_place_of_text(text: str) -> Place | None:
+    head = text.split(":")[0]
+    if head == "cpu":
+        return Place.CPU_DEVICE
+    if head in _ACCEL_PREFIXES:
+        return Place.ACCEL_DEVICE
+    return None
+
+
+def _head_name(expr: cst.BaseExpression) -> str | None:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def is_module_class(class_def: cst.ClassDef, imports) -> bool:
+    """Whether a class is (by its bases) an nn.Module: its parameters move with it."""
+    for base in class_def.bases:
+        qual = imports.qualname(base.value) or dotted_name(base.value) or ""
+        last = qual.split(".")[-1]
+        if qual.startswith("torch.nn.") or last.endswith(("Module", "Model", "Layer", "Linear", "Embedding", "Attention")):
+            return True
+    return False
+
+
 class Evaluator:
     def __init__(self, analysis: PlacementAnalysis) -> None:
         self.analysis = analysis
         self.imports = analysis.imports
+        # The scope chain lets `self.attr` find its class. Saved and restored around each
+        # query: evaluating a call may analyse another scope with this same evaluator.
+        self.chain: tuple[cst.CSTNode, ...] = ()
 
-    # The scope chain lets `self.attr` find its class; set by the walker/analysis per query.
-    chain: tuple[cst.CSTNode, ...] = ()
-
-    def eval(self, expr: cst.BaseExpression, env: Env, chain: tuple[cst.CSTNode, ...] = ()) -> object:
+    def eval(self, expr: cst.BaseExpression, env: Env, chain: tuple[cst.CSTNode, ...] = ()) -> Placement:
+        saved = self.chain
         self.chain = chain
-        return self._eval(expr, env)
+        try:
+            return self._eval(expr, env)
+        finally:
+            self.chain = saved
+
+    def device_target(self, expr: cst.BaseExpression, env: Env, chain: tuple[cst.CSTNode, ...] = ()) -> Placement | None:
+        saved = self.chain
+        self.chain = chain
+        try:
+            return self._device_target(expr, env)
+        finally:
+            self.chain = saved
+
+    def qualname(self, expr: cst.BaseExpression, env: Env) -> str | None:
+        """The imported name `expr` spells, unless its head is rebound locally (a parameter or
+        variable called `torch` or `tensor` shadows the import)."""
+        head = _head_name(expr)
+        if head is None or head in env:
+            return None
+        return self.imports.qualname(expr)
 
     # --- dispatch ------------------------------------------------------------------------
-    def _eval(self, expr: cst.BaseExpression, env: Env):
-        P = _p()
-        Place = P.Place
-        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
-            return P.placed(Place.SCALAR, HIGH, expr, "a number literal")
-        if isinstance(expr, cst.SimpleString):
-            return self._string(expr)
-        if isinstance(expr, (cst.FormattedString, cst.ConcatenatedString)):
-            return P.placed(Place.OTHER, HIGH, expr, "a string")
-        if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.Set, cst.SetComp)):
-            return P.placed(Place.SEQUENCE, HIGH, expr, "a Python list/tuple")
-        if isinstance(expr, (cst.Dict, cst.DictComp, cst.Lambda)):
-            return P.placed(Place.OTHER, HIGH, expr, "a Python object")
+    def _eval(self, expr: cst.BaseExpression, env: Env) -> Placement:
         if isinstance(expr, cst.Name):
             return self._name(expr, env)
         if isinstance(expr, cst.Attribute):
             return self._attribute(expr, env)
-        if isinstance(expr, cst.Subscript):
-            return self._subscript(expr, env)
         if isinstance(expr, cst.Call):
             return self._call(expr, env)
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, env)
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+            return placed(Place.SCALAR, HIGH, expr, "a number literal")
+        if isinstance(expr, cst.SimpleString):
+            return self._string(expr)
+        if isinstance(expr, cst.FormattedString):
+            place = _device_place_of_text(_fstring_prefix(expr))
+            if place is not None:
+                return placed(place, HIGH, expr, "a device string")
+            return placed(Place.OTHER, HIGH, expr, "a string")
+        if isinstance(expr, cst.ConcatenatedString):
+            return placed(Place.OTHER, HIGH, expr, "a string")
+        if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.Set, cst.SetComp)):
+            return placed(Place.SEQUENCE, HIGH, expr, "a Python list/tuple")
+        if isinstance(expr, (cst.Dict, cst.DictComp, cst.Lambda)):
+            return placed(Place.OTHER, HIGH, expr, "a Python object")
         if isinstance(expr, cst.BinaryOperation):
             return self._combine([expr.left, expr.right], env, expr, "arithmetic")
         if isinstance(expr, cst.UnaryOperation):
             if isinstance(expr.operator, cst.Not):
-                return P.placed(Place.SCALAR, HIGH, expr, "`not` gives a Python bool")
+                return placed(Place.SCALAR, HIGH, expr, "`not` gives a Python bool")
             return self._eval(expr.expression, env)
         if isinstance(expr, cst.Comparison):
             operands = [expr.left, *(c.comparator for c in expr.comparisons)]
             if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in expr.comparisons):
-                return P.placed(Place.SCALAR, HIGH, expr, "identity/membership test")
+                return placed(Place.SCALAR, HIGH, expr, "identity/membership test")
             return self._combine(operands, env, expr, "comparison")
         if isinstance(expr, cst.BooleanOperation):
-            return P.join(self._eval(expr.left, env), self._eval(expr.right, env))
+            return join(self._eval(expr.left, env), self._eval(expr.right, env))
         if isinstance(expr, cst.IfExp):
-            return P.join(self._eval(expr.body, env), self._eval(expr.orelse, env))
+            return join(self._eval(expr.body, env), self._eval(expr.orelse, env))
         if isinstance(expr, cst.NamedExpr):
             return self._eval(expr.value, env)
-        if isinstance(expr, cst.Await):
-            return P.UNKNOWN
-        return P.UNKNOWN
+        return UNKNOWN
 
-    def _string(self, expr: cst.SimpleString):
-        P = _p()
-        value = _string_value(expr)
-        if value is not None:
-            head = value.split(":")[0]
-            if head == "cpu":
-                return P.placed(P.Place.CPU_DEVICE, HIGH, expr, f"the device string {value!r}")
-            if head in ("cuda", "xpu", "mps", "hpu", "npu", "mlu", "meta") or value.startswith("cuda"):
-                return P.placed(P.Place.ACCEL_DEVICE, HIGH, expr, f"the device string {value!r}")
-        return P.placed(P.Place.OTHER, HIGH, expr, "a string")
+    def _string(self, expr: cst.SimpleString) -> Placement:
+        value = string_value(expr)
+        place = _device_place_of_text(value) if value is not None else None
+        if place is not None:
+            return placed(place, HIGH, expr, "a device string")
+        return placed(Place.OTHER, HIGH, expr, "a string")
 
-    def _name(self, expr: cst.Name, env: Env):
-        P = _p()
+    def _name(self, expr: cst.Name, env: Env) -> Placement:
         name = expr.value
         if name in env:
             return env[name]
         if name in ("True", "False"):
-            return P.placed(P.Place.SCALAR, HIGH, expr, "a bool literal")
+            return placed(Place.SCALAR, HIGH, expr, "a bool literal")
         if name == "None":
-            return P.placed(P.Place.OTHER, HIGH, expr, "None")
+            return placed(Place.OTHER, HIGH, expr, "None")
         if name in api.DEVICE_LIKE_NAMES and name not in self.imports.aliases:
-            return P.placed(P.Place.ACCEL_DEVICE, MEDIUM, expr, f"`{name}` is named like an accelerator device")
-        return P.UNKNOWN
+            return placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`{name}` is named like an accelerator device (inferred)")
+        return UNKNOWN
 
-    def _attribute(self, expr: cst.Attribute, env: Env):
-        P = _p()
-        Place = P.Place
+    def _attribute(self, expr: cst.Attribute, env: Env) -> Placement:
         attr = expr.attr.value
-        qual = self.imports.qualname(expr)
+        qual = self.qualname(expr, env)
         if qual is not None and qual.startswith("torch.") and qual[6:] in api.DTYPES:
-            return P.placed(Place.OTHER, HIGH, expr, "a dtype")
+            return placed(Place.OTHER, HIGH, expr, "a dtype")
         if attr == "device":
-            base = self._eval(expr.value, env)
-            if base.is_(Place.DEVICE):
-                return P.placed(Place.ACCEL_DEVICE, base.confidence, expr, "the device of a device tensor")
-            if base.is_(Place.HOST, Place.PINNED):
-                return P.placed(Place.CPU_DEVICE, base.confidence, expr, "the device of a host tensor")
-            return P.placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`{_text(expr)}` carries a device (assumed accelerator)")
-        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
-            attrs = self._self_attributes()
-            if attr in attrs:
-                return attrs[attr]
-            if attr in api.DEVICE_LIKE_NAMES:
-                return P.placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`self.{attr}` is named like a device")
-            return P.UNKNOWN
+            return self._device_attribute(expr, env)
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self" and "self" not in env:
+            return self._self_attribute(expr, attr)
         base = self._eval(expr.value, env)
+        if attr in _PARAMETER_ATTRIBUTES:
+            if self._is_submodule(expr.value, env):
+                return placed(Place.DEVICE, MEDIUM, expr, "a parameter of an nn.Module moves with the module (inferred)")
+            if base.on_device:  # `.weight` of a module placed on the device
+                return base.at_most(MEDIUM).because(expr, "a parameter of a module on the device")
         if attr in api.SAME_PLACE_ATTRIBUTES and base.is_tensor:
             return base
-        if attr in api.SEQUENCE_ATTRIBUTES and (base.is_tensor or base.is_(Place.NUMPY)):
-            return P.placed(Place.SEQUENCE, HIGH, expr, "a shape is host data")
+        if attr in api.SEQUENCE_ATTRIBUTES:
+            if base.is_tensor or base.is_(Place.NUMPY):
+                return placed(Place.SEQUENCE, HIGH, expr, "a shape is host data")
+            return placed(Place.SEQUENCE, MEDIUM, expr, "`.shape` is host metadata")
         if attr in api.SCALAR_ATTRIBUTES:
-            return P.placed(Place.SCALAR, MEDIUM, expr, f"`.{attr}` is host metadata")
+            return placed(Place.SCALAR, MEDIUM, expr, f"`.{attr}` is host metadata")
         if attr in api.OTHER_ATTRIBUTES:
-            return P.placed(Place.OTHER, HIGH, expr, f"`.{attr}` is metadata")
-        return P.UNKNOWN
+            return placed(Place.OTHER, HIGH, expr, f"`.{attr}` is metadata")
+        return UNKNOWN
 
-    def _self_attributes(self) -> Env:
+    def _device_attribute(self, expr: cst.Attribute, env: Env) -> Placement:
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self" and "self" not in env:
+            assigned = self._self_attributes().get("device")
+            if assigned is not None and assigned.is_(Place.ACCEL_DEVICE, Place.CPU_DEVICE):
+                return assigned
+        base = self._eval(expr.value, env)
+        if base.is_(Place.DEVICE):
+            return placed(Place.ACCEL_DEVICE, base.confidence, expr, "the device of a device tensor")
+        if base.is_(Place.HOST, Place.PINNED):
+            return placed(Place.CPU_DEVICE, base.confidence, expr, "the device of a host tensor")
+        return placed(Place.ACCEL_DEVICE, MEDIUM, expr, "`.device` of a model or tensor, assumed an accelerator (inferred)")
+
+    def _self_attribute(self, expr: cst.Attribute, attr: str) -> Placement:
+        attrs = self._self_attributes()
+        if attr in attrs:
+            return attrs[attr]
+        if attr in api.DEVICE_LIKE_NAMES:
+            return placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`self.{attr}` is named like a device (inferred)")
+        if attr in _PARAMETER_ATTRIBUTES and self._in_module_class():
+            return placed(Place.DEVICE, MEDIUM, expr, "a parameter of an nn.Module moves with the module (inferred)")
+        return UNKNOWN
+
+    def _enclosing_class(self) -> tuple[cst.CSTNode, ...] | None:
         chain = self.chain
         if len(chain) >= 2 and isinstance(chain[-1], cst.FunctionDef) and isinstance(chain[-2], cst.ClassDef):
-            return self.analysis.class_attributes(chain[:-1])
-        return {}
+            return chain[:-1]
+        return None
 
-    def _subscript(self, expr: cst.Subscript, env: Env):
-        P = _p()
-        Place = P.Place
+    def _self_attributes(self) -> Env:
+        class_chain = self._enclosing_class()
+        return self.analysis.class_attributes(class_chain) if class_chain else {}
+
+    def _in_module_class(self) -> bool:
+        class_chain = self._enclosing_class()
+        return class_chain is not None and is_module_class(class_chain[-1], self.imports)
+
+    def _is_submodule(self, expr: cst.BaseExpression, env: Env) -> bool:
+        """`self.proj` in an nn.Module class, not assigned anything we can place: a submodule."""
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return False
+        if "self" in env or not self._in_module_class():
+            return False
+        value = self._self_attributes().get(expr.attr.value)
+        return value is None or value.is_(Place.OTHER) or not value.known
+
+    def _subscript(self, expr: cst.Subscript, env: Env) -> Placement:
         base = self._eval(expr.value, env)
         if base.is_tensor or base.is_(Place.NUMPY):
+            if base.is_(Place.PINNED):  # an indexed pinned tensor is a (maybe strided) view or a copy
+                return placed(Place.HOST, base.confidence, expr, "indexing a pinned tensor")
             return base  # indexing keeps the placement
         if base.is_(Place.SEQUENCE) and _is_shape(expr.value):
-            return P.placed(Place.SCALAR, HIGH, expr, "a dimension of a shape")
-        return P.UNKNOWN
+            return placed(Place.SCALAR, HIGH, expr, "a dimension of a shape")
+        return UNKNOWN
 
-    def _combine(self, operands, env: Env, node, what: str):
+    def _operands(self, exprs, env: Env) -> list[Placement]:
+        """Placements of operands; a list/tuple literal argument (`torch.cat([a, b])`)
+        contributes its elements."""
+        out = []
+        for e in exprs:
+            if isinstance(e, (cst.List, cst.Tuple)) and e.elements:
+                out.extend(self._eval(el.value, env) for el in e.elements if not isinstance(el, cst.StarredElement))
+            else:
+                out.append(self._eval(e, env))
+        return out
+
+    def _combine(self, operands, env: Env, node, what: str, values: list[Placement] | None = None) -> Placement:
         """Arithmetic/comparison: a device operand makes a device result, and so on."""
-        P = _p()
-        Place = P.Place
-        values = [self._eval(o, env) for o in operands]
+        values = values if values is not None else [self._eval(o, env) for o in operands]
         for place in (Place.DEVICE, Place.HOST, Place.PINNED, Place.NUMPY):
             hits = [v for v in values if v.is_(place)]
             if hits:
                 best = max(hits, key=lambda v: v.confidence)
                 out = place if place != Place.PINNED else Place.HOST  # results are new, pageable
-                return P.Placement(frozenset({out}), best.confidence, best.evidence)
-        if all(v.is_(Place.SCALAR) for v in values):
-            return P.placed(Place.SCALAR, min(v.confidence for v in values), node, f"{what} of Python scalars")
-        if all(v.is_(Place.SEQUENCE) for v in values):
-            return P.placed(Place.SEQUENCE, HIGH, node, f"{what} of Python sequences")
-        maybe = [v for v in values if v.may_be(Place.DEVICE)]
+                return Placement(frozenset({out}), best.confidence, best.evidence)
+        if values and all(v.is_(Place.SCALAR) for v in values):
+            return placed(Place.SCALAR, min(v.confidence for v in values), node, f"{what} of Python scalars")
+        if values and all(v.is_(Place.SEQUENCE) for v in values):
+            return placed(Place.SEQUENCE, HIGH, node, f"{what} of Python sequences")
+        maybe = [v for v in values if v.is_tensor or v.may_be(Place.DEVICE)]
         if maybe:
-            return P.join(*maybe)
-        return P.UNKNOWN
+            return join(*maybe)
+        return UNKNOWN
 
     # --- calls ---------------------------------------------------------------------------
-    def _call(self, call: cst.Call, env: Env):
-        P = _p()
-        Place = P.Place
+    def _call(self, call: cst.Call, env: Env) -> Placement:
         func = call.func
-        qual = self.imports.qualname(func)
+        qual = self.qualname(func, env)
         if qual is not None:
             result = self._qualified_call(qual, call, env)
             if result is not None:
                 return result
         if isinstance(func, cst.Name):
-            name = func.value
-            if name in api.SCALAR_BUILTINS and name not in env:
-                return P.placed(Place.SCALAR, HIGH, call, f"`{name}()` gives host data")
-            if name in api.SEQUENCE_BUILTINS and name not in env:
-                return P.placed(Place.SEQUENCE, HIGH, call, f"`{name}()` gives a Python sequence")
-            if name in api.TENSOR_PRESERVING_BUILTINS and name not in env:
-                return self._combine([a.value for a in call.args], env, call, f"`{name}()`")
-            local = self._local_function(name)
-            if local is not None:
-                return self.analysis.returns_of(local)
-            return P.UNKNOWN
+            return self._plain_call(func.value, call, env)
         if isinstance(func, cst.Attribute):
+            if isinstance(func.value, cst.Name) and func.value.value == "self" and "self" not in env:
+                method = self._class_method(func.attr.value)
+                if method is not None:
+                    return self.analysis.returns_of(method, self._enclosing_class())
             return self._method(call, func, env)
-        return P.UNKNOWN
+        return UNKNOWN
 
-    def _local_function(self, name: str) -> cst.FunctionDef | None:
-        for stmt in self.analysis.module.body:
+    def _plain_call(self, name: str, call: cst.Call, env: Env) -> Placement:
+        if name not in env:
+            if name in api.SCALAR_BUILTINS:
+                return placed(Place.SCALAR, HIGH, call, f"`{name}()` gives host data")
+            if name in api.SEQUENCE_BUILTINS:
+                return placed(Place.SEQUENCE, HIGH, call, f"`{name}()` gives a Python sequence")
+            if name in api.TENSOR_PRESERVING_BUILTINS:
+                return self._combine([a.value for a in call.args], env, call, f"`{name}()`")
+        local = self._local_function(name)
+        if local is not None:
+            func, chain = local
+            return self.analysis.returns_of(func, chain)
+        return UNKNOWN
+
+    def _local_function(self, name: str):
+        """A function defined in an enclosing scope (innermost first) or the module, with the
+        chain of scopes that encloses it."""
+        chain = self.chain or (self.analysis.module,)
+        for depth in range(len(chain), 0, -1):
+            scope = chain[depth - 1]
+            if isinstance(scope, cst.ClassDef):
+                continue  # methods are reached through `self.`, not by bare name
+            body = scope.body if isinstance(scope, cst.Module) else getattr(scope.body, "body", ())
+            for stmt in body:
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+                    return stmt, chain[:depth]
+        return None
+
+    def _class_method(self, name: str) -> cst.FunctionDef | None:
+        class_chain = self._enclosing_class()
+        if class_chain is None:
+            return None
+        for stmt in getattr(class_chain[-1].body, "body", ()):
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
                 return stmt
         return None
 
-    def _device_of(self, expr: cst.BaseExpression, env: Env):
+    def _device_target(self, expr: cst.BaseExpression, env: Env) -> Placement | None:
         """Placement that a `device=` value sends a tensor to (DEVICE or HOST), or None."""
-        P = _p()
-        Place = P.Place
         d = self._eval(expr, env)
         if d.is_(Place.ACCEL_DEVICE):
-            return P.Placement(frozenset({Place.DEVICE}), d.confidence, d.evidence)
+            return Placement(frozenset({Place.DEVICE}), d.confidence, d.evidence)
         if d.is_(Place.CPU_DEVICE):
-            return P.Placement(frozenset({Place.HOST}), d.confidence, d.evidence)
+            return Placement(frozenset({Place.HOST}), d.confidence, d.evidence)
         if d.is_(Place.ACCEL_DEVICE, Place.CPU_DEVICE):
-            places = frozenset({Place.DEVICE, Place.HOST})
-            return P.Placement(places, min(d.confidence, MEDIUM), d.evidence)
-        if d.is_(*P.TENSOR_PLACES):  # `.to(other_tensor)`
+            return Placement(frozenset({Place.DEVICE, Place.HOST}), min(d.confidence, MEDIUM), d.evidence).because(
+                expr, "a device that may be the CPU"
+            )
+        if d.is_(*TENSOR_PLACES):  # `.to(other_tensor)`: where the other tensor is
+            if d.may_be(Place.PINNED):
+                places = (d.places - {Place.PINNED}) | {Place.HOST}
+                return Placement(frozenset(places), d.confidence, d.evidence)
             return d
         if isinstance(expr, cst.Integer) or d.is_(Place.SCALAR):
-            return P.placed(Place.DEVICE, MEDIUM, expr, "an integer device index")
+            return placed(Place.DEVICE, MEDIUM, expr, "an integer device index")
         return None
 
-    def _qualified_call(self, qual: str, call: cst.Call, env: Env):
-        P = _p()
-        Place = P.Place
+    def _qualified_call(self, qual: str, call: cst.Call, env: Env) -> Placement | None:
         if qual.startswith("numpy."):
             name = qual[6:]
             if name in api.NUMPY_CONSTRUCTORS or name.startswith("random."):
-                return P.placed(Place.NUMPY, HIGH, call, f"`np.{name}()` builds a numpy array")
-            return P.placed(Place.NUMPY, MEDIUM, call, f"`np.{name}()` returns numpy data")
+                return placed(Place.NUMPY, HIGH, call, f"`np.{name}()` builds a numpy array")
+            return placed(Place.NUMPY, MEDIUM, call, f"`np.{name}()` returns numpy data")
         if not qual.startswith("torch."):
             return None
         name = qual[6:]
         if name == "device":
-            args = _positional(call)
-            if args:
-                first = self._eval(args[0].value, env)
-                if first.is_(Place.ACCEL_DEVICE, Place.CPU_DEVICE, Place.ACCEL_DEVICE):
-                    return first
-            return P.UNKNOWN
-        if name in ("cuda.current_device",):
-            return P.placed(Place.ACCEL_DEVICE, HIGH, call, "the current CUDA device")
+            return self._torch_device(call, env)
+        if name == "cuda.current_device":
+            return placed(Place.ACCEL_DEVICE, HIGH, call, "the current CUDA device")
         if name == "from_numpy":
-            return P.placed(Place.HOST, HIGH, call, "`torch.from_numpy()` wraps pageable host memory")
+            return placed(Place.HOST, HIGH, call, "`torch.from_numpy()` wraps pageable host memory")
         if name in api.TENSOR_FACTORIES:
             return self._factory(name, call, env)
-        if name.startswith("cuda.") or name.startswith("nn.") or name.startswith("distributed."):
+        if qual.startswith(_MODULE_MEMBER_CALLS) and not name.startswith("nn.functional."):
+            if self._in_module_class():
+                return placed(Place.DEVICE, MEDIUM, call, "a parameter/submodule of an nn.Module moves with it (inferred)")
             return None
-        # Other torch functions: the result lives with their tensor inputs.
-        tensor_args = [a.value for a in call.args if a.keyword is None or a.keyword.value in ("input", "other")]
+        if name.startswith(("cuda.", "distributed.", "nn.init.", "cuda")):
+            return None
+        # Other torch functions (torch.cat, torch.where, F.softmax): the result lives with
+        # their tensor inputs.
+        tensor_args = [a.value for a in call.args if a.keyword is None or a.keyword.value in ("input", "other", "tensors")]
         if not tensor_args:
-            return P.UNKNOWN
-        combined = self._combine(tensor_args, env, call, f"`torch.{name}()`")
+            return UNKNOWN
+        combined = self._combine(tensor_args, env, call, f"`torch.{name}()`", self._operands(tensor_args, env))
         if combined.is_(Place.SCALAR, Place.SEQUENCE):
-            return P.UNKNOWN
+            return UNKNOWN
         return combined
 
-    def _factory(self, name: str, call: cst.Call, env: Env):
-        P = _p()
-        Place = P.Place
-        device = _kwarg(call, "device")
-        pinned = _is_true(getattr(_kwarg(call, "pin_memory"), "value", None))
+    def _torch_device(self, call: cst.Call, env: Env) -> Placement:
+        """torch.device("cuda", i), torch.device("cuda:0"), torch.device(f"cuda:{rank}"), torch.device(type="cpu")."""
+        args = positional(call)
+        first = args[0].value if args else getattr(kwarg(call, "type"), "value", None)
+        if first is None:
+            return UNKNOWN
+        value = self._eval(first, env)
+        if value.is_(Place.ACCEL_DEVICE, Place.CPU_DEVICE):
+            return value.because(call, "`torch.device(...)`")
+        if value.is_(Place.SCALAR):  # torch.device(0) is cuda:0
+            return placed(Place.ACCEL_DEVICE, HIGH, call, "`torch.device(<index>)` is an accelerator")
+        return UNKNOWN
+
+    def _factory(self, name: str, call: cst.Call, env: Env) -> Placement:
+        device = kwarg(call, "device")
+        pinned = _is_true(getattr(kwarg(call, "pin_memory"), "value", None))
         if device is not None:
-            target = self._device_of(device.value, env)
-            if target is not None:
-                return target.because(call, f"`torch.{name}(..., device=...)`")
-            return P.UNKNOWN.because(call, "device= with an unknown value")
-        args = _positional(call)
+            target = self._device_target(device.value, env)
+            if target is None:
+                return UNKNOWN.because(call, "`device=` with an unknown value")
+            if pinned and target.is_(Place.HOST):
+                return placed(Place.PINNED, target.confidence, call, f"`torch.{name}(..., pin_memory=True)`")
+            return target.because(call, f"`torch.{name}(..., device=...)` builds where `device=` says")
+        args = positional(call)
         if name in api.LIKE_FACTORIES and args:
-            return self._eval(args[0].value, env)
+            like = self._eval(args[0].value, env)
+            if like.is_tensor:
+                return like.because(call, f"`torch.{name}()` builds where its argument lives")
+            return UNKNOWN
         if name in api.DATA_FACTORIES and args:
             data = self._eval(args[0].value, env)
-            if data.is_(*P.TENSOR_PLACES):  # torch.tensor(t) keeps t's device
-                return data if not data.is_(Place.PINNED) else P.placed(Place.HOST, data.confidence, call, "a copy of a host tensor")
+            if data.is_(*TENSOR_PLACES):  # torch.tensor(t) / as_tensor(t) keep t's device
+                if data.may_be(Place.PINNED):
+                    return placed(Place.HOST, data.confidence, call, "a copy of a host tensor")
+                return data.because(call, f"`torch.{name}()` of a tensor keeps its device")
+            if not data.known and name == "as_tensor":
+                return UNKNOWN.because(call, "`torch.as_tensor()` of a value that may be a device tensor")
         if pinned:
-            return P.placed(Place.PINNED, HIGH, call, f"`torch.{name}(..., pin_memory=True)`")
-        return P.placed(Place.HOST, HIGH, call, f"`torch.{name}()` without device= builds on the host")
+            return placed(Place.PINNED, HIGH, call, f"`torch.{name}(..., pin_memory=True)`")
+        return placed(Place.HOST, HIGH, call, f"`torch.{name}()` without device= builds on the host")
 
-    def _method(self, call: cst.Call, func: cst.Attribute, env: Env):
-        P = _p()
-        Place = P.Place
+    def _method(self, call: cst.Call, func: cst.Attribute, env: Env) -> Placement:
         method = func.attr.value
         base = self._eval(func.value, env)
         if method == "cuda":
-            return P.placed(Place.DEVICE, HIGH, call, "`.cuda()`")
+            return placed(Place.DEVICE, HIGH, call, "`.cuda()`")
         if method == "cpu":
-            return P.placed(Place.HOST, HIGH, call, "`.cpu()`")
+            if base.is_(Place.PINNED):
+                return base  # `.cpu()` of a host tensor is the tensor itself
+            return placed(Place.HOST, HIGH, call, "`.cpu()`")
         if method == "pin_memory":
-            return P.placed(Place.PINNED, HIGH, call, "`.pin_memory()`")
+            return placed(Place.PINNED, HIGH, call, "`.pin_memory()`")
         if method in api.NUMPY_RESULT_METHODS:
-            return P.placed(Place.NUMPY, HIGH, call, f"`.{method}()`")
-        if method in api.SEQUENCE_RESULT_METHODS and not base.is_(Place.NUMPY):
-            return P.placed(Place.SEQUENCE, HIGH, call, f"`.{method}()` gives Python data")
+            return placed(Place.NUMPY, HIGH, call, f"`.{method}()`")
+        if method in ("size", "stride") and positional(call):
+            return placed(Place.SCALAR, HIGH, call, f"`.{method}(dim)` gives a Python int")
+        if method in api.SEQUENCE_RESULT_METHODS:
+            return placed(Place.SEQUENCE, HIGH, call, f"`.{method}()` gives Python data")
         if method in api.SCALAR_RESULT_METHODS:
-            return P.placed(Place.SCALAR, HIGH, call, f"`.{method}()` gives a Python scalar")
+            return placed(Place.SCALAR, HIGH, call, f"`.{method}()` gives a Python scalar")
         if method == "to":
             return self._to(call, base, env)
         if method in api.NEW_METHODS:
-            device = _kwarg(call, "device")
+            device = kwarg(call, "device")
             if device is not None:
-                target = self._device_of(device.value, env)
+                target = self._device_target(device.value, env)
                 if target is not None:
-                    return target
-            return base if base.is_tensor else P.UNKNOWN
+                    return target.because(call, f"`.{method}(..., device=...)`")
+            if base.is_tensor:
+                return Placement(base.places - {Place.PINNED} | ({Place.HOST} if base.may_be(Place.PINNED) else set()), base.confidence, base.evidence).because(
+                    call, f"`.{method}()` builds where its tensor lives"
+                )
+            return UNKNOWN
         if base.is_tensor or base.is_(Place.NUMPY):
             # Tensor methods (view, float, sum, max, ...) keep the placement; pinned-ness is
             # kept only by views, which we cannot tell apart here: say pageable.
-            if base.is_(Place.PINNED):
-                return P.placed(Place.HOST, base.confidence, call, f"`.{method}()` of a pinned tensor")
+            if base.may_be(Place.PINNED):
+                return placed(Place.HOST, base.confidence, call, f"`.{method}()` of a pinned tensor")
             return base
-        return P.UNKNOWN
+        return UNKNOWN
 
-    def _to(self, call: cst.Call, base, env: Env):
-        P = _p()
-        Place = P.Place
-        non_blocking = _is_true(getattr(_kwarg(call, "non_blocking"), "value", None))
-        target_expr = None
-        device_kw = _kwarg(call, "device")
-        if device_kw is not None:
-            target_expr = device_kw.value
-        else:
-            args = _positional(call)
-            if args:
-                target_expr = args[0].value
+    def _to(self, call: cst.Call, base: Placement, env: Env) -> Placement:
+        non_blocking = _is_true(getattr(kwarg(call, "non_blocking"), "value", None))
+        device_kw = kwarg(call, "device") or kwarg(call, "other")
+        args = positional(call)
+        target_expr = device_kw.value if device_kw is not None else (args[0].value if args else None)
         if target_expr is None:
-            return base
-        qual = self.imports.qualname(target_expr)
+            return base  # `.to(dtype=...)`
+        qual = self.qualname(target_expr, env)
         if qual is not None and qual.startswith("torch.") and qual[6:] in api.DTYPES:
             return base  # a dtype change keeps the placement
-        target = self._device_of(target_expr, env)
+        target = self._device_target(target_expr, env)
         if target is None:
-            return P.UNKNOWN.because(call, "`.to()` of an unknown target")
-        if target.is_(Place.HOST) and non_blocking and base.may_be(Place.DEVICE):
+            if self._eval(target_expr, env).is_(Place.OTHER):
+                return base  # `.to(x.dtype)`, `.to(memory_format=...)`
+            return UNKNOWN.because(call, "`.to()` of an unknown target")
+        if target.is_(Place.HOST) and non_blocking and not base.is_(Place.HOST, Place.PINNED):
             # PyTorch returns pinned memory for a non_blocking device-to-host copy.
-            return P.placed(Place.PINNED, target.confidence, call, "`.to('cpu', non_blocking=True)` returns pinned memory")
+            confidence = min(target.confidence, base.confidence if base.known else MEDIUM)
+            return placed(Place.PINNED, confidence, call, "`.to('cpu', non_blocking=True)` returns pinned memory")
         if target.is_(Place.HOST) and base.is_(Place.PINNED, Place.HOST):
             return base
-        return target.because(call, "`.to(...)`")
+        return target.because(call, "`.to(...)` moves it there")
 
 
 def _is_shape(expr: cst.BaseExpression) -> bool:
     return (isinstance(expr, cst.Attribute) and expr.attr.value == "shape") or (
         isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size"
     )
-
-
-def _text(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
-# --- flow ---------------------------------------------------------------------------------
-
-
-class FlowWalker:
-    """Carries an environment through the statements of one scope, recording it before each."""
-
-    def __init__(self, analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], facts: ScopeFacts) -> None:
-        self.analysis = analysis
-        self.chain = chain
-        self.scope = chain[-1]
-        self.facts = facts
-        self.evaluator = analysis.evaluator
-
-    def eval(self, expr: cst.BaseExpression, env: Env):
-        return self.evaluator.eval(expr, env, self.chain)
-
-    def run(self, env: Env) -> None:
-        env = dict(env)
-        scope = self.scope
-        if isinstance(scope, cst.FunctionDef):
-            self._bind_parameters(scope, env)
-            self._block(scope.body, env)
-        elif isinstance(scope, cst.ClassDef):
-            self._block(scope.body, env)
-        elif isinstance(scope, cst.Module):
-            self._statements(scope.body, env)
-
-    def _bind_parameters(self, func: cst.FunctionDef, env: Env) -> None:
-        P = _p()
-        params = func.params
-        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-            name = param.name.value
-            value = P.UNKNOWN
-            if name in api.DEVICE_LIKE_NAMES:
-                value = P.placed(P.Place.ACCEL_DEVICE, MEDIUM, param, f"parameter `{name}` is named like a device")
-            if param.default is not None:
-                default = self.eval(param.default, env)
-                if default.known and not default.is_(P.Place.OTHER):
-                    # The caller may pass anything else: the default is one possibility.
-                    value = P.join(value, default) if value.known else P.join(P.UNKNOWN, default)
-            if name in ("self", "cls"):
-                continue
-            env[name] = value
-
-    def _block(self, body: cst.BaseSuite, env: Env) -> None:
-        if isinstance(body, cst.IndentedBlock):
-            self._statements(body.body, env)
-        elif isinstance(body, cst.SimpleStatementSuite):
-            self.facts.env_before[id(body)] = dict(env)
-            for small in body.body:
-                self._small(small, env)
-
-    def _statements(self, statements, env: Env) -> None:
-        for stmt in statements:
-            self._statement(stmt, env)
-
-    def _statement(self, stmt: cst.BaseStatement, env: Env) -> None:
-        P = _p()
-        self.facts.env_before[id(stmt)] = dict(env)
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                self._small(small, env)
-        elif isinstance(stmt, cst.If):
-            then_env = dict(env)
-            self._block(stmt.body, then_env)
-            else_env = dict(env)
-            if stmt.orelse is not None:
-                if isinstance(stmt.orelse, cst.If):
-                    self._statement(stmt.orelse, else_env)
-                else:
-                    self._block(stmt.orelse.body, else_env)
-            _merge_into(env, then_env, else_env)
-        elif isinstance(stmt, (cst.For, cst.While)):
-            before = dict(env)
-            for _ in range(2):  # two rounds reach the fixpoint of this finite-height lattice in practice
-                body_env = dict(env)
-                if isinstance(stmt, cst.For):
-                    self._bind_target(stmt.target, self._element_of(stmt.iter, env), body_env)
-                self._block(stmt.body, body_env)
-                _merge_into(env, before, body_env)
-            if stmt.orelse is not None:
-                self._block(stmt.orelse.body, env)
-        elif isinstance(stmt, cst.With):
-            for item in stmt.items:
-                if item.asname is not None:
-                    self._bind_target(item.asname.name, P.UNKNOWN, env)
-            self._block(stmt.body, env)
-        elif isinstance(stmt, cst.Try):
-            body_env = dict(env)
-            self._block(stmt.body, body_env)
-            branches = [body_env]
-            for handler in stmt.handlers:
-                h_env = dict(env)
-                self._block(handler.body, h_env)
-                branches.append(h_env)
-            _merge_into(env, *branches)
-            if stmt.orelse is not None:
-                self._block(stmt.orelse.body, env)
-            if stmt.finalbody is not None:
-                self._block(stmt.finalbody.body, env)
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            self.analysis.remember_outer_env(stmt, env)
-            env[stmt.name.value] = P.placed(P.Place.OTHER, HIGH, stmt, "a definition")
-        else:
-            body = getattr(stmt, "body", None)
-            if isinstance(body, cst.BaseSuite):
-                self._block(body, env)
-
-    def _small(self, small: cst.BaseSmallStatement, env: Env) -> None:
-        P = _p()
-        if isinstance(small, cst.Assign):
-            value = self.eval(small.value, env)
-            for target in small.targets:
-                self._bind_target(target.target, value, env, small.value)
-        elif isinstance(small, cst.AnnAssign):
-            if small.value is not None:
-                self._bind_target(small.target, self.eval(small.value, env), env, small.value)
-        elif isinstance(small, cst.AugAssign):
-            if isinstance(small.target, cst.Name):
-                combined = self.evaluator._combine([small.target, small.value], env, small, "augmented assignment")
-                env[small.target.value] = combined
-        elif isinstance(small, cst.Return) and small.value is not None:
-            self.facts.returns.append(self.eval(small.value, env))
-        elif isinstance(small, (cst.Import, cst.ImportFrom)):
-            self.analysis.imports.add_import(small)
-            for alias in small.names if not isinstance(small.names, cst.ImportStar) else ():
-                bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
-                env.pop(bound, None)
-
-    def _element_of(self, iterable: cst.BaseExpression, env: Env):
-        P = _p()
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
-            return P.placed(P.Place.SCALAR, HIGH, iterable, "a `range()` index")
-        value = self.eval(iterable, env)
-        if value.is_tensor:
-            return value  # iterating a tensor gives its rows, where the tensor lives
-        return P.UNKNOWN
-
-    def _bind_target(self, target, value, env: Env, value_expr=None) -> None:
-        P = _p()
-        if isinstance(target, cst.Name):
-            env[target.value] = value
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            elements = [e.value for e in target.elements]
-            if isinstance(value_expr, (cst.Tuple, cst.List)) and len(value_expr.elements) == len(elements):
-                for el, val in zip(elements, value_expr.elements):
-                    self._bind_target(el, self.eval(val.value, env), env)
-                return
-            part = value if value.is_tensor else P.UNKNOWN
-            for el in elements:
-                inner = el.value if isinstance(el, cst.StarredElement) else el
-                self._bind_target(inner, part, env)
-        # Attribute and subscript targets change no name's placement.
-
-
-def _merge_into(env: Env, *branches: Env) -> None:
-    P = _p()
-    names = set().union(*branches)
-    for name in names:
-        values = [b.get(name) for b in branches]
-        if any(v is None for v in values):
-            present = [v for v in values if v is not None]
-            # Bound on one path only: either that value or whatever it was before (unknown).
-            env[name] = P.join(*present, P.UNKNOWN) if name not in env else P.join(env[name], *present)
-        else:
-            env[name] = P.join(*values)
-
-
-def class_attribute_env(analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...]) -> Env:
-    """Join of every `self.<attr> = value` in the class's methods, each evaluated in its method."""
-    P = _p()
-    class_def = chain[-1]
-    found: dict[str, list] = {}
-
-    class Collector(cst.CSTVisitor):
-        def __init__(self, method: cst.FunctionDef) -> None:
-            self.method = method
-            self.statement: cst.CSTNode | None = None
-
-        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-            self.statement = node
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is self.method  # nested functions are their own scopes
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                t = target.target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                    value = analysis.placement_of(node.value, self.statement, (*chain, self.method))
-                    found.setdefault(t.attr.value, []).append(value)
-
-        def visit_Call(self, node: cst.Call) -> None:
-            # self.register_buffer("name", tensor): a buffer that moves with the module.
-            func = node.func
-            if (
-                isinstance(func, cst.Attribute)
-                and func.attr.value == "register_buffer"
-                and len(node.args) >= 2
-                and isinstance(node.args[0].value, cst.SimpleString)
-            ):
-                name = _string_value(node.args[0].value)
-                if name:
-                    found.setdefault(name, []).append(
-                        P.placed(P.Place.DEVICE, MEDIUM, node, "a registered buffer moves with the module")
-                    )
-
-    for stmt in getattr(class_def.body, "body", ()):
-        if isinstance(stmt, cst.FunctionDef):
-            stmt.visit(Collector(stmt))
-    return {name: P.join(*values) for name, values in found.items()}

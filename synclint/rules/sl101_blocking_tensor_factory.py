@@ -5,6 +5,7 @@ import libcst as cst
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import kwarg, positional, split_helper_path
+from synclint.rules.sl1xx_h2d import device_target
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments the helper accepts; any other (requires_grad=, pin_memory=) means no fix.
@@ -67,7 +68,7 @@ class BlockingTensorFactory(Rule):
         args = positional(node)
         if device_arg is None or not args:
             return
-        target = ctx.placements.evaluator._device_of(device_arg.value, ctx.placements.env_at(ctx.statement, tuple(ctx.chain)))
+        target = device_target(ctx, device_arg.value)
         if target is None or not target.may_be(Place.DEVICE):
             return
         data = ctx.placement(args[0].value)
@@ -98,9 +99,14 @@ class BlockingTensorFactory(Rule):
             return None
         if len(positional(node)) != 1 or any(a.star for a in node.args):
             return None
+        arange = self._arange_fix(node)
+        if arange is not None:
+            return arange
         if qual != "torch.tensor" and not data.known:
             return None
         module, name = split_helper_path(self.settings.h2d_helper)
+        # The data and the dtype=/device= keywords stay as written (comments and layout
+        # too): both helper signatures take them by those keywords.
         new = node.with_changes(func=cst.Name(name))
         return FixSpec(
             message=f"Use `{name}` (pinned, non-blocking copy)",
@@ -108,3 +114,37 @@ class BlockingTensorFactory(Rule):
             applicability=Applicability.SAFE,
             imports=((module, name),),
         )
+
+    def _arange_fix(self, node: cst.Call) -> FixSpec | None:
+        """`torch.tensor(range(a, b), device=d)` (or `list(range(...))`) ->
+        `torch.arange(a, b, device=d)`: built on the device, nothing to copy. range() only
+        takes ints, so the int64 values are the same."""
+        rng = _range_call(positional(node)[0].value)
+        if rng is None:
+            return None
+        keywords = [a for a in node.args if a.keyword is not None]
+        args = [*(a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in rng.args), *keywords]
+        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]
+        func = node.func.with_changes(attr=cst.Name("arange")) if isinstance(node.func, cst.Attribute) else None
+        if func is None:
+            return None
+        return FixSpec(
+            message="Use `torch.arange(..., device=...)` (built on the device, no copy)",
+            replacements=((node, node.with_changes(func=func, args=args)),),
+            applicability=Applicability.SAFE,
+        )
+
+
+def _range_call(expr: cst.BaseExpression) -> cst.Call | None:
+    """`range(...)` or `list(range(...))` with plain positional arguments, else None."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "list" and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "range"
+        and 1 <= len(expr.args) <= 3
+        and all(a.keyword is None and not a.star for a in expr.args)
+    ):
+        return expr
+    return None

@@ -1,0 +1,301 @@
+"""Carries the placement environment (name -> Placement) through one scope's statements:
+assignment, augmented assignment, unpacking, branches (joined), loops (to a fixpoint), `with`,
+`try`, parameters (annotations, device-named, defaults), and `self.<attr>` across a class."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from synclint.analysis.annotations import annotation_placement
+from synclint.analysis.sources import string_value
+from synclint.analysis.values import UNKNOWN, Env, Place, Placement, join, placed
+from synclint.apis import torch_api as api
+from synclint.violation import Confidence
+
+if TYPE_CHECKING:
+    from synclint.analysis.placement import PlacementAnalysis, ScopeFacts
+
+HIGH, MEDIUM = Confidence.HIGH, Confidence.MEDIUM
+
+# A loop body is re-walked until no name's placement changes; the lattice is finite (sets of
+# a few places, three confidences), so this bound is only a guard.
+_MAX_LOOP_ROUNDS = 6
+
+
+class FlowWalker:
+    """Carries an environment through the statements of one scope, recording it before each."""
+
+    def __init__(self, analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], facts: ScopeFacts) -> None:
+        self.analysis = analysis
+        self.chain = chain
+        self.scope = chain[-1]
+        self.facts = facts
+        self.evaluator = analysis.evaluator
+
+    def eval(self, expr: cst.BaseExpression, env: Env) -> Placement:
+        return self.evaluator.eval(expr, env, self.chain)
+
+    def run(self, env: Env) -> None:
+        env = dict(env)
+        scope = self.scope
+        if isinstance(scope, cst.FunctionDef):
+            self._bind_parameters(scope, env)
+            self._block(scope.body, env)
+        elif isinstance(scope, cst.ClassDef):
+            self._block(scope.body, env)
+        elif isinstance(scope, cst.Module):
+            self._statements(scope.body, env)
+
+    def _bind_parameters(self, func: cst.FunctionDef, env: Env) -> None:
+        params = func.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            name = param.name.value
+            if name in ("self", "cls"):
+                continue
+            value = annotation_placement(param.annotation, self.analysis.imports, param)
+            if value is None:
+                value = UNKNOWN  # no evidence: unknown, never guessed
+                if name in api.DEVICE_LIKE_NAMES:
+                    value = placed(Place.ACCEL_DEVICE, MEDIUM, param, f"parameter `{name}` is named like a device (inferred)")
+            if param.default is not None:
+                default = self.eval(param.default, env)
+                if default.known and not default.is_(Place.OTHER):
+                    # The caller may pass anything else: the default is one possibility.
+                    value = join(value, default) if value.known else join(UNKNOWN, default)
+            env[name] = value
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env[star.name.value] = placed(Place.SEQUENCE if star is params.star_arg else Place.OTHER, HIGH, star, "a `*args`/`**kwargs` container")
+
+    def _block(self, body: cst.BaseSuite, env: Env) -> None:
+        if isinstance(body, cst.IndentedBlock):
+            self._statements(body.body, env)
+        else:  # SimpleStatementSuite: `if x: y = 1`
+            self.facts.env_before[id(body)] = dict(env)
+            for small in body.body:
+                self._small(small, env, body)
+
+    def _statements(self, statements, env: Env) -> None:
+        for stmt in statements:
+            self._statement(stmt, env)
+
+    def _statement(self, stmt: cst.BaseStatement, env: Env) -> None:
+        self.facts.env_before[id(stmt)] = dict(env)
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self._small(small, env, stmt)
+        elif isinstance(stmt, cst.If):
+            then_env = dict(env)
+            self._block(stmt.body, then_env)
+            else_env = dict(env)
+            if stmt.orelse is not None:
+                if isinstance(stmt.orelse, cst.If):
+                    self._statement(stmt.orelse, else_env)
+                else:
+                    self._block(stmt.orelse.body, else_env)
+            _merge_into(env, then_env, else_env)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            self._loop(stmt, env)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if item.asname is not None:
+                    self._bind_target(item.asname.name, UNKNOWN, env, stmt)
+            self._block(stmt.body, env)
+        elif isinstance(stmt, cst.Try):
+            body_env = dict(env)
+            self._block(stmt.body, body_env)
+            branches = [body_env]
+            for handler in stmt.handlers:
+                h_env = dict(env)
+                self._block(handler.body, h_env)
+                branches.append(h_env)
+            _merge_into(env, *branches)
+            if stmt.orelse is not None:
+                self._block(stmt.orelse.body, env)
+            if stmt.finalbody is not None:
+                self._block(stmt.finalbody.body, env)
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            self.analysis.remember_outer_env(stmt, env)
+            env[stmt.name.value] = placed(Place.OTHER, HIGH, stmt, "a definition")
+        else:
+            body = getattr(stmt, "body", None)
+            if isinstance(body, cst.BaseSuite):
+                self._block(body, env)
+
+    def _loop(self, stmt: cst.For | cst.While, env: Env) -> None:
+        """The body may run zero or more times: join the entry environment with the body's
+        exit, and walk again until nothing changes (a fixpoint)."""
+        for _ in range(_MAX_LOOP_ROUNDS):
+            before = dict(env)
+            body_env = dict(env)
+            if isinstance(stmt, cst.For):
+                self._bind_target(stmt.target, self._element_of(stmt.iter, env), body_env, stmt)
+            self._block(stmt.body, body_env)
+            _merge_into(env, before, body_env)
+            if _same(env, before):
+                break
+        if stmt.orelse is not None:
+            self._block(stmt.orelse.body, env)
+
+    def _small(self, small: cst.BaseSmallStatement, env: Env, stmt: cst.CSTNode) -> None:
+        if isinstance(small, cst.Assign):
+            value = self.eval(small.value, env)
+            for target in small.targets:
+                self._bind_target(target.target, value, env, stmt, small.value)
+        elif isinstance(small, cst.AnnAssign):
+            declared = annotation_placement(small.annotation, self.analysis.imports, small)
+            if small.value is not None:
+                value = self.eval(small.value, env)
+                if not value.known and declared is not None:
+                    value = declared
+                self._bind_target(small.target, value, env, stmt, small.value)
+            elif declared is not None:
+                self._bind_target(small.target, declared, env, stmt)
+        elif isinstance(small, cst.AugAssign):
+            if isinstance(small.target, cst.Name):
+                combined = self.evaluator._combine([small.target, small.value], env, small, "augmented assignment")
+                if combined.known:
+                    combined = combined.because(stmt, f"`{small.target.value}` updated in place")
+                env[small.target.value] = combined
+        elif isinstance(small, cst.Return) and small.value is not None:
+            self.facts.returns.append(self.eval(small.value, env))
+        elif isinstance(small, cst.Del):
+            for target in _del_targets(small.target):
+                env.pop(target, None)
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+            self.analysis.imports.add_import(small)
+            for alias in small.names if not isinstance(small.names, cst.ImportStar) else ():
+                bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
+                env.pop(bound, None)
+
+    def _element_of(self, iterable: cst.BaseExpression, env: Env) -> Placement:
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+            if "range" not in env:
+                return placed(Place.SCALAR, HIGH, iterable, "a `range()` index")
+        value = self.eval(iterable, env)
+        if value.is_tensor:
+            return value  # iterating a tensor gives its rows, where the tensor lives
+        return UNKNOWN
+
+    def _bind_target(self, target, value: Placement, env: Env, stmt, value_expr=None) -> None:
+        if isinstance(target, cst.Name):
+            if value.known and value_expr is not None and (not value.evidence or value.evidence[-1].node is not value_expr):
+                value = value.because(stmt, f"assigned to `{target.value}`")
+            env[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            if isinstance(value_expr, (cst.Tuple, cst.List)) and len(value_expr.elements) == len(elements):
+                for el, val in zip(elements, value_expr.elements):
+                    self._bind_target(el, self.eval(val.value, env), env, stmt, val.value)
+                return
+            part = _element_part(value, value_expr)
+            for el in elements:
+                inner = el.value if isinstance(el, cst.StarredElement) else el
+                self._bind_target(inner, part, env, stmt)
+        # Attribute and subscript targets change no name's placement.
+
+
+def _element_part(value: Placement, value_expr) -> Placement:
+    """What each name gets from `a, b = value`."""
+    if value.is_tensor:
+        return value  # `q, k = qkv.split(...)`: the pieces live where the tensor lives
+    if value.is_(Place.SEQUENCE) and value_expr is not None and _is_shape_like(value_expr):
+        return placed(Place.SCALAR, HIGH, value_expr, "a dimension of a shape")
+    return UNKNOWN
+
+
+def _is_shape_like(expr) -> bool:
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "shape"
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value in ("size", "stride")
+    if isinstance(expr, cst.Subscript):  # x.shape[:2]
+        return _is_shape_like(expr.value)
+    return False
+
+
+def _del_targets(target) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _del_targets(el.value)]
+    return []
+
+
+def _same(a: Env, b: Env) -> bool:
+    if a.keys() != b.keys():
+        return False
+    return all(a[k].places == b[k].places and a[k].confidence == b[k].confidence for k in a)
+
+
+def _merge_into(env: Env, *branches: Env) -> None:
+    names = set().union(*branches)
+    for name in names:
+        values = [b.get(name) for b in branches]
+        if any(v is None for v in values):
+            present = [v for v in values if v is not None]
+            # Bound on some paths only. A later read happens only where it was bound (else
+            # NameError), so a name new here takes the bound values; a name bound before the
+            # branch may still hold its old value.
+            env[name] = join(*present) if name not in env else join(env[name], *present)
+        elif all(v is values[0] for v in values):
+            env[name] = values[0]
+        else:
+            env[name] = join(*values)
+
+
+def class_attribute_env(analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...]) -> Env:
+    """Join of every `self.<attr> = value` in the class's methods, each evaluated in its method,
+    plus `self.register_buffer("name", ...)` buffers of an nn.Module."""
+    class_def = chain[-1]
+    found: dict[str, list] = {}
+
+    class Collector(cst.CSTVisitor):
+        def __init__(self, method: cst.FunctionDef) -> None:
+            self.method = method
+            self.statement: cst.CSTNode | None = None
+
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            self.statement = node
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is self.method  # nested functions are their own scopes
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                self._record(target.target, node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None:
+                self._record(node.target, node.value)
+
+        def _record(self, t, value_expr) -> None:
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                value = analysis.placement_of(value_expr, self.statement, (*chain, self.method))
+                if value.known:
+                    value = value.because(self.statement, f"`self.{t.attr.value}` assigned in `{self.method.name.value}()`")
+                found.setdefault(t.attr.value, []).append(value)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            # self.register_buffer("name", tensor): a buffer that moves with the module.
+            func = node.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "register_buffer"
+                and len(node.args) >= 2
+                and isinstance(node.args[0].value, cst.SimpleString)
+            ):
+                name = string_value(node.args[0].value)
+                if name:
+                    reason = "a registered buffer moves with the module (inferred)"
+                    found.setdefault(name, []).append(placed(Place.DEVICE, MEDIUM, node, reason))
+
+    for stmt in getattr(class_def.body, "body", ()):
+        if isinstance(stmt, cst.FunctionDef):
+            stmt.visit(Collector(stmt))
+    return {name: join(*values) for name, values in found.items()}

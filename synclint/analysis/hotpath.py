@@ -1,0 +1,80 @@
+"""Which code runs every step: the reasons `ctx.hot_path` gives.
+
+A function is hot when its name matches a `hot-functions` pattern (forward, __call__,
+execute_model, sample*, prepare_*_metadata, ...; see config.py), optionally spelled
+`Class.method`, or when a decorator compiles or graph-captures it. Code inside a hot function
+(nested functions too), inside a loop body or a comprehension, or inside
+`with torch.cuda.graph(...)` is hot. A sync there drains the GPU queue once per step, so
+rules report it with the reason attached.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import libcst as cst
+
+from synclint.analysis.imports import ImportTable, dotted_name
+
+# Decorators (qualified through the imports) whose function runs compiled or graph-captured
+# every step.
+HOT_DECORATORS = frozenset(
+    {"torch.compile", "torch.jit.script", "torch.jit.trace", "torch._dynamo.optimize", "torch.compiler.compile"}
+)
+# Project decorators known by their bare name (vLLM's `@support_torch_compile`).
+HOT_DECORATOR_NAMES = frozenset({"support_torch_compile", "compile_in_capture_mode"})
+# Decorators that take a function out of compilation: it is not hot because of them.
+COLD_DECORATORS = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch.jit.ignore", "ignore_torch_compile"})
+# Context managers whose body is captured into a CUDA graph and replayed every step.
+GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _decorator_name(decorator: cst.Decorator, imports: ImportTable) -> str:
+    target = decorator.decorator
+    target = target.func if isinstance(target, cst.Call) else target
+    return imports.qualname(target) or dotted_name(target) or ""
+
+
+def function_reason(
+    func: cst.FunctionDef, class_name: str | None, patterns: tuple[str, ...], imports: ImportTable
+) -> str | None:
+    """Why `func` itself runs every step, or None."""
+    name = func.name.value
+    qualified = f"{class_name}.{name}" if class_name else name
+    decorators = [_decorator_name(d, imports) for d in func.decorators]
+    if any(d in COLD_DECORATORS or d.split(".")[-1] in COLD_DECORATORS for d in decorators):
+        return None
+    for pattern in patterns:
+        if fnmatchcase(name, pattern) or ("." in pattern and fnmatchcase(qualified, pattern)):
+            return f"in {name}()"
+    for d in decorators:
+        if d in HOT_DECORATORS or d.split(".")[-1] in HOT_DECORATOR_NAMES:
+            return f"under @{d}"
+    return None
+
+
+def is_graph_capture(with_node: cst.With, imports: ImportTable) -> bool:
+    for item in with_node.items:
+        target = item.item.func if isinstance(item.item, cst.Call) else item.item
+        if imports.qualname(target) in GRAPH_CONTEXTS:
+            return True
+    return False
+
+
+def in_comprehension_loop(stack: list[cst.CSTNode]) -> bool:
+    """Whether the innermost node of `stack` runs once per element of a comprehension (its
+    element or condition, not the outermost iterable, which is evaluated once)."""
+    for i in range(len(stack) - 2, -1, -1):
+        node = stack[i]
+        if isinstance(node, cst.Lambda) or isinstance(node, cst.FunctionDef):
+            return False
+        if isinstance(node, _COMPREHENSIONS):
+            child = stack[i + 1]
+            if child is node.for_in:
+                grandchild = stack[i + 2] if i + 2 < len(stack) else None
+                if grandchild is node.for_in.iter:
+                    continue  # the first iterable: evaluated once, look further out
+            return True
+    return False
