@@ -23,12 +23,16 @@ def async_tensor_h2d(data: Any, dtype=None, device=None, *, pin_memory: bool | N
     """Like `torch.tensor(data, dtype=dtype, device=device)`, but the copy does not block.
 
     `data`: a list, tuple, scalar, numpy array or tensor. A CPU target (or no device) just
-    converts. A tensor already on the target device is returned (cast to `dtype`).
+    converts. The result never shares memory with `data` and carries no autograd history,
+    as with `torch.tensor`; a tensor already on a device is copied there (cast to `dtype`).
+    `pin_memory`: stage in pinned memory (default: when CUDA is available).
     """
     import torch
 
     target = torch.device(device) if device is not None else torch.device("cpu")
     if isinstance(data, torch.Tensor):
+        # torch.tensor(t) copies t's data without its autograd history: so do we.
+        data = data.detach()
         if data.device.type != "cpu" or target.type == "cpu":
             return data.to(device=target, dtype=dtype, copy=True)
         host, shares_input = data.to(dtype) if dtype is not None else data, dtype is None or data.dtype == dtype
