@@ -42,7 +42,8 @@ def _comment(line: str) -> str | None:
 
 def codes_suppressed_on(line: str) -> frozenset[str] | None:
     """Codes a line's comment suppresses: None for none, {"*"} for all."""
-    if "noqa" not in line and "synclint" not in line:
+    lowered = line.lower()  # `# NOQA` counts, as in flake8 and ruff
+    if "noqa" not in lowered and "synclint" not in lowered:
         return None
     comment = _comment(line)
     if comment is None:
