@@ -1,0 +1,46 @@
+"""The rule reference is generated from the docstrings, and a stale copy fails the suite."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from synclint import docs
+from synclint.rules import all_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_committed_reference_is_current():
+    committed = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert committed == docs.render(), "docs/rules.md is stale: run `python -m synclint.docs`"
+
+
+def test_every_rule_has_a_section_with_its_facts():
+    text = docs.render()
+    for rule in all_rules():
+        heading = f"### {rule.code} {rule.name}\n"
+        assert heading in text
+        section = text.split(heading, 1)[1].split("\n### ", 1)[0]
+        assert f"Fix: {rule.fix_availability.value}. Severity: {rule.severity.value}." in section
+        assert "#### Why it stalls" in section and "#### Fix safety" in section
+        assert f"](#{docs.anchor(rule)})" in text  # the table links to it
+        assert rule.url().endswith("#" + docs.anchor(rule))
+
+
+def test_check_flags_a_stale_file_and_writing_fixes_it(tmp_path):
+    out = tmp_path / "rules.md"
+    out.write_text("# an old reference\n", encoding="utf-8")
+    command = [sys.executable, "-m", "synclint.docs", "--output", str(out)]
+    stale = subprocess.run([*command, "--check"], capture_output=True, text=True, cwd=ROOT)
+    assert stale.returncode == 1 and "stale" in stale.stderr
+    assert out.read_text(encoding="utf-8") == "# an old reference\n"  # --check writes nothing
+    assert subprocess.run(command, capture_output=True, text=True, cwd=ROOT).returncode == 0
+    assert out.read_text(encoding="utf-8") == docs.render()
+    assert subprocess.run([*command, "--check"], capture_output=True, text=True, cwd=ROOT).returncode == 0
+
+
+def test_a_missing_file_is_stale(tmp_path):
+    assert docs.main(["--output", str(tmp_path / "missing.md"), "--check"]) == 1
+    assert not (tmp_path / "missing.md").exists()
