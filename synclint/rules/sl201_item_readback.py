@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.rules.base import Rule
 from synclint.rules.helpers import device_confidence, method_name, receiver
+from synclint.rules.sl204_sizing_readback import sizing_readback
 
 
 class ItemReadback(Rule):
@@ -42,7 +43,8 @@ class ItemReadback(Rule):
 
     ## Known false positives
     `.item()` on a host tensor whose placement the analysis cannot see, at `low` confidence
-    (hidden by default).
+    (hidden by default). A size read back with `.item()` (`t.max().item() + 1`) is reported
+    as SL204 instead, once.
     """
 
     code = "SL201"
@@ -53,6 +55,8 @@ class ItemReadback(Rule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if method_name(node) != "item" or node.args:
             return
+        if sizing_readback(node, ctx) is not None or _converted_for_sizing(node, ctx):
+            return  # a size read back (`t.max().item() + 1`): SL204's one finding
         value = ctx.placement(receiver(node))
         if value.known and not value.maybe_device:
             return  # host data: `.item()` is free
@@ -63,3 +67,9 @@ class ItemReadback(Rule):
             confidence=device_confidence(value),
             placement=value,
         )
+
+
+def _converted_for_sizing(node: cst.Call, ctx) -> bool:
+    """`int(t.max().item())`: the enclosing `int()` is SL204's finding."""
+    arg, call = ctx.parent(node), ctx.parent(node, 2)
+    return isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and sizing_readback(call, ctx) is not None

@@ -1,0 +1,220 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.rules.base import Rule
+from synclint.rules.helpers import device_confidence, method_name, positional, receiver
+from synclint.rules.sl204_sizing_readback import sizing_readback
+
+# Builtins that turn their argument into a Python value, which for a device tensor means a
+# copy to the host: the number conversions (and `range()`, which calls `__index__`), text.
+_CONVERSIONS = {
+    "int": "`int()`", "float": "`float()`", "bool": "`bool()`", "complex": "`complex()`",
+    "range": "`range()`", "str": "`str()`", "repr": "`repr()`", "format": "`format()`",
+}
+# Builtins that compare or truth-test the elements of their arguments on the host.
+_COMPARING_BUILTINS = {"max": "Python `max()`", "min": "Python `min()`", "any": "Python `any()`", "all": "Python `all()`"}
+# torch functions and tensor methods that return a Python bool.
+_BOOL_RESULT = frozenset({"equal", "allclose", "is_nonzero"})
+# Methods that give a boolean tensor: an index built with them is a mask.
+_MASK_METHODS = frozenset(
+    {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and",
+     "logical_or", "logical_not", "logical_xor", "isin", "isclose", "isneginf", "isposinf"}
+)
+# Statement and expression kinds whose `test` is truth-tested, with the words for the message.
+_TESTS = {cst.If: "`if`", cst.While: "`while`", cst.Assert: "`assert`", cst.IfExp: "a conditional expression", cst.CompIf: "a comprehension `if`"}
+
+# f-string prefixes are words too: the prefilter must see `f"{t}"`.
+_FSTRING_PREFIXES = ("f", "F", "rf", "fr", "Rf", "fR", "RF", "FR", "rF", "Fr")
+
+
+class ImplicitReadback(Rule):
+    """Flags Python operations that read a device tensor back to the host without saying so.
+
+    ## What it does
+    Reports, where the value may be a device tensor:
+    - `int(t)`, `float(t)`, `bool(t)`, `complex(t)`, `range(t)`, `str(t)`, `repr(t)`,
+      `format(t)`, `print(t)` and f-strings `f"{t}"`;
+    - truth tests: `if t:`, `while t:`, `assert t`, `x if t else y`, comprehension `if t`,
+      `not t`, and the operands of `and`/`or` that Python truth-tests;
+    - Python `max()`/`min()`/`any()`/`all()` over tensors, `torch.equal`, `torch.allclose`,
+      `torch.is_nonzero` (they return a Python bool);
+    - `len(t[mask])` with a device boolean mask.
+
+    Host-only look-alikes are not reported: `len(t)`, `int(t.shape[0])`, `bool(x is None)`,
+    `if t is not None:`, `if t.numel():`. A conversion that sizes something
+    (`int(t.max()) + 1`) is SL204's, and `int(t.item())` is SL201's, so each expression gets
+    one finding.
+
+    ## Why it stalls
+    Each of these needs the tensor's value as a Python object, so PyTorch copies it to the
+    host and waits for every queued kernel first. Measured on an H200: `int(t)`, `float(t)`,
+    `bool(t)`, `if t:`, `assert t.all()`, `print(t)`, Python `max(a, b)` on tensors,
+    `torch.allclose` and `torch.equal` each waited for a queued 40 ms kernel (stall ratio
+    ~1.0); `len(t[m])` stalls in the mask indexing.
+
+    ## Example
+    ```python
+    import torch
+
+    def forward(self, input_ids, device):
+        input_ids = input_ids.to(device)
+        if (input_ids < 0).any():
+            raise ValueError("negative token id")
+        return input_ids
+    ```
+
+    ## Use instead
+    Keep the check on the device (or do it on host data before the copy):
+    ```python
+    import torch
+
+    def forward(self, input_ids, device):
+        input_ids = input_ids.to(device)
+        torch._assert_async((input_ids >= 0).all())
+        return input_ids
+    ```
+
+    ## Fix safety
+    No fix: what the host needs the value for decides the rewrite.
+
+    ## Known false positives
+    Checks that run once (validation at load time, error paths) are reported like hot code:
+    put them in an allowed function or `with gpu_sync_allowed():`, or use `# noqa: SL203`.
+    Python `sum()` over a device tensor is not reported: it adds tensors on the device and
+    does not sync.
+    """
+
+    code = "SL203"
+    name = "implicit-readback"
+    summary = "a Python conversion, truth test or print reads a device tensor back"
+    triggers = (
+        *_CONVERSIONS, *_COMPARING_BUILTINS, *_BOOL_RESULT, "len", "print",
+        "if", "while", "assert", "and", "or", "not", *_FSTRING_PREFIXES,
+    )
+
+    # --- conversions, builtins and bool-returning functions ---------------------------------
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        builtin = func.value if isinstance(func, cst.Name) and func.value not in ctx.imports.aliases else None
+        if builtin in _CONVERSIONS:
+            args = positional(node)
+            if args and sizing_readback(node, ctx) is None:
+                self._report_if_device(node, args[0].value, f"{_CONVERSIONS[builtin]} of a device tensor", ctx)
+        elif builtin == "print":
+            for arg in node.args:
+                if arg.keyword is None and self._report_if_device(arg.value, arg.value, "`print()` of a device tensor", ctx):
+                    break
+        elif builtin in _COMPARING_BUILTINS:
+            values = [a.value for a in node.args if a.keyword is None]
+            self._report_first_device(node, values, f"{_COMPARING_BUILTINS[builtin]} over device tensors", ctx)
+        elif builtin == "len":
+            self._len_of_masked(node, ctx)
+        else:
+            qual = ctx.qualname(func) or ""
+            if qual.startswith("torch.") and qual[6:] in _BOOL_RESULT:
+                values = [a.value for a in node.args if a.keyword is None]
+                self._report_first_device(node, values, f"`{qual}()` of device tensors returns a Python bool", ctx)
+            elif method_name(node) in _BOOL_RESULT and not qual.startswith("torch."):
+                self._report_if_device(node, receiver(node), f"`.{method_name(node)}()` of a device tensor returns a Python bool", ctx)
+
+    def _len_of_masked(self, node: cst.Call, ctx) -> None:
+        args = positional(node)
+        if len(args) != 1 or not isinstance(args[0].value, cst.Subscript):
+            return
+        subscript = args[0].value
+        if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+            return
+        index = subscript.slice[0].slice.value
+        if not _looks_like_mask(index):
+            return
+        if ctx.placement(index).maybe_device:
+            self._report_if_device(node, subscript.value, "`len(t[mask])` with a device mask has a data-dependent size", ctx)
+
+    # --- truth tests ---------------------------------------------------------------------
+    def visit_If(self, node: cst.If, ctx) -> None:
+        self._truth_test(node.test, True, _TESTS[cst.If], ctx)
+
+    def visit_While(self, node: cst.While, ctx) -> None:
+        self._truth_test(node.test, True, _TESTS[cst.While], ctx)
+
+    def visit_Assert(self, node: cst.Assert, ctx) -> None:
+        self._truth_test(node.test, True, _TESTS[cst.Assert], ctx)
+
+    def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
+        self._truth_test(node.test, True, _TESTS[cst.IfExp], ctx)
+
+    def visit_CompIf(self, node: cst.CompIf, ctx) -> None:
+        self._truth_test(node.test, True, _TESTS[cst.CompIf], ctx)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
+        if not _in_tested_position(node, ctx):
+            self._truth_test(node, False, "`and`/`or`", ctx)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
+        if isinstance(node.operator, cst.Not) and not _in_tested_position(node, ctx):
+            self._truth_test(node, True, "`not`", ctx)
+
+    def _truth_test(self, expr: cst.BaseExpression, tested: bool, what: str, ctx) -> None:
+        """Report the parts of `expr` that Python calls `bool()` on. `tested`: whether the
+        value of `expr` itself is truth-tested (an `and`/`or` result assigned is not)."""
+        if isinstance(expr, cst.BooleanOperation):
+            self._truth_test(expr.left, True, what, ctx)
+            self._truth_test(expr.right, tested, what, ctx)
+        elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+            self._truth_test(expr.expression, True, what, ctx)
+        elif tested:
+            self._report_if_device(expr, expr, f"{what} on a device tensor", ctx)
+
+    # --- text ----------------------------------------------------------------------------
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
+        self._report_if_device(node.expression, node.expression, "an f-string of a device tensor", ctx)
+
+    # --- reporting -----------------------------------------------------------------------
+    def _report_first_device(self, node, values, what: str, ctx) -> None:
+        for value in values:
+            if self._report_if_device(node, value, what, ctx):
+                return
+
+    def _report_if_device(self, node: cst.CSTNode, value_expr: cst.BaseExpression | None, what: str, ctx) -> bool:
+        if value_expr is None:
+            return False
+        value = ctx.placement(value_expr)
+        if not value.maybe_device:
+            return False  # host data, or unknown: `if x:` is too common to guess about
+        ctx.report(
+            self,
+            node,
+            f"{what}: the value is copied to the host, waiting for all queued GPU work",
+            confidence=device_confidence(value),
+            placement=value,
+        )
+        return True
+
+
+def _in_tested_position(node: cst.CSTNode, ctx) -> bool:
+    """Whether an enclosing construct already truth-tests `node` (and reports for it)."""
+    parent = ctx.parent(node)
+    if isinstance(parent, (cst.BooleanOperation,)):
+        return True
+    if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+        return True
+    return isinstance(parent, tuple(_TESTS)) and getattr(parent, "test", None) is node
+
+
+def _looks_like_mask(index: cst.BaseExpression) -> bool:
+    """A boolean index visible in the code: a comparison, `~m`, `a & b`, `x.isnan()`, or a
+    name that says so (`mask`, `keep_mask`)."""
+    if isinstance(index, cst.Comparison):
+        return True
+    if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.BitInvert):
+        return _looks_like_mask(index.expression)
+    if isinstance(index, cst.BinaryOperation) and isinstance(index.operator, (cst.BitAnd, cst.BitOr)):
+        return _looks_like_mask(index.left) or _looks_like_mask(index.right)
+    if isinstance(index, cst.Call):
+        name = method_name(index) or (index.func.value if isinstance(index.func, cst.Name) else None)
+        return name in _MASK_METHODS
+    if isinstance(index, (cst.Name, cst.Attribute)):
+        name = index.value if isinstance(index, cst.Name) else index.attr.value
+        return "mask" in name.lower()
+    return False
