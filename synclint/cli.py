@@ -49,6 +49,7 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--cache-dir", type=str, default=None)
+    p.add_argument("--force-exclude", action="store_true", default=None, help="apply excludes to files named on the command line too")
     p.add_argument("--config", type=str, default=None, help="a pyproject.toml or synclint.toml to use")
     p.add_argument("--stdin-filename", type=str, default=None, help="the name of the file read from stdin")
     p.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"))
@@ -72,6 +73,8 @@ def _settings_from(args) -> Settings:
         changes["extend_select"] = (*settings.extend_select, *args.extend_select)
     if args.ignore is not None:
         changes["ignore"] = (*settings.ignore, *args.ignore)
+    if args.force_exclude is not None:
+        changes["force_exclude"] = args.force_exclude
     if args.unsafe_fixes is not None:
         changes["unsafe_fixes"] = args.unsafe_fixes
     if args.min_confidence is not None:

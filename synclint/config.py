@@ -100,6 +100,8 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
+    # Apply `exclude` even to files named on the command line (pre-commit names every file).
+    force_exclude: bool = False
     unsafe_fixes: bool = False
     h2d_helper: str = H2D_HELPER_PRESETS["synclint"]
     min_confidence: Confidence = Confidence.MEDIUM
@@ -181,6 +183,7 @@ _KEYS = {
     "exclude": ("exclude", _str_list),
     "extend-exclude": ("extend_exclude", _str_list),
     "respect-gitignore": ("respect_gitignore", _bool),
+    "force-exclude": ("force_exclude", _bool),
     "unsafe-fixes": ("unsafe_fixes", _bool),
     "h2d-helper": ("h2d_helper", _helper),
     "min-confidence": ("min_confidence", _confidence),

@@ -60,6 +60,13 @@ def _matches(patterns, rel: str) -> bool:
     return False
 
 
+def _excluded_anywhere(path: Path, root: Path, excludes) -> bool:
+    """Whether the file or any folder above it (up to the project root) is excluded."""
+    rel = _relative(path.absolute(), root)
+    parts = PurePosixPath(rel).parts
+    return any(_matches(excludes, "/".join(parts[: i + 1])) for i in range(len(parts)))
+
+
 def _load_gitignore(folder: Path) -> pathspec.PathSpec | None:
     path = folder / ".gitignore"
     try:
@@ -164,7 +171,9 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
         if path.is_dir():
             walk(path)
         elif path.is_file():
-            add(path)  # named explicitly: linted even if excluded, as in ruff
+            # Named explicitly: linted even if excluded, as in ruff, unless --force-exclude.
+            if not (settings.force_exclude and _excluded_anywhere(path, root, excludes)):
+                add(path)
         elif path.is_symlink():
             out.errors.append((str(path), _symlink_problem(path)))
         else:

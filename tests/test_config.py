@@ -194,3 +194,17 @@ def test_extend_lists_add_to_the_defaults(project):
     project.write({"pyproject.toml": '[tool.synclint]\nextend-hot-functions = ["run_batch"]\n'})
     settings = read_config_file(project.root / "pyproject.toml")
     assert settings.hot_functions == (*DEFAULT_HOT_FUNCTIONS, "run_batch")
+
+
+def test_force_exclude_applies_excludes_to_named_files(project, synclint):
+    project.write({"pyproject.toml": '[tool.synclint]\nextend-exclude = ["gen"]\n', "gen/deep/out.py": TWO_FINDINGS, "build/b.py": TWO_FINDINGS, "a.py": TWO_FINDINGS})
+    named = ("gen/deep/out.py", "build/b.py", "a.py")
+    assert _rel(project, synclint("check", "--output-format", "json", "--select", "SL201", *named)) == [
+        ("a.py", "SL201"),
+        ("build/b.py", "SL201"),
+        ("gen/deep/out.py", "SL201"),
+    ]
+    forced = synclint("check", "--output-format", "json", "--select", "SL201", "--force-exclude", *named)
+    assert _rel(project, forced) == [("a.py", "SL201")]
+    project.write({"pyproject.toml": '[tool.synclint]\nextend-exclude = ["gen"]\nforce-exclude = true\n'})
+    assert _rel(project, synclint("check", "--output-format", "json", "--select", "SL201", *named)) == [("a.py", "SL201")]
