@@ -91,13 +91,21 @@ class LintContext:
         return self.placements.device_target_of(expr, self.statement, tuple(self.chain), self._comprehension_env())
 
     def _comprehension_env(self):
-        """Names bound by the comprehensions around the node being visited."""
+        """Names bound by the comprehensions around the node being visited: the element and
+        the conditions see every `for` target; an iterable sees only the targets before it."""
         extra = None
+        on_stack = None
         for node in self.stack:
-            if isinstance(node, cst.CompFor):
-                extra = extra or {}
-                element = self._element_placement(node.iter, extra)
-                _bind(node.target, element, extra)
+            if not isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                continue
+            on_stack = on_stack or {id(n) for n in self.stack}
+            comp_for = node.for_in
+            while comp_for is not None:
+                if id(comp_for.iter) in on_stack:
+                    break  # inside this iterable: its own target is not bound yet
+                extra = extra if extra is not None else {}
+                _bind(comp_for.target, self._element_placement(comp_for.iter, extra), extra)
+                comp_for = comp_for.inner_for_in
         return extra
 
     def _element_placement(self, iterable, extra) -> Placement:

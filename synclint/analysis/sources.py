@@ -425,13 +425,16 @@ class Evaluator:
 
     def _factory(self, name: str, call: cst.Call, env: Env) -> Placement:
         device = kwarg(call, "device")
-        pinned = _is_true(getattr(kwarg(call, "pin_memory"), "value", None))
+        pin = getattr(kwarg(call, "pin_memory"), "value", None)
+        pinned = _is_true(pin)
+        # `pin_memory=self.pin_memory`: pinned or pageable, decided at run time.
+        maybe_pinned = pin is not None and not pinned and not (isinstance(pin, cst.Name) and pin.value in ("False", "None"))
         if device is not None:
             target = self._device_target(device.value, env)
             if target is None:
                 return UNKNOWN.because(call, "`device=` with an unknown value")
-            if pinned and target.is_(Place.HOST):
-                return placed(Place.PINNED, target.confidence, call, f"`torch.{name}(..., pin_memory=True)`")
+            if (pinned or maybe_pinned) and target.is_(Place.HOST):
+                return self._pinned_factory(name, call, target.confidence, maybe_pinned)
             return target.because(call, f"`torch.{name}(..., device=...)` builds where `device=` says")
         args = positional(call)
         if name in api.LIKE_FACTORIES and args:
@@ -445,11 +448,23 @@ class Evaluator:
                 if data.may_be(Place.PINNED):
                     return placed(Place.HOST, data.confidence, call, "a copy of a host tensor")
                 return data.because(call, f"`torch.{name}()` of a tensor keeps its device")
-            if not data.known and name == "as_tensor":
-                return UNKNOWN.because(call, "`torch.as_tensor()` of a value that may be a device tensor")
-        if pinned:
-            return placed(Place.PINNED, HIGH, call, f"`torch.{name}(..., pin_memory=True)`")
+            if not data.known:
+                if name != "tensor":
+                    return UNKNOWN.because(call, f"`torch.{name}()` of a value that may be a device tensor")
+                # torch.tensor() of a tensor warns ("use sourceTensor.clone().detach()"), so its
+                # data is host data in practice: an inference, not a proof.
+                return placed(Place.HOST, MEDIUM, call, "`torch.tensor()` without device= builds on the host (data unknown)")
+        if pinned or maybe_pinned:
+            return self._pinned_factory(name, call, HIGH, maybe_pinned)
         return placed(Place.HOST, HIGH, call, f"`torch.{name}()` without device= builds on the host")
+
+    @staticmethod
+    def _pinned_factory(name: str, call: cst.Call, confidence: Confidence, only_maybe: bool) -> Placement:
+        if not only_maybe:
+            return placed(Place.PINNED, confidence, call, f"`torch.{name}(..., pin_memory=True)`")
+        reason = f"`torch.{name}(..., pin_memory=<flag>)` is pinned only when the flag is true"
+        evidence = placed(Place.PINNED, confidence, call, reason).evidence
+        return Placement(frozenset({Place.PINNED, Place.HOST}), confidence, evidence)
 
     def _method(self, call: cst.Call, func: cst.Attribute, env: Env) -> Placement:
         method = func.attr.value
