@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.placement import Place
 from synclint.violation import Confidence
 
 
@@ -259,7 +260,28 @@ def python_list_index(expr: cst.BaseExpression, ctx) -> bool:
         return method_name(expr) == "tolist"
     if isinstance(expr, cst.Name):
         value = bound_value(expr.value, ctx)
-        return value is not None and not isinstance(value, cst.Name) and python_list_index(value, ctx)
+        if value is not None:
+            return not isinstance(value, cst.Name) and python_list_index(value, ctx)
+        return _annotated_list_parameter(expr.value, ctx)
+    if isinstance(expr, cst.Attribute):
+        # `self.bad_token_ids`: every assignment the analysis saw is a list display.
+        value = ctx.placement(expr)
+        # Evidence steps that are statements (the assignment) say nothing about the kind.
+        origins = [ev.node for ev in value.evidence if isinstance(ev.node, cst.BaseExpression)]
+        return value.is_(Place.SEQUENCE) and bool(origins) and all(python_list_index(n, ctx) for n in origins if not isinstance(n, cst.Attribute))
+    return False
+
+
+def _annotated_list_parameter(name: str, ctx) -> bool:
+    function = ctx.function
+    if function is None:
+        return False
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name and param.annotation is not None:
+            annotation = param.annotation.annotation
+            head = annotation.value if isinstance(annotation, cst.Subscript) else annotation
+            return isinstance(head, cst.Name) and head.value in ("list", "List")
     return False
 
 
