@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.rules import select_codes
 from synclint.rules.base import Rule
 from synclint.rules.helpers import device_confidence, method_name, positional, receiver
 from synclint.rules.sl204_sizing_readback import sizing_readback
@@ -16,6 +17,12 @@ _CONVERSIONS = {
 _COMPARING_BUILTINS = {"max": "Python `max()`", "min": "Python `min()`", "any": "Python `any()`", "all": "Python `all()`"}
 # torch functions and tensor methods that return a Python bool.
 _BOOL_RESULT = frozenset({"equal", "allclose", "is_nonzero"})
+# torch functions and tensor methods that answer from metadata, on the host: a truth test
+# of their result reads nothing back (`if torch.is_floating_point(t):`).
+_METADATA_PREDICATES = frozenset(
+    {"is_floating_point", "is_complex", "is_tensor", "is_storage", "is_nonzero", "numel", "is_grad_enabled",
+     "is_inference_mode_enabled", "is_contiguous", "is_pinned", "dim", "is_signed", "equal", "allclose"}
+)
 # Methods that give a boolean tensor: an index built with them is a mask.
 _MASK_METHODS = frozenset(
     {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and",
@@ -39,7 +46,8 @@ class ImplicitReadback(Rule):
       `not t`, and the operands of `and`/`or` that Python truth-tests;
     - Python `max()`/`min()`/`any()`/`all()` over tensors, `torch.equal`, `torch.allclose`,
       `torch.is_nonzero` (they return a Python bool);
-    - `len(t[mask])` with a device boolean mask.
+    - `len(t[mask])` with a device boolean mask, when SL401 (which reports the mask
+      indexing itself) is not selected.
 
     Host-only look-alikes are not reported: `len(t)`, `int(t.shape[0])`, `bool(x is None)`,
     `if t is not None:`, `if t.numel():`. A conversion that sizes something
@@ -108,7 +116,7 @@ class ImplicitReadback(Rule):
         elif builtin in _COMPARING_BUILTINS:
             values = [a.value for a in node.args if a.keyword is None]
             self._report_first_device(node, values, f"{_COMPARING_BUILTINS[builtin]} over device tensors", ctx)
-        elif builtin == "len":
+        elif builtin == "len" and not _mask_rule_enabled(ctx):
             self._len_of_masked(node, ctx)
         else:
             qual = ctx.qualname(func) or ""
@@ -163,7 +171,7 @@ class ImplicitReadback(Rule):
             self._truth_test(expr.right, tested, what, ctx)
         elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
             self._truth_test(expr.expression, True, what, ctx)
-        elif tested:
+        elif tested and not _python_bool_call(expr, ctx):
             self._report_if_device(expr, expr, f"{what} on a device tensor", ctx)
 
     # --- text ----------------------------------------------------------------------------
@@ -190,6 +198,24 @@ class ImplicitReadback(Rule):
             placement=value,
         )
         return True
+
+
+def _python_bool_call(expr: cst.BaseExpression, ctx) -> bool:
+    """`torch.equal(a, b)`, `torch.is_floating_point(t)`, `t.is_contiguous()`: the result is
+    already a Python value (any readback happened in the call, which is reported itself)."""
+    if not isinstance(expr, cst.Call):
+        return False
+    qual = ctx.qualname(expr.func) or ""
+    if qual.startswith("torch."):
+        return qual[6:] in _METADATA_PREDICATES
+    return method_name(expr) in _METADATA_PREDICATES
+
+
+def _mask_rule_enabled(ctx) -> bool:
+    """`len(t[mask])` is SL401's when SL401 runs (the stall is in the mask indexing): one
+    finding per expression. SL203 reports it only when SL401 is not selected."""
+    settings = ctx.settings
+    return "SL401" in select_codes(settings.select, settings.extend_select, settings.ignore)
 
 
 def _in_tested_position(node: cst.CSTNode, ctx) -> bool:

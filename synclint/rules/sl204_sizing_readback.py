@@ -152,7 +152,7 @@ class SizingReadback(Rule):
         placement = ctx.placement(value)
         if not placement.maybe_device:
             return  # host data (or unknown): reading it is free, or we cannot tell
-        in_loop = ctx.hot_path == "in a loop" or any(isinstance(n, (cst.CompFor, cst.For, cst.While)) for n in ctx.stack)
+        in_loop = ctx.hot_path == "in a loop" or any(isinstance(n, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)) for n in ctx.stack)
         where = " once per iteration" if in_loop else ""
         ctx.report(
             self,
