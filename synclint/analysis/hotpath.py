@@ -23,8 +23,6 @@ HOT_DECORATORS = frozenset(
 )
 # Project decorators known by their bare name (vLLM's `@support_torch_compile`).
 HOT_DECORATOR_NAMES = frozenset({"support_torch_compile", "compile_in_capture_mode"})
-# Decorators that take a function out of compilation: it is not hot because of them.
-COLD_DECORATORS = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch.jit.ignore", "ignore_torch_compile"})
 # Context managers whose body is captured into a CUDA graph and replayed every step.
 GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
 
@@ -43,13 +41,11 @@ def function_reason(
     """Why `func` itself runs every step, or None."""
     name = func.name.value
     qualified = f"{class_name}.{name}" if class_name else name
-    decorators = [_decorator_name(d, imports) for d in func.decorators]
-    if any(d in COLD_DECORATORS or d.split(".")[-1] in COLD_DECORATORS for d in decorators):
-        return None
     for pattern in patterns:
         if fnmatchcase(name, pattern) or ("." in pattern and fnmatchcase(qualified, pattern)):
             return f"in {name}()"
-    for d in decorators:
+    for decorator in func.decorators:
+        d = _decorator_name(decorator, imports)
         if d in HOT_DECORATORS or d.split(".")[-1] in HOT_DECORATOR_NAMES:
             return f"under @{d}"
     return None
