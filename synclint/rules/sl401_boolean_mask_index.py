@@ -72,9 +72,12 @@ class BooleanMaskIndex(Rule):
             if kind != "bool" and not (kind is None and named_mask):
                 continue
             mask = ctx.placement(index)
-            if not mask.maybe_device:
+            if mask.maybe_device:
+                confidence = device_confidence(mask)
+            elif not mask.known and ctx.placement(node.value).maybe_device:
+                confidence = Confidence.LOW  # a mask of a device tensor, unless it is a CPU mask
+            else:
                 continue  # measured: a CPU bool mask does not stall
-            confidence = device_confidence(mask)
             if kind is None:
                 confidence = min(confidence, Confidence.MEDIUM)
             parent = ctx.parent(node)

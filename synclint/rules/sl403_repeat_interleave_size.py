@@ -16,6 +16,10 @@ from synclint.rules.helpers import (
 from synclint.violation import Applicability
 
 
+# Methods between the host list and `repeats` that keep every value (so the sum is kept).
+_VALUE_KEEPING_METHODS = frozenset({"to", "cuda", "pin_memory", "long", "int", "contiguous"})
+
+
 class RepeatInterleaveSize(Rule):
     """Flags `repeat_interleave` with tensor `repeats` and no `output_size=`.
 
@@ -125,6 +129,8 @@ class RepeatInterleaveSize(Rule):
             if built is None:
                 return None
             repeats = built
+        while isinstance(repeats, cst.Call) and method_name(repeats) in _VALUE_KEEPING_METHODS:
+            repeats = repeats.func.value  # `.to(device)`, `.cuda()`, `.long()`: same values
         if not isinstance(repeats, cst.Call):
             return None
         qual = ctx.qualname(repeats.func) or ""
