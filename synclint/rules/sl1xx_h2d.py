@@ -157,3 +157,86 @@ def from_numpy_array(expr: cst.BaseExpression, ctx) -> cst.BaseExpression | None
         if len(args) == 1 and len(expr.args) == 1:
             return args[0].value
     return None
+
+
+# --- what kind of host memory a copy reads -------------------------------------------------
+
+# Methods and attributes that return a strided (non-contiguous) view of their tensor.
+STRIDED_VIEW_METHODS = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims", "movedim", "diagonal", "unfold"})
+STRIDED_VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH"})
+# Methods that return a view sharing their tensor's memory (pinned stays pinned) when the
+# tensor is contiguous, as the buffers that vLLM-style code pins are.
+SAME_MEMORY_METHODS = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "view_as", "narrow", "contiguous", "detach"})
+
+PAGEABLE = "pageable"
+PINNED = "pinned"
+STRIDED_PINNED = "strided view of pinned"
+
+
+def host_memory(expr: cst.BaseExpression, ctx):
+    """(kind, placement) for the source of a host-to-device copy: PAGEABLE (a pageable host
+    tensor), PINNED (pinned memory or a contiguous view of it), STRIDED_PINNED (a strided view
+    of a pinned buffer, which PyTorch copies through a pageable temporary), or (None, ...)
+    when unknown or not a host tensor. Views are followed to their buffer, because indexing
+    `pinned[:n]` keeps the memory pinned while `pinned[:, :n]` is strided."""
+    node, strided, walked = expr, False, False
+    while True:
+        if isinstance(node, cst.Subscript):
+            if not _basic_index(node, ctx):
+                return None, ctx.placement(expr)  # `buf[tensor]` gathers into new memory
+            strided = strided or strided_index(node)
+            node = node.value
+        elif isinstance(node, cst.Attribute) and node.attr.value in STRIDED_VIEW_ATTRIBUTES:
+            strided, node = True, node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in STRIDED_VIEW_METHODS:
+            strided, node = True, node.func.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in SAME_MEMORY_METHODS:
+            node = node.func.value
+        else:
+            break
+        walked = True
+    placement = ctx.placement(node if walked else expr)
+    if placement.is_(Place.PINNED):
+        return (STRIDED_PINNED if strided else PINNED), placement
+    if placement.is_(Place.HOST):
+        return PAGEABLE, placement
+    return None, placement
+
+
+def _basic_index(expr: cst.Subscript, ctx) -> bool:
+    """Only slices, literals and Python integers: a view, not a gather."""
+    for element in expr.slice:
+        item = element.slice
+        if isinstance(item, cst.Slice):
+            continue
+        value = item.value
+        if isinstance(value, (cst.Integer, cst.Ellipsis)) or (isinstance(value, cst.Name) and value.value == "None"):
+            continue
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
+            continue
+        if not ctx.placement(value).is_(Place.SCALAR):
+            return False
+    return True
+
+
+def strided_index(expr: cst.Subscript) -> bool:
+    """Whether `buf[...]` is a strided view of a contiguous `buf`: a step, or anything but a
+    full `:` after the first slice (`buf[:, :n]`, `buf[:, 0]`). `buf[:n]`, `buf[i, :n]` and
+    `buf[:n, :]` are contiguous."""
+    seen_slice = False
+    for element in expr.slice:
+        item = element.slice
+        if isinstance(item, cst.Slice):
+            if item.step is not None and not (isinstance(item.step, cst.Integer) and item.step.value == "1"):
+                return True
+            full = item.lower is None and item.upper is None
+            if seen_slice and not full:
+                return True
+            seen_slice = True
+        else:
+            value = item.value
+            if isinstance(value, cst.Name) and value.value == "None":
+                continue
+            if isinstance(value, cst.Ellipsis) or seen_slice:
+                return True
+    return False

@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.rules.base import FixAvailability, FixSpec, Rule
+from synclint.rules.helpers import is_true, kwarg, method_name, positional, receiver
+from synclint.rules.sl1xx_h2d import (
+    PAGEABLE,
+    STRIDED_PINNED,
+    device_expr,
+    from_numpy_array,
+    goes_to_device,
+    helper_call,
+    host_memory,
+    move_target,
+    plain_factory_data,
+    read_move,
+)
+from synclint.violation import Applicability, Confidence, Severity
+
+class PageableNonBlockingH2D(Rule):
+    """Flags `non_blocking=True` host-to-device copies whose source is pageable memory.
+
+    ## What it does
+    Reports `.to(device, non_blocking=True)` / `.cuda(non_blocking=True)` of a pageable host
+    tensor (`torch.from_numpy(a)`, `torch.tensor(list)`), `dst.copy_(src, non_blocking=True)`
+    of a pageable `src` into a device tensor, and `non_blocking` copies of a strided view
+    (`pinned[:, :n]`, `pinned.t()`) of a pinned buffer.
+
+    ## Why it stalls
+    `non_blocking=True` is only asynchronous from pinned memory. From pageable memory the
+    driver stages the data through its own buffers; measured on an H200, a single copy of
+    >= ~4 MiB waited for the whole GPU queue (stall ratio ~1.0; 1 MiB did not stall; many
+    smaller copies stall once ~4 MiB is outstanding). A strided view of a pinned buffer is
+    no better: PyTorch first makes a pageable contiguous temporary. `torch.cuda.
+    set_sync_debug_mode("error")` does not catch either, so these stalls stay invisible.
+    The default severity is `note` because small copies (metadata, indices) do not stall.
+
+    ## Example
+    ```python
+    import torch
+
+    def _prepare_inputs(self, positions_np, device):
+        return torch.from_numpy(positions_np).to(device, non_blocking=True)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from synclint.runtime import async_tensor_h2d
+
+    def _prepare_inputs(self, positions_np, device):
+        return async_tensor_h2d(positions_np, device=device)
+    ```
+
+    ## Fix safety
+    `torch.from_numpy(a).to(d, non_blocking=True)` and `torch.tensor(data).to(d,
+    non_blocking=True)` become the H2D helper (`h2d-helper`), which copies the data into
+    pinned memory at the call (so later writes to `a` cannot leak into the copy, as with
+    the driver's staging) and queues the copy: safe. When the `.to()` also changes the
+    dtype the conversion moves from the device to the host, which can round differently for
+    out-of-range values: unsafe. `dst.copy_(torch.from_numpy(a), non_blocking=True)` into a
+    proven device tensor becomes `dst.copy_(torch.from_numpy(a).pin_memory(), ...)`: same
+    values, safe. Other pageable sources and strided pinned views are reported only: the
+    remedy is to allocate the source pinned (or contiguous) once, which is a design change.
+
+    ## Known false positives
+    Small copies (below ~1 MiB) do not stall in practice; the rule cannot see sizes. A
+    tensor that the analysis believes pageable but that was pinned elsewhere (e.g. returned
+    by a helper that pins) is flagged when the analysis saw only the pageable allocation.
+    """
+
+    code = "SL102"
+    name = "pageable-non-blocking-h2d"
+    summary = "`non_blocking` host-to-device copy from pageable memory"
+    fix_availability = FixAvailability.SOMETIMES
+    severity = Severity.NOTE
+    triggers = ("non_blocking",)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if method_name(node) == "copy_":
+            self._check_copy(node, ctx)
+            return
+        move = read_move(node, ctx)
+        if move is None or not move.is_non_blocking:
+            return
+        target = move_target(move, ctx)
+        if not goes_to_device(target):
+            return
+        kind, source = host_memory(move.source, ctx)
+        if kind == STRIDED_PINNED:
+            ctx.report(
+                self,
+                node,
+                "a `non_blocking` copy of a strided view of a pinned buffer goes through a pageable "
+                "temporary and blocks for large copies; copy a contiguous pinned buffer",
+                confidence=_device_side(source.confidence, target),
+                placement=source,
+            )
+            return
+        if kind != PAGEABLE:
+            return
+        ctx.report(
+            self,
+            node,
+            "`non_blocking=True` from pageable memory blocks the host for copies >= ~4 MiB; "
+            "stage the data in pinned memory",
+            confidence=_device_side(source.confidence, target),
+            placement=source,
+            fix=self._move_fix(move, ctx),
+        )
+
+    def _move_fix(self, move, ctx) -> FixSpec | None:
+        if not move.simple:
+            return None
+        array = from_numpy_array(move.source, ctx)
+        if array is not None:
+            data, dtype = array, None
+        else:
+            factory = plain_factory_data(move.source, ctx) if isinstance(move.source, cst.Call) else None
+            if factory is None:
+                return None
+            data, dtype = factory
+        if dtype is not None and move.dtype is not None:
+            return None
+        converts = move.dtype is not None
+        new, imports = helper_call(self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
+        return FixSpec(
+            message=f"Use `{new.func.value}` (pinned staging, non-blocking copy)",
+            replacements=((move.call, new),),
+            applicability=Applicability.UNSAFE if converts else Applicability.SAFE,
+            imports=imports,
+        )
+
+    def _check_copy(self, node: cst.Call, ctx) -> None:
+        if not is_true(getattr(kwarg(node, "non_blocking"), "value", None)):
+            return
+        args = positional(node)
+        if len(args) != 1:
+            return
+        destination = ctx.placement(receiver(node))
+        if not destination.maybe_device:
+            return
+        kind, source = host_memory(args[0].value, ctx)
+        if kind not in (PAGEABLE, STRIDED_PINNED):
+            return
+        confidence = min(source.confidence, destination.confidence)
+        if not destination.on_device:
+            confidence = min(confidence, Confidence.MEDIUM)
+        fix = None
+        if destination.on_device and from_numpy_array(args[0].value, ctx) is not None:
+            pinned = cst.Call(func=cst.Attribute(value=args[0].value, attr=cst.Name("pin_memory")))
+            fix = FixSpec(
+                message="Pin the source: `.pin_memory()`",
+                replacements=((args[0].value, pinned),),
+                applicability=Applicability.SAFE,
+            )
+        what = "a strided view of a pinned buffer (copied through a pageable temporary)" if kind == STRIDED_PINNED else "pageable memory"
+        ctx.report(
+            self,
+            node,
+            f"`copy_(..., non_blocking=True)` from {what} into a device tensor blocks the host for "
+            "copies >= ~4 MiB; copy from a contiguous pinned buffer",
+            confidence=confidence,
+            placement=source,
+            fix=fix,
+        )
+
+
+def _device_side(confidence: Confidence, target) -> Confidence:
+    confidence = min(confidence, target.confidence)
+    return confidence if target.on_device else min(confidence, Confidence.MEDIUM)

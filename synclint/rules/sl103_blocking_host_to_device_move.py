@@ -1,0 +1,203 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.rules.base import FixAvailability, FixSpec, Rule
+from synclint.rules.helpers import kwarg, positional
+from synclint.rules.sl1xx_h2d import (
+    PAGEABLE,
+    PINNED,
+    STRIDED_PINNED,
+    device_expr,
+    from_numpy_array,
+    goes_to_device,
+    helper_call,
+    host_memory,
+    move_target,
+    plain_factory_data,
+    read_move,
+)
+from synclint.violation import Applicability, Confidence
+
+# torch factories whose values do not depend on where they are computed: building them on the
+# device gives the same tensor with no copy at all (random factories would draw differently).
+_DETERMINISTIC_FACTORIES = frozenset({"zeros", "ones", "full", "empty", "eye"})
+_INTEGER_DTYPES = frozenset({"int8", "int16", "short", "int32", "int", "int64", "long", "uint8", "uint16", "uint32", "uint64", "bool"})
+# Calls whose result is a Python int: `torch.arange(len(x))` counts exactly on any device.
+_INT_CALLS = frozenset({"len", "int"})
+_INT_METHODS = frozenset({"size", "numel", "dim"})
+
+
+class BlockingHostToDeviceMove(Rule):
+    """Flags `.to(device)` / `.cuda()` of host data without `non_blocking=True`.
+
+    ## What it does
+    Reports a copy of a host tensor (pageable or pinned, `torch.from_numpy(a)`, a
+    `torch.arange(n)` built on the host) to an accelerator with `.to(device)` or `.cuda()`
+    and no `non_blocking=True`.
+
+    ## Why it stalls
+    A blocking host-to-device copy waits until every kernel already queued on the stream
+    has finished, even from pinned memory. Measured on an H200: `torch.from_numpy(a).to(cuda)`
+    and `.cuda()` stalled for the whole queue (ratio ~1.0, caught by
+    `torch.cuda.set_sync_debug_mode`), while `pinned.to(cuda, non_blocking=True)` did not.
+
+    ## Example
+    ```python
+    import torch
+
+    def forward(self, hidden_states, seq_len, device):
+        position_ids = torch.arange(seq_len).to(device)
+        return hidden_states + position_ids
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    def forward(self, hidden_states, seq_len, device):
+        position_ids = torch.arange(seq_len, device=device)
+        return hidden_states + position_ids
+    ```
+
+    ## Fix safety
+    - `torch.zeros/ones/full/empty/eye(...).to(d)` becomes the factory with `device=d`: the
+      values cannot differ, safe. `torch.arange(...).to(d)` likewise when its arguments are
+      integers (literals, `len()`, `.size()`, an integer `dtype=`); with other arguments
+      float steps could round differently on the device: unsafe.
+    - `torch.from_numpy(a).to(d)` / `torch.tensor(data).to(d)` become the H2D helper, which
+      copies the data into pinned memory at the call and queues the copy: safe (unsafe when
+      the `.to()` also converts the dtype, which then happens on the host).
+    - Other pageable host tensors become the helper too, but unsafe: the helper copies data,
+      not autograd history, where `.to()` stays differentiable.
+    - A pinned source gets `non_blocking=True`: unsafe, because the copy now runs later, and
+      an in-place write to the pinned source before it runs (refilling a reused staging
+      buffer) changes what the device receives.
+
+    ## Known false positives
+    A `device` that is the CPU at run time (the move is then free): `medium` confidence when
+    the device is only named like one. One-time copies at load time stall too, but cost
+    little; the finding says when it is on a hot path.
+    """
+
+    code = "SL103"
+    name = "blocking-host-to-device-move"
+    summary = "host tensor moved to the device with a blocking copy"
+    fix_availability = FixAvailability.SOMETIMES
+    triggers = ("to", "cuda")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        move = read_move(node, ctx)
+        if move is None or move.is_non_blocking:
+            return
+        target = move_target(move, ctx)
+        if not goes_to_device(target):
+            return
+        kind, source = host_memory(move.source, ctx)
+        if kind not in (PAGEABLE, PINNED, STRIDED_PINNED):
+            return
+        confidence = min(source.confidence, target.confidence)
+        if not target.on_device:
+            confidence = min(confidence, Confidence.MEDIUM)
+        spelled = ".cuda()" if move.method == "cuda" else ".to(device)"
+        memory = "pinned" if kind == PINNED else "host"
+        ctx.report(
+            self,
+            node,
+            f"`{spelled}` of a {memory} tensor is a blocking copy that waits for all queued GPU work; "
+            + ("pass `non_blocking=True`" if kind == PINNED else "build it on the device or copy it pinned and non-blocking"),
+            confidence=confidence,
+            placement=source,
+            fix=self._fix(move, kind, ctx) if move.simple and move.non_blocking is None else None,
+        )
+
+    def _fix(self, move, kind: str, ctx) -> FixSpec | None:
+        if kind == PINNED:
+            return self._non_blocking_fix(move)
+        if kind != PAGEABLE:
+            return None
+        source = move.source
+        if isinstance(source, cst.Call):
+            built_on_device = self._factory_fix(move, source, ctx)
+            if built_on_device is not None:
+                return built_on_device
+        array = from_numpy_array(source, ctx)
+        factory = plain_factory_data(source, ctx) if isinstance(source, cst.Call) and array is None else None
+        if array is not None:
+            data, dtype, safe = array, None, True
+        elif factory is not None:
+            data, dtype = factory
+            safe = True
+        else:
+            # Autograd: `.to()` keeps the graph, the helper copies data. Values are the same.
+            data, dtype, safe = source, None, False
+        if dtype is not None and move.dtype is not None:
+            return None
+        safe = safe and move.dtype is None
+        new, imports = helper_call(self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
+        return FixSpec(
+            message=f"Use `{new.func.value}` (pinned staging, non-blocking copy)",
+            replacements=((move.call, new),),
+            applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
+            imports=imports,
+        )
+
+    def _factory_fix(self, move, factory: cst.Call, ctx) -> FixSpec | None:
+        qual = ctx.qualname(factory.func) or ""
+        name = qual[6:] if qual.startswith("torch.") else ""
+        if name not in _DETERMINISTIC_FACTORIES and name != "arange":
+            return None
+        if move.dtype is not None or any(a.star for a in factory.args):
+            return None
+        if any(a.keyword is not None and a.keyword.value not in ("dtype", "layout") for a in factory.args):
+            return None
+        safe = name != "arange" or _integer_arange(factory, ctx)
+        args = list(factory.args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args.append(cst.Arg(value=device_expr(move), keyword=cst.Name("device"), equal=_EQUAL))
+        return FixSpec(
+            message=f"Build it on the device: `torch.{name}(..., device=...)`",
+            replacements=((move.call, factory.with_changes(args=args)),),
+            applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
+        )
+
+    def _non_blocking_fix(self, move) -> FixSpec:
+        args = list(move.call.args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args.append(cst.Arg(value=cst.Name("True"), keyword=cst.Name("non_blocking"), equal=_EQUAL))
+        return FixSpec(
+            message="Pass `non_blocking=True` (the source is pinned)",
+            replacements=((move.call, move.call.with_changes(args=args)),),
+            applicability=Applicability.UNSAFE,
+        )
+
+
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _integer_arange(call: cst.Call, ctx) -> bool:
+    """`torch.arange` counts in integers: an integer dtype, or only integer-valued arguments."""
+    dtype = kwarg(call, "dtype")
+    if dtype is not None:
+        qual = ctx.qualname(dtype.value) or ""
+        return qual.startswith("torch.") and qual[6:] in _INTEGER_DTYPES
+    return all(_is_integer(a.value) for a in positional(call))
+
+
+def _is_integer(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _is_integer(expr.expression)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
+        return _is_integer(expr.left) and _is_integer(expr.right)
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Name) and expr.func.value in _INT_CALLS:
+            return True
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _INT_METHODS:
+            return True
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+        return True
+    return False
