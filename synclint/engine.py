@@ -153,6 +153,18 @@ def syntax_error_violation(filename: str, exc: Exception) -> Violation:
     return _input_violation(filename, SYNTAX_ERROR, f"SyntaxError: {exc}")
 
 
+def _python_syntax_error(text: str) -> SyntaxError | None:
+    """CPython's own error for text libcst rejected: a clearer message ("'(' was never
+    closed") at the location Python reports. None when Python accepts the text."""
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
 def io_error_violation(filename: str, message: str) -> Violation:
     return _input_violation(filename, IO_ERROR, message)
 
@@ -190,7 +202,7 @@ def lint_source(source: bytes | str, filename: str, settings: Settings | None = 
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        result.violations.append(syntax_error_violation(filename, exc))
+        result.violations.append(syntax_error_violation(filename, _python_syntax_error(text) or exc))
         return _filtered(result, settings)
     except (RecursionError, ValueError) as exc:
         result.violations.append(syntax_error_violation(filename, exc))

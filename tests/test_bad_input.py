@@ -63,10 +63,10 @@ def test_each_bad_input_is_one_finding_and_the_good_file_is_still_linted(project
 @pytest.mark.parametrize(
     "source, row, column, message",
     [
-        # no rule trigger in the file: Python's own parser reports it
+        # Python's own message and location, whether or not a rule trigger made libcst parse it
         ("x = (1,\ny = 2\n", 1, 5, "SyntaxError: '(' was never closed"),
-        # a rule trigger in the file: libcst's parser reports it
-        ("import torch\nx = torch.tensor([1], device='cuda'\ny = 2\n", 3, 1, "SyntaxError: parser error: error at 3:2"),
+        ("import torch\nx = torch.tensor([1], device='cuda'\ny = 2\n", 2, 17, "SyntaxError: '(' was never closed"),
+        ("def f(:\n    pass\n", 1, 7, "SyntaxError: invalid syntax"),
     ],
 )
 def test_syntax_error_carries_the_parsers_location(project, synclint, source, row, column, message):
