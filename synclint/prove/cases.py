@@ -34,7 +34,8 @@ class ProofCase:
     kind: str = STALL
     status: str = "ready"  # ready | no proof case | rule not registered | not flagged | fix failed
     problem: str = ""
-    rule_fixable: bool = False  # the rule says it offers a fix
+    rule_fixable: bool = False  # the rule offers a fix, at least sometimes
+    rule_always_fixes: bool = False
     fixed_source: str | None = None  # None: the fixer changed nothing
     flagged: list[tuple[int, int]] = field(default_factory=list)  # (first row, last row) of each finding of `code`
     fixed_findings: list[str] = field(default_factory=list)  # findings of `code` left after fixing
@@ -73,6 +74,7 @@ def prepare(code: str, root: Path | None = None) -> ProofCase:
         case.status, case.problem = "rule not registered", f"no rule {code} in synclint.rules"
         return case
     case.rule_fixable = rule.fix_availability is not FixAvailability.NEVER
+    case.rule_always_fixes = rule.fix_availability is FixAvailability.ALWAYS
     settings = Settings()
     found = [v for v in lint_source(source, str(path), settings).violations if v.code == code]
     case.flagged = [(v.location.row, v.end_location.row) for v in found]

@@ -101,8 +101,8 @@ def prove_rule(case: ProofCase, torch, device) -> RuleProof:
     if after is not None:
         proof.after = measure(seeded(torch, lambda: after.case(device)), torch)
         proof.results_match, proof.mismatch = same_results(torch, seeded(torch, lambda: before.case(device)), seeded(torch, lambda: after.case(device)))
-    if case.rule_fixable and not case.fixable:
-        proof.problems.append("the rule offers a fix but the fixer changed nothing in proof.py")
+    if case.rule_always_fixes and not case.fixable:
+        proof.problems.append("the rule says it always fixes, but the fixer changed nothing in proof.py")
     if case.fixed_findings:
         proof.problems.append(f"still flagged after fixing: {', '.join(case.fixed_findings)}")
     for label, m in (("before", proof.before), ("after", proof.after)):
@@ -126,34 +126,23 @@ def same_results(torch, run_a, run_b) -> tuple[bool, str]:
 
 
 def _prove_race(proof: RuleProof, before, after, torch, device) -> RuleProof:
-    """A race case reads host data before the copy that fills it has run. Under a queued
-    backlog it reads stale memory: the values differ from `reference(device)`."""
+    """A race case reads host data before the copy that fills it has run; it returns
+    `(what_it_read, device_values)`. Under a queued backlog the copy has not run when the
+    host reads, so the two differ (compared after a sync)."""
     from synclint.prove.measure import SleepClock
 
-    reference = getattr(before, "reference", None)
-    if reference is None:
-        proof.problems.append("a race case needs `reference(device)`")
-        return proof
     clock = SleepClock(torch)
-    for fn in (before.case, reference):
-        fn(device)
+    before.case(device)
     torch.cuda.synchronize()
     clock.calibrate()
 
-    def under_backlog(fn):
-        torch.cuda.synchronize()
-        torch.cuda._sleep(clock.cycles(100))
-        out = seeded(torch, lambda: fn(device))()
-        torch.cuda.synchronize()
-        return out
-
-    truth = seeded(torch, lambda: reference(device))()
-    torch.cuda.synchronize()
-
     def verdict(fn) -> Measurement:
         try:
-            got = under_backlog(fn)
-            torch.testing.assert_close(got, truth)
+            torch.cuda.synchronize()
+            torch.cuda._sleep(clock.cycles(100))
+            read, truth = seeded(torch, lambda: fn(device))()
+            torch.cuda.synchronize()
+            torch.testing.assert_close(read, truth.cpu())
             return Measurement(CORRECT)
         except AssertionError:
             return Measurement(RACE_SHOWN)

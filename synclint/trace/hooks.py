@@ -38,6 +38,12 @@ TIMED_TORCH_FUNCTIONS = (
     "bincount", "histc", "allclose", "equal",
 )
 
+# A pageable non_blocking H2D copy waits for the queue once ~4 MiB is outstanding; a single
+# 1 MiB copy did not (gpu-facts.md). Smaller copies are not reported (a fix such as
+# `idx.to(dev, non_blocking=True)` of a small index is fine); many of them at the threshold
+# still are. Copies into pageable memory (D2H) wait at any size: always reported.
+PAGEABLE_H2D_REPORT_BYTES = 1 << 20
+
 _local = threading.local()
 _lock = threading.RLock()
 
@@ -179,6 +185,10 @@ def _mib(t) -> str:
     return f"{t.numel() * t.element_size() / 2**20:.1f} MiB"
 
 
+def _nbytes(t) -> int:
+    return t.numel() * t.element_size()
+
+
 def _host_side_pageable(t) -> bool:
     # A strided view of pinned memory is copied through a pageable contiguous temporary.
     return not t.is_pinned() or not t.is_contiguous()
@@ -197,7 +207,7 @@ def classify_to(args, kwargs, result):
         return None, ""
     if not _non_blocking(args, kwargs, 1):
         return None, ""
-    if src.device.type == "cpu" and result.device.type != "cpu" and _host_side_pageable(src):
+    if src.device.type == "cpu" and result.device.type != "cpu" and _host_side_pageable(src) and _nbytes(src) >= PAGEABLE_H2D_REPORT_BYTES:
         return PAGEABLE_COPY, f"H2D {_mib(src)} from pageable memory with non_blocking=True"
     return None, ""
 
@@ -211,7 +221,7 @@ def classify_copy(args, kwargs, result):
         return None, ""
     if dst.device.type == "cpu" and src.device.type != "cpu" and _host_side_pageable(dst):
         return PAGEABLE_COPY, f"D2H {_mib(src)} into pageable memory with non_blocking=True"
-    if dst.device.type != "cpu" and src.device.type == "cpu" and _host_side_pageable(src):
+    if dst.device.type != "cpu" and src.device.type == "cpu" and _host_side_pageable(src) and _nbytes(src) >= PAGEABLE_H2D_REPORT_BYTES:
         return PAGEABLE_COPY, f"H2D {_mib(src)} from pageable memory with non_blocking=True"
     return None, ""
 

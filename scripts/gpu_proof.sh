@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# All of synclint's GPU work in one command, for one CUDA machine (about 2-4 minutes):
+#   1. `synclint prove`: every rule's proof case before and after synclint's own fix
+#      (stall ratio, sync debug mode, same results), the throughput demo, and the runtime
+#      tracer's proof on the same cases plus its overhead;
+#   2. the `gpu`-marked pytest tests.
+# Writes at most 8 flat files to $OUT (default ./gpu-proof-out) and prints a short summary.
+# Needs torch with CUDA; libcst and pathspec importable (e.g. installed into /tmp/site with
+# PYTHONPATH set). Usage: OUT=/some/dir scripts/gpu_proof.sh
+set -uo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="${OUT:-$REPO/gpu-proof-out}"
+PY="${PYTHON:-python3}"
+mkdir -p "$OUT"
+export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1
+cd "$REPO"
+
+{
+    echo "date: $(date -u +%FT%TZ)"
+    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 4
+    "$PY" -c 'import sys, torch, libcst; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(), "libcst", libcst.__version__ if hasattr(libcst, "__version__") else "?")'
+} > "$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
+
+start=$(date +%s)
+timeout 420 "$PY" -m synclint prove \
+    --json "$OUT/gpu-proof.json" --markdown "$OUT/gpu-proof.md" \
+    --trace-markdown "$OUT/trace.md" --trace-json "$OUT/trace.json" > "$OUT/prove.log" 2>&1
+prove_rc=$?
+echo "== synclint prove: exit $prove_rc in $(( $(date +%s) - start )) s (log: prove.log)"
+cat "$OUT/prove.log" | grep -v '^\s*$' | tail -n 60
+
+start=$(date +%s)
+timeout 150 "$PY" -m pytest -q -m gpu -p no:cacheprovider --continue-on-collection-errors tests > "$OUT/pytest-gpu.log" 2>&1
+pytest_rc=$?
+echo "== pytest -m gpu: exit $pytest_rc in $(( $(date +%s) - start )) s (log: pytest-gpu.log)"
+tail -n 15 "$OUT/pytest-gpu.log"
+
+echo "== files in $OUT: $(ls "$OUT" | tr '\n' ' ')"
+# Exit status: the proof's (1 = some rule failed its proof, which the reports explain).
+exit $(( prove_rc != 0 ? prove_rc : pytest_rc ))
