@@ -56,7 +56,8 @@ class FlowWalker:
                 continue
             value = annotation_placement(param.annotation, self.analysis.imports, param)
             if value is None:
-                value = UNKNOWN  # no evidence: unknown, never guessed
+                # No evidence: unknown, never guessed.
+                value = UNKNOWN.because(param, f"parameter `{name}` has no annotation or default that places it")
                 if name in api.DEVICE_LIKE_NAMES:
                     value = placed(Place.ACCEL_DEVICE, MEDIUM, param, f"parameter `{name}` is named like a device (inferred)")
             if param.default is not None:
@@ -246,11 +247,18 @@ def _merge_into(env: Env, *branches: Env) -> None:
             env[name] = join(*values)
 
 
-def class_attribute_env(analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...]) -> Env:
-    """Join of every `self.<attr> = value` in the class's methods, each evaluated in its method,
-    plus `self.register_buffer("name", ...)` buffers of an nn.Module."""
+def class_attribute_env(analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], env: Env) -> None:
+    """Fill `env` with the join of every `self.<attr> = value` in the class's methods, each
+    evaluated in its method, plus `self.register_buffer("name", ...)` buffers.
+
+    `env` is filled as assignments are met, so a later assignment sees the earlier ones
+    (`self.device = device` then `self.buf = torch.zeros(..., device=self.device)`)."""
     class_def = chain[-1]
     found: dict[str, list] = {}
+
+    def record(name: str, value: Placement) -> None:
+        found.setdefault(name, []).append(value)
+        env[name] = join(*found[name])
 
     class Collector(cst.CSTVisitor):
         def __init__(self, method: cst.FunctionDef) -> None:
@@ -279,7 +287,7 @@ def class_attribute_env(analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, .
                 value = analysis.placement_of(value_expr, self.statement, (*chain, self.method))
                 if value.known:
                     value = value.because(self.statement, f"`self.{t.attr.value}` assigned in `{self.method.name.value}()`")
-                found.setdefault(t.attr.value, []).append(value)
+                record(t.attr.value, value)
 
         def visit_Call(self, node: cst.Call) -> None:
             # self.register_buffer("name", tensor): a buffer that moves with the module.
@@ -293,9 +301,8 @@ def class_attribute_env(analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, .
                 name = string_value(node.args[0].value)
                 if name:
                     reason = "a registered buffer moves with the module (inferred)"
-                    found.setdefault(name, []).append(placed(Place.DEVICE, MEDIUM, node, reason))
+                    record(name, placed(Place.DEVICE, MEDIUM, node, reason))
 
     for stmt in getattr(class_def.body, "body", ()):
         if isinstance(stmt, cst.FunctionDef):
             stmt.visit(Collector(stmt))
-    return {name: join(*values) for name, values in found.items()}

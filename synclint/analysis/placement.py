@@ -99,8 +99,10 @@ class PlacementAnalysis:
         `chain` ends with the ClassDef."""
         key = id(chain[-1])
         if key not in self._class_attrs:
-            self._class_attrs[key] = {}  # guard against recursion while computing
-            self._class_attrs[key] = flow.class_attribute_env(self, chain)
+            # Registered before it is filled: a lookup made while collecting (an assignment
+            # that reads `self.device`) sees the attributes collected so far, not a loop.
+            self._class_attrs[key] = {}
+            flow.class_attribute_env(self, chain, self._class_attrs[key])
         return self._class_attrs[key]
 
     def returns_of(self, func: cst.FunctionDef, chain: tuple[cst.CSTNode, ...] | None = None) -> Placement:

@@ -108,9 +108,13 @@ class Evaluator:
         saved = self.chain
         self.chain = chain
         try:
-            return self._eval(expr, env)
+            result = self._eval(expr, env)
         finally:
             self.chain = saved
+        if not result.evidence and not result.known:
+            # Say so: `--explain` then shows that nothing placed the value, not an empty chain.
+            result = result.because(expr, "nothing in this file shows where it lives")
+        return result
 
     def device_target(self, expr: cst.BaseExpression, env: Env, chain: tuple[cst.CSTNode, ...] = ()) -> Placement | None:
         saved = self.chain
