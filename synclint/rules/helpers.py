@@ -154,14 +154,20 @@ def _position_of_current(ctx, index: _AssignmentIndex) -> int | None:
     return None
 
 
-def bound_value(name: str, ctx) -> cst.BaseExpression | None:
-    """The value of the latest `name = value` before the statement being visited, in the
-    enclosing function (or module). None when the name is not assigned a plain value there."""
+def bound_value(name: str, ctx, before: int | None = None) -> cst.BaseExpression | None:
+    """The value of the latest `name = value` before the statement being visited (or before
+    position `before`), in the enclosing function (or module). None when the name is not
+    assigned a plain value there."""
+    found = _binding(name, ctx, before)
+    return found[1] if found else None
+
+
+def _binding(name: str, ctx, before: int | None = None) -> tuple[int, cst.BaseExpression | None] | None:
     index = _assignment_index(ctx)
-    here = _position_of_current(ctx, index)
+    here = _position_of_current(ctx, index) if before is None else before
     if here is None:
         return None
-    earlier = [value for position, value in index.bindings.get(name, ()) if position < here]
+    earlier = [(position, value) for position, value in index.bindings.get(name, ()) if position < here]
     return earlier[-1] if earlier else None
 
 
@@ -184,7 +190,7 @@ def _dtype_name(expr: cst.BaseExpression | None) -> str | None:
     return None
 
 
-def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
+def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None = None) -> str | None:
     """"bool" or "integer" when the tensor's dtype is visible in the code, else None.
 
     Looks through names bound once in the scope (`mask = x > 0; y[mask]`) a few levels deep."""
@@ -193,14 +199,17 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
     if isinstance(expr, cst.Comparison):
         return "bool"
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
-        return dtype_kind(expr.expression, ctx, _depth + 1)
+        return dtype_kind(expr.expression, ctx, _depth + 1, _at)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
-        left = dtype_kind(expr.left, ctx, _depth + 1)
-        right = dtype_kind(expr.right, ctx, _depth + 1)
+        left = dtype_kind(expr.left, ctx, _depth + 1, _at)
+        right = dtype_kind(expr.right, ctx, _depth + 1, _at)
         return "bool" if "bool" in (left, right) else left if left == right else None
     if isinstance(expr, cst.Name):
-        value = bound_value(expr.value, ctx)
-        return dtype_kind(value, ctx, _depth + 1) if value is not None else None
+        found = _binding(expr.value, ctx, _at)
+        if found is None or found[1] is None:
+            return None
+        # The bound value is read where it was bound (`m = m.to(d)` looks further back).
+        return dtype_kind(found[1], ctx, _depth + 1, found[0])
     if isinstance(expr, cst.Call):
         dtype = _dtype_name(getattr(kwarg(expr, "dtype"), "value", None))
         name = method_name(expr)
@@ -213,7 +222,7 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
                     return "bool"
                 if target in _INTEGER_DTYPES:
                     return "integer"
-            return dtype_kind(expr.func.value, ctx, _depth + 1)
+            return dtype_kind(expr.func.value, ctx, _depth + 1, _at)
         if dtype == "bool":
             return "bool"
         if dtype in _INTEGER_DTYPES:
@@ -226,7 +235,7 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
         if qual in ("torch.tensor", "torch.as_tensor") and expr.args:
             return literal_kind(expr.args[0].value)
         if name in ("cuda", "pin_memory", "contiguous", "clone", "flatten", "view", "reshape", "squeeze", "unsqueeze"):
-            return dtype_kind(expr.func.value, ctx, _depth + 1)
+            return dtype_kind(expr.func.value, ctx, _depth + 1, _at)
     return None
 
 
@@ -301,18 +310,20 @@ _SHAPED_FACTORIES = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"
 _SHAPED_NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
 
 
-def known_ndim(expr: cst.BaseExpression, ctx) -> int | None:
+def known_ndim(expr: cst.BaseExpression, ctx, _at: int | None = None) -> int | None:
     """The number of dimensions of a tensor built in view (`torch.zeros(b, n, device=d)`,
     `x.new_zeros((b, n))`), looking through a name bound in the scope; None when unknown."""
     if isinstance(expr, cst.Name):
-        value = bound_value(expr.value, ctx)
-        return known_ndim(value, ctx) if value is not None and not isinstance(value, cst.Name) else None
+        found = _binding(expr.value, ctx, _at)
+        if found is None or found[1] is None:
+            return None
+        return known_ndim(found[1], ctx, found[0])  # read where it was bound
     if not isinstance(expr, cst.Call):
         return None
     qual = ctx.qualname(expr.func) or ""
     name = method_name(expr)
     if name in ("cuda", "to", "contiguous", "clone", "float", "half", "bfloat16", "long", "int"):
-        return known_ndim(expr.func.value, ctx)
+        return known_ndim(expr.func.value, ctx, _at)
     if qual.startswith("torch.") and qual[6:] in _SHAPED_FACTORIES:
         args = positional(expr)
         if qual == "torch.full" or qual == "torch.randint":

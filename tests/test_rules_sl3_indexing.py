@@ -1,0 +1,203 @@
+"""SL301-SL304: the measured facts about indexing, the fixes' applicability, and the fixed
+code computing the same tensors as the original (run on the CPU build of PyTorch)."""
+
+from __future__ import annotations
+
+import runpy
+import textwrap
+
+import pytest
+import torch
+
+from synclint import prefilter
+from synclint.config import Settings
+from synclint.engine import lint_source
+from synclint.fix import fix_source
+from synclint.rules import rule_by_code
+from synclint.violation import Applicability, Confidence
+
+ANY = Settings(min_confidence=Confidence.LOW)
+
+
+def findings(source: str, settings: Settings = ANY) -> list[tuple[int, str, str, str | None]]:
+    """(row, code, confidence, fix applicability) of every finding, even `low` ones."""
+    result = lint_source(textwrap.dedent(source), "case.py", settings)
+    return [
+        (v.location.row, v.code, v.confidence.label, v.fix.applicability.value if v.fix else None)
+        for v in result.violations
+        if v.code[:3] in ("SL3", "SL4")
+    ]
+
+
+PRELUDE = """\
+import torch
+
+def step(n: int, device):
+    x = torch.zeros(8, 4, device=device)
+    y_gpu = torch.ones(4, device=device)
+    gpu_idx = torch.arange(3, device=device)
+    mask = x[:, 0] > 0
+    cpu_bool_mask = torch.zeros(8, dtype=torch.bool)
+    t = torch.zeros(16, device=device)
+"""
+
+MEASURED_CLEAN = [
+    "x[gpu_idx]",
+    "x[3]",
+    "x[cpu_bool_mask]",
+    "x[0] = y_gpu",
+    "x[gpu_idx] = y_gpu",
+    "x[mask] = 1.0",
+    "t[2:5] = 1.0",
+    "x.masked_fill_(mask.unsqueeze(1), 1.0)",
+    "x.index_fill_(0, gpu_idx, 1.0)",
+    "torch.where(mask, t[:8], 0)",
+    "torch.nonzero_static(mask, size=8)",
+    "torch.repeat_interleave(t, gpu_idx, output_size=n)",
+]
+
+
+@pytest.mark.parametrize("line", MEASURED_CLEAN)
+def test_measured_clean_patterns_are_never_flagged(line):
+    assert findings(PRELUDE + f"    {line}\n") == []
+
+
+MEASURED_STALLS = [
+    ("x[torch.arange(3)] = y_gpu[:3].unsqueeze(1)", "SL301"),  # x[cpu_idx] = y
+    ("x[[1, 2, 3]]", "SL301"),
+    ("x[gpu_idx] = 1.0", "SL302"),
+    ("x[mask] = y_gpu", "SL401"),
+    ("t[3] = float(n)", "SL302"),
+    ("x[:, [0, 2]] = 0.0", "SL303"),
+    ("x[gpu_idx[0] : gpu_idx[1]]", "SL304"),
+    ("x[mask]", "SL401"),
+    ("len(x[mask])", "SL401"),
+]
+
+
+@pytest.mark.parametrize(("line", "code"), MEASURED_STALLS)
+def test_measured_stalls_are_flagged_once_by_their_rule(line, code):
+    found = findings(PRELUDE + f"    {line}\n", Settings())
+    assert [(row, c) for row, c, _, _ in found] == [(10, code)]
+
+
+def test_host_index_fix_is_safe_for_pageable_unsafe_for_pinned_and_absent_for_unknown_dtype():
+    source = """\
+    import torch
+
+    def gather(device, rows_np):
+        hidden = torch.zeros(8, 4, device=device)
+        pageable = torch.arange(3)
+        pinned = torch.arange(3).pin_memory()
+        unknown = torch.from_numpy(rows_np)
+        return hidden[pageable], hidden[pinned], hidden[unknown]
+    """
+    assert findings(source) == [
+        (8, "SL301", "medium", "safe"),
+        (8, "SL301", "medium", "unsafe"),
+        (8, "SL301", "medium", None),
+    ]
+
+
+def test_list_index_writes_get_a_fix_only_for_literal_integer_lists():
+    source = """\
+    import torch
+
+    def mask_logits(banned: list[int]):
+        logits = torch.zeros(2, 10, device="cuda")
+        logits[:, [1, -1]] = 0.0
+        logits[:, banned] = 0.0
+        logits[:, [True, False] * 5] = 0.0
+        logits[0, [1, 2]] = 0.0
+        return logits
+    """
+    assert findings(source) == [
+        (5, "SL303", "high", "safe"),
+        (6, "SL303", "high", None),
+        (8, "SL303", "high", None),
+    ]
+
+
+def test_element_write_needs_as_many_indices_as_known_dims():
+    source = """\
+    import torch
+
+    def write(i: int, j: int, v: float, device, other):
+        grid = torch.zeros(4, 4, device="cuda")
+        grid[i] = v
+        grid[i, j] = v
+        other = other.cuda()
+        other[i, j] = float(v)
+        other[i] = float(v)
+    """
+    assert findings(source) == [
+        (6, "SL302", "high", "safe"),
+        (8, "SL302", "medium", "safe"),
+        (9, "SL302", "low", "safe"),
+    ]
+
+
+def test_slice_bounds_on_the_host_are_clean():
+    source = """\
+    import torch
+
+    def split(n: int, lens: list[int], device):
+        hidden = torch.zeros(64, device=device)
+        cu = torch.zeros(5, dtype=torch.int32, device=device)
+        host_cu = cu.tolist()
+        return hidden[host_cu[0] : host_cu[1]], hidden[: n], hidden[cu[0] :]
+    """
+    assert findings(source) == [(7, "SL304", "medium", None)]
+
+
+FIXABLE = """\
+import torch
+
+def run(device="cuda"):
+    hidden = torch.arange(24.0, device=device).reshape(6, 4)
+    rows = torch.tensor([4, 0, 4], dtype=torch.long)
+    gathered = hidden[rows]
+    hidden[rows] = gathered * 2
+    grid = torch.zeros(3, 3, device=device)
+    grid[1, 2] = float(7)
+    idx = torch.arange(2, dtype=torch.long, device=device)
+    grid[idx] = 5.5
+    logits = torch.zeros(2, 6, device=device)
+    logits[:, [0, -1, 3, 3]] = -float("inf")
+    logits[[1]] = 2.0
+    return gathered, hidden, grid, logits
+"""
+
+
+def test_fixed_code_computes_the_same_tensors(tmp_path):
+    before = tmp_path / "before.py"
+    before.write_text(FIXABLE)
+    result = fix_source(FIXABLE, "before.py", Settings(select=("SL3",)), unsafe=True)
+    assert result.error is None and result.applied == 6
+    after = tmp_path / "after.py"
+    after.write_text(result.fixed)
+    assert "index_fill_(1," in result.fixed and "index_fill_(0," in result.fixed
+    assert ".fill_(float(7))" in result.fixed and "new_full((), 5.5)" in result.fixed
+    # The same code on the CPU build: every tensor must be equal.
+    expected = runpy.run_path(str(before))["run"]("cpu")
+    actual = runpy.run_path(str(after))["run"]("cpu")
+    for a, b in zip(expected, actual):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("code", ["SL301", "SL302", "SL303", "SL304"])
+def test_prefilter_triggers_cover_every_flagged_source(code):
+    """The prefilter skips files without a trigger word: it must never hide a finding."""
+    from pathlib import Path
+
+    rule = rule_by_code(code)
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / code / "before.py"
+    sources = [fixture.read_text(), *rule.doc_code_blocks("Example"), PRELUDE]
+    for source in sources:
+        assert prefilter.may_match(source, [rule])
+
+
+def test_fixes_are_marked_with_their_applicability():
+    rule = rule_by_code("SL303")
+    assert rule.fix_availability.value == "sometimes"
+    assert Applicability.SAFE.value == "safe"
