@@ -1,0 +1,161 @@
+"""SL101 and SL201 with placement inference against a naive name match on the same files.
+
+The corpus is real-shaped code (spelled as vLLM, SGLang and transformers spell it) written to
+disk. Lines that really stall end with `# stalls`; look-alikes that do not stall end with
+`# no stall`. The naive matcher flags every `.item()` and every `torch.tensor/as_tensor(...,
+device=...)`; synclint at default settings must flag every stalling line (no loss) and no
+look-alike, so it flags strictly fewer look-alikes than the naive match.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from synclint.config import Settings
+from synclint.engine import lint_source
+
+ITEM_FILE = textwrap.dedent(
+    """\
+    import numpy as np
+    import torch
+    from torch import nn
+
+
+    class Sampler(nn.Module):
+        def __init__(self, vocab_size, device):
+            super().__init__()
+            self.device = device
+            self.counts = torch.zeros(vocab_size, dtype=torch.int64, device=device)
+            self.host_counts = torch.zeros(vocab_size, dtype=torch.int64)
+            self.weight = nn.Parameter(torch.ones(vocab_size))
+
+        def forward(self, logits):
+            best = logits.cuda().argmax(dim=-1)
+            first = best[0].item()  # stalls
+            total = self.counts.sum().item()  # stalls
+            scale = self.weight.norm().item()  # stalls
+            seen = self.host_counts.sum().item()  # no stall
+            return first, total, scale, seen
+
+        def stats(self, token_ids: list[int]):
+            ids = torch.tensor(token_ids)
+            longest = ids.max().item()  # no stall
+            arr = np.asarray(token_ids)
+            mean = arr.mean().item()  # no stall
+            spread = np.float32(arr.std()).item()  # no stall
+            return longest, mean, spread
+
+
+    def finish(logits, device):
+        probs = torch.softmax(logits.to(device), dim=-1)
+        top = probs.max().item()  # stalls
+        host = probs.cpu()
+        again = host.max().item()  # no stall
+        staged = probs.to("cpu", non_blocking=True)
+        torch.cuda.current_stream().synchronize()
+        last = staged[-1].item()  # no stall
+        return top, again, last
+
+
+    def from_numpy_batch(batch: np.ndarray):
+        t = torch.from_numpy(batch)
+        return t.sum().item()  # no stall
+    """
+)
+
+FACTORY_FILE = textwrap.dedent(
+    """\
+    import numpy as np
+    import torch
+    import torch as th
+    from torch import tensor
+
+
+    class ModelRunner:
+        def __init__(self, device):
+            self.device = device
+            self.pinned = torch.zeros(4096, dtype=torch.int64, pin_memory=True)
+
+        def _prepare_inputs(self, token_ids, positions: np.ndarray):
+            ids = torch.tensor(token_ids, dtype=torch.long, device=self.device)  # stalls
+            pos = torch.as_tensor(positions, device=self.device)  # stalls
+            staged = torch.as_tensor(self.pinned, device=self.device)  # no stall
+            return ids, pos, staged
+
+        def prepare_decode_metadata(self, seq_lens, rank):
+            lens = th.tensor(seq_lens, device=torch.device("cuda", rank))  # stalls
+            host = torch.tensor(seq_lens, device="cpu")  # no stall
+            return lens, host
+
+
+    def build(sampled, hidden):
+        g = sampled.cuda()
+        ids = tensor(g.tolist(), device="cuda:0")  # stalls
+        copy = torch.tensor(g, device="cuda")  # no stall
+        cpu_ref = torch.zeros(3)
+        same = torch.tensor([1, 2, 3], device=cpu_ref.device)  # no stall
+        dev = "cpu"
+        local = torch.tensor([0], device=dev)  # no stall
+        return ids, copy, same, local
+    """
+)
+
+
+def _marked(text: str, mark: str) -> set[int]:
+    return {i for i, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith(f"# {mark}")}
+
+
+def _naive(text: str, kind: str) -> set[int]:
+    """Rows a name match flags: every `.item()`, or every tensor/as_tensor call with device=."""
+    module = cst.parse_module(text)
+    rows: set[int] = set()
+
+    class Matcher(cst.CSTVisitor):
+        METADATA_DEPENDENCIES = (PositionProvider,)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+            if kind == "item":
+                hit = isinstance(func, cst.Attribute) and name == "item" and not node.args
+            else:
+                has_device = any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
+                hit = name in ("tensor", "as_tensor", "asarray") and has_device
+            if hit:
+                rows.add(self.get_metadata(PositionProvider, node).start.line)
+
+    MetadataWrapper(module).visit(Matcher())
+    return rows
+
+
+def _flagged(path: Path, code: str) -> set[int]:
+    result = lint_source(path.read_bytes(), str(path), Settings())
+    return {v.location.row for v in result.violations if v.code == code}
+
+
+def _compare(tmp_path: Path, text: str, code: str, kind: str) -> tuple[set[int], set[int], set[int], set[int]]:
+    path = tmp_path / f"{code.lower()}_corpus.py"
+    path.write_text(text)
+    stalls, lookalikes = _marked(text, "stalls"), _marked(text, "no stall")
+    assert stalls and lookalikes
+    return stalls, lookalikes, _naive(path.read_text(), kind), _flagged(path, code)
+
+
+def test_sl201_flags_every_stall_and_no_lookalike(tmp_path):
+    stalls, lookalikes, naive, flagged = _compare(tmp_path, ITEM_FILE, "SL201", "item")
+    assert naive == stalls | lookalikes  # the name match cannot tell them apart
+    assert stalls <= flagged  # no loss on the true cases
+    assert flagged & lookalikes == set()
+    assert len(flagged) < len(naive)
+
+
+def test_sl101_flags_every_stall_and_no_lookalike(tmp_path):
+    stalls, lookalikes, naive, flagged = _compare(tmp_path, FACTORY_FILE, "SL101", "factory")
+    assert naive == stalls | lookalikes
+    assert stalls <= flagged
+    assert flagged & lookalikes == set()
+    assert len(flagged) < len(naive)
