@@ -192,7 +192,8 @@ def test_prefilter_triggers_cover_every_flagged_source(code):
 
     rule = rule_by_code(code)
     fixture = Path(__file__).resolve().parent.parent / "fixtures" / code / "before.py"
-    sources = [fixture.read_text(), *rule.doc_code_blocks("Example"), PRELUDE]
+    stalls = [PRELUDE + f"    {line}\n" for line, c in MEASURED_STALLS if c == code]
+    sources = [fixture.read_text(), *rule.doc_code_blocks("Example"), *stalls]
     for source in sources:
         assert prefilter.may_match(source, [rule])
 
