@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+from functools import cached_property
+
 import libcst as cst
 
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import kwarg, positional, split_helper_path
-from synclint.rules.sl1xx_h2d import device_target
+from synclint.rules.sl1xx_h2d import device_target, in_place
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments the helper accepts; any other (requires_grad=, pin_memory=) means no fix.
@@ -74,6 +76,8 @@ class BlockingTensorFactory(Rule):
         data = ctx.placement(args[0].value)
         if data.may_be(Place.DEVICE) or data.may_be(Place.PINNED):
             return  # a device-to-device copy, or an already pinned source: no host wait
+        if self._scalar_operand_rule_enabled and _scalar_operand(node, data, ctx):
+            return  # SL104 reports it, with the better fix (the scalar stays on the host)
         if data.known:
             confidence = min(data.confidence, target.confidence)
         elif qual == "torch.tensor":
@@ -91,31 +95,37 @@ class BlockingTensorFactory(Rule):
             f"`torch.{func}(..., device=...)` copies host data with a blocking copy; use a pinned, non-blocking copy",
             confidence=confidence,
             placement=data,
-            fix=self._fix(node, data, qual),
+            fix=self._fix(node, data, qual, ctx),
         )
 
-    def _fix(self, node: cst.Call, data, qual: str) -> FixSpec | None:
+    @cached_property
+    def _scalar_operand_rule_enabled(self) -> bool:
+        from synclint.rules import select_codes
+
+        codes = select_codes(self.settings.select, self.settings.extend_select, self.settings.ignore)
+        return "SL104" in codes
+
+    def _fix(self, node: cst.Call, data, qual: str, ctx) -> FixSpec | None:
         if any(a.keyword is not None and a.keyword.value not in _HELPER_KEYWORDS for a in node.args):
             return None
         if len(positional(node)) != 1 or any(a.star for a in node.args):
             return None
-        arange = self._arange_fix(node)
+        arange = self._arange_fix(node, ctx)
         if arange is not None:
             return arange
         if qual != "torch.tensor" and not data.known:
             return None
         module, name = split_helper_path(self.settings.h2d_helper)
-        # The data and the dtype=/device= keywords stay as written (comments and layout
-        # too): both helper signatures take them by those keywords.
-        new = node.with_changes(func=cst.Name(name))
+        # Only the callee changes: the data and the dtype=/device= keywords stay as written
+        # (comments and layout too), and both helper signatures take them by those keywords.
         return FixSpec(
             message=f"Use `{name}` (pinned, non-blocking copy)",
-            replacements=((node, new),),
+            replacements=((node.func, cst.Name(name)),),
             applicability=Applicability.SAFE,
             imports=((module, name),),
         )
 
-    def _arange_fix(self, node: cst.Call) -> FixSpec | None:
+    def _arange_fix(self, node: cst.Call, ctx) -> FixSpec | None:
         """`torch.tensor(range(a, b), device=d)` (or `list(range(...))`) ->
         `torch.arange(a, b, device=d)`: built on the device, nothing to copy. range() only
         takes ints, so the int64 values are the same."""
@@ -130,9 +140,26 @@ class BlockingTensorFactory(Rule):
             return None
         return FixSpec(
             message="Use `torch.arange(..., device=...)` (built on the device, no copy)",
-            replacements=((node, node.with_changes(func=func, args=args)),),
+            replacements=((node, in_place(ctx, node.with_changes(func=func, args=args))),),
             applicability=Applicability.SAFE,
         )
+
+
+def _scalar_operand(node: cst.Call, data, ctx) -> bool:
+    """`node` is the scalar-tensor operand of `torch.maximum/minimum/max/min` or a `clamp`
+    bound, as SL104 matches it."""
+    from synclint.rules.sl104_scalar_tensor_operand import BOUND_OF, CLAMPS
+
+    if data.known and not data.is_(Place.SCALAR):
+        return False
+    arg = ctx.parent(node)
+    call = ctx.parent(node, 2)
+    if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+        return False
+    qual = ctx.qualname(call.func)
+    if qual in BOUND_OF:
+        return arg.keyword is None and len(call.args) == 2 and all(a.keyword is None and not a.star for a in call.args)
+    return qual in CLAMPS and arg.keyword is not None and arg.keyword.value in ("min", "max")
 
 
 def _range_call(expr: cst.BaseExpression) -> cst.Call | None:

@@ -13,6 +13,7 @@ from synclint.rules.sl1xx_h2d import (
     goes_to_device,
     helper_call,
     host_memory,
+    in_place,
     move_target,
     plain_factory_data,
     read_move,
@@ -113,7 +114,7 @@ class BlockingHostToDeviceMove(Rule):
 
     def _fix(self, move, kind: str, ctx) -> FixSpec | None:
         if kind == PINNED:
-            return self._non_blocking_fix(move)
+            return self._non_blocking_fix(move, ctx)
         if kind != PAGEABLE:
             return None
         source = move.source
@@ -137,7 +138,7 @@ class BlockingHostToDeviceMove(Rule):
         new, imports = helper_call(self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
         return FixSpec(
             message=f"Use `{new.func.value}` (pinned staging, non-blocking copy)",
-            replacements=((move.call, new),),
+            replacements=((move.call, in_place(ctx, new)),),
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
             imports=imports,
         )
@@ -158,18 +159,18 @@ class BlockingHostToDeviceMove(Rule):
         args.append(cst.Arg(value=device_expr(move), keyword=cst.Name("device"), equal=_EQUAL))
         return FixSpec(
             message=f"Build it on the device: `torch.{name}(..., device=...)`",
-            replacements=((move.call, factory.with_changes(args=args)),),
+            replacements=((move.call, in_place(ctx, factory.with_changes(args=args))),),
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
         )
 
-    def _non_blocking_fix(self, move) -> FixSpec:
+    def _non_blocking_fix(self, move, ctx) -> FixSpec:
         args = list(move.call.args)
         if args:
             args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         args.append(cst.Arg(value=cst.Name("True"), keyword=cst.Name("non_blocking"), equal=_EQUAL))
         return FixSpec(
             message="Pass `non_blocking=True` (the source is pinned)",
-            replacements=((move.call, move.call.with_changes(args=args)),),
+            replacements=((move.call, in_place(ctx, move.call.with_changes(args=args))),),
             applicability=Applicability.UNSAFE,
         )
 

@@ -7,13 +7,13 @@ import libcst as cst
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import kwarg, positional
-from synclint.rules.sl1xx_h2d import device_target, goes_to_device
+from synclint.rules.sl1xx_h2d import device_target, goes_to_device, in_place
 from synclint.violation import Applicability, Confidence
 
 # torch.<name>(x, other) -> torch.clamp(x, <bound>=scalar)
-_BOUND_OF = {"torch.maximum": "min", "torch.max": "min", "torch.minimum": "max", "torch.min": "max", "torch.fmax": None, "torch.fmin": None}
+BOUND_OF = {"torch.maximum": "min", "torch.max": "min", "torch.minimum": "max", "torch.min": "max", "torch.fmax": None, "torch.fmin": None}
 # torch.clamp(x, min=t) / max=t with a scalar tensor built for it.
-_CLAMPS = frozenset({"torch.clamp", "torch.clip", "torch.clamp_min", "torch.clamp_max"})
+CLAMPS = frozenset({"torch.clamp", "torch.clip", "torch.clamp_min", "torch.clamp_max"})
 # The largest literal whose clamp is exact in every dtype `x` may have (int8 holds 127; the
 # smallest float type holds 65504): larger ones make `clamp` raise where `maximum` did not.
 _SAFE_INT = 127
@@ -74,9 +74,9 @@ class ScalarTensorOperand(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func)
-        if qual in _BOUND_OF:
+        if qual in BOUND_OF:
             self._check_binary(node, qual, ctx)
-        elif qual in _CLAMPS:
+        elif qual in CLAMPS:
             self._check_clamp(node, qual, ctx)
 
     def _check_binary(self, node: cst.Call, qual: str, ctx) -> None:
@@ -90,7 +90,7 @@ class ScalarTensorOperand(Rule):
             other = args[1 - index].value
             value, confidence, exact = scalar
             fix = None
-            bound = _BOUND_OF[qual]
+            bound = BOUND_OF[qual]
             if bound is not None and exact is not None and not _is_bool(value) and isinstance(node.func, cst.Attribute):
                 clamp = cst.Call(
                     func=_torch_attr(node.func, "clamp"),
@@ -98,7 +98,7 @@ class ScalarTensorOperand(Rule):
                 )
                 fix = FixSpec(
                     message=f"Use `torch.clamp(x, {bound}=...)` (the scalar stays on the host)",
-                    replacements=((node, clamp),),
+                    replacements=((node, in_place(ctx, clamp)),),
                     applicability=Applicability.SAFE if exact else Applicability.UNSAFE,
                 )
             name = qual.split(".")[-1]
@@ -124,7 +124,7 @@ class ScalarTensorOperand(Rule):
             if exact is not None and not _is_bool(value):
                 fix = FixSpec(
                     message="Pass the Python scalar",
-                    replacements=((arg.value, value),),
+                    replacements=((arg.value, in_place(ctx, value)),),
                     applicability=Applicability.SAFE if exact else Applicability.UNSAFE,
                 )
             ctx.report(

@@ -5,6 +5,7 @@ import libcst as cst
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import device_confidence, kwarg, method_name, positional, receiver
+from synclint.rules.sl1xx_h2d import in_place
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments that `new_zeros`/`new_ones`/`new_full` accept as `new_tensor` does.
@@ -51,9 +52,9 @@ class NewTensorConstant(Rule):
     reported only: build it once and cache it per device, or use the H2D helper.
 
     ## Known false positives
-    `x` on the host at run time. The rule follows `x`'s placement; when it is unknown the
-    finding has `low` confidence (hidden by default) unless `x` is named like model
-    activations on a hot path.
+    `x` on the host at run time. The rule follows `x`'s placement; when it is unknown (or
+    host-or-device) the finding has `low` confidence, hidden by default, except on a hot
+    path (`forward`, a loop), where it has `medium`.
     """
 
     code = "SL105"
@@ -81,10 +82,10 @@ class NewTensorConstant(Rule):
             if owner.known and not owner.maybe_device:
                 return  # a host tensor: new_tensor is a host copy, nothing waits
             confidence = device_confidence(owner)
-            if not owner.known and ctx.hot_path is not None:
-                # new_tensor is a method of a tensor; on a hot path of model code that
-                # tensor is a device tensor in practice.
-                confidence = Confidence.MEDIUM
+            if not owner.on_device and ctx.hot_path is not None:
+                # new_tensor is a method of a tensor; on a hot path of model code a tensor
+                # that may be on the device (or whose place is unknown) is, in practice.
+                confidence = max(confidence, Confidence.MEDIUM)
         data = args[0].value
         data_place = ctx.placement(data)
         if data_place.known and data_place.maybe_device:
@@ -96,32 +97,32 @@ class NewTensorConstant(Rule):
             + ("use a fill (`new_zeros`/`new_ones`/`new_full`)" if _constant_fill(data) else "build it once and cache it, or copy it pinned"),
             confidence=confidence,
             placement=owner,
-            fix=self._fix(node, data),
+            fix=self._fix(node, data, ctx),
         )
 
-    def _fix(self, node: cst.Call, data: cst.BaseExpression) -> FixSpec | None:
+    def _fix(self, node: cst.Call, data: cst.BaseExpression, ctx) -> FixSpec | None:
         fill = _constant_fill(data)
         if fill is None:
             return None
         if any(a.keyword is not None and a.keyword.value not in _CARRIED_KEYWORDS for a in node.args):
             return None
         value, length = fill  # length None: a 0-dim scalar
-        keywords = [a for a in node.args if a.keyword is not None]
         number = _number(value)
-        if number == 0:
-            method, size_args = "new_zeros", [_size(length, tuple_form=False)]
-        elif number == 1:
-            method, size_args = "new_ones", [_size(length, tuple_form=False)]
+        # The data argument is replaced in place (its comma and any comment after it stay);
+        # the keywords stay as written.
+        data_arg = next(a for a in node.args if a.keyword is None)
+        if number in (0, 1):
+            method = "new_zeros" if number == 0 else "new_ones"
+            new_first = [data_arg.with_changes(value=_size(length, tuple_form=False))]
         else:
-            method, size_args = "new_full", [_size(length, tuple_form=True), cst.Arg(value)]
-        args = [*size_args, *keywords]
-        args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]] + [
-            args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        ]
+            method = "new_full"
+            size = cst.Arg(_size(length, tuple_form=True), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            new_first = [size, data_arg.with_changes(value=value)]
+        args = [*new_first, *(a for a in node.args if a is not data_arg)]
         func = node.func.with_changes(attr=cst.Name(method))
         return FixSpec(
             message=f"Use `{method}` (filled on the device, no copy)",
-            replacements=((node, node.with_changes(func=func, args=args)),),
+            replacements=((node, in_place(ctx, node.with_changes(func=func, args=args))),),
             applicability=Applicability.SAFE,
         )
 
@@ -153,9 +154,9 @@ def _number(expr: cst.BaseExpression):
     return None
 
 
-def _size(length: int | None, *, tuple_form: bool) -> cst.Arg:
+def _size(length: int | None, *, tuple_form: bool) -> cst.BaseExpression:
     if length is None:
-        return cst.Arg(cst.Tuple(elements=[]))
+        return cst.Tuple(elements=[])
     if tuple_form:
-        return cst.Arg(cst.Tuple(elements=[cst.Element(cst.Integer(str(length)), comma=cst.Comma())]))
-    return cst.Arg(cst.Integer(str(length)))
+        return cst.Tuple(elements=[cst.Element(cst.Integer(str(length)), comma=cst.Comma())])
+    return cst.Integer(str(length))
