@@ -70,7 +70,8 @@ class ScalarTensorOperand(Rule):
     name = "scalar-tensor-operand"
     summary = "device tensor built from a Python scalar only to be an operand"
     fix_availability = FixAvailability.SOMETIMES
-    triggers = ("maximum", "minimum", "max", "min", "fmax", "fmin", "clamp", "clip", "clamp_min", "clamp_max")
+    # Every finding contains the scalar tensor factory (the bound-only clamp finding, too).
+    triggers = ("tensor", "as_tensor", "scalar_tensor")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func)
