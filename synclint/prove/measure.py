@@ -136,8 +136,10 @@ def debug_mode_fires(fn, torch) -> bool:
     """Whether `set_sync_debug_mode("error")` raises inside the snippet (process-global: set
     and reset around this one call)."""
     torch.cuda.synchronize()
+    from synclint.trace.hooks import set_debug_mode_quietly
+
     previous = torch.cuda.get_sync_debug_mode()
-    torch.cuda.set_sync_debug_mode("error")
+    set_debug_mode_quietly(torch, "error")
     try:
         fn()
         return False
@@ -146,5 +148,5 @@ def debug_mode_fires(fn, torch) -> bool:
             return True
         raise
     finally:
-        torch.cuda.set_sync_debug_mode(previous)
+        set_debug_mode_quietly(torch, previous)
         torch.cuda.synchronize()

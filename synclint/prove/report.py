@@ -101,7 +101,7 @@ def render_markdown(data: dict) -> str:
         else:
             lines += [
                 f"A pipelined loop: {demo['steps']} steps, {demo['gpu_ms_per_step']} ms of GPU work a step "
-                f"({demo['layers']} bf16 4096x4096 matmul+tanh layers), then a host busy-wait. Pattern: "
+                f"({demo['layers']} bf16 4096x4096 matmul+tanh layers) queued after a host busy-wait and the input copy. Pattern: "
                 f"{demo['pattern']}; fix: {demo['fix']}. Milliseconds per step, median of 3 runs:",
                 "",
                 "| host work a step | unfixed | fixed | speedup | same results |",

@@ -32,6 +32,7 @@ TIMED_TENSOR_METHODS = (
     "item", "tolist", "cpu", "numpy", "__bool__", "__int__", "__float__", "__index__",
     "__getitem__", "__setitem__", "__format__", "__repr__", "nonzero", "masked_select",
     "unique", "repeat_interleave", "bincount", "histc", "masked_fill_", "index_put_",
+    "new_tensor",
 )
 TIMED_TORCH_FUNCTIONS = (
     "tensor", "as_tensor", "nonzero", "where", "masked_select", "unique", "repeat_interleave",
@@ -41,7 +42,7 @@ TIMED_TORCH_FUNCTIONS = (
 # A pageable non_blocking H2D copy waits for the queue once ~4 MiB is outstanding; a single
 # 1 MiB copy did not (gpu-facts.md). Smaller copies are not reported (a fix such as
 # `idx.to(dev, non_blocking=True)` of a small index is fine); many of them at the threshold
-# still are. Copies into pageable memory (D2H) wait at any size: always reported.
+# are reported as soon as one reaches it. Copies into pageable memory (D2H) wait at any size: always reported.
 PAGEABLE_H2D_REPORT_BYTES = 1 << 20
 
 _local = threading.local()
@@ -251,6 +252,14 @@ def _patch(owner, name: str, op: str, classify=None) -> None:
     _patches.append((owner, name, own))
 
 
+def set_debug_mode_quietly(torch, mode) -> None:
+    """`set_sync_debug_mode` warns once that it is a prototype; that warning would land on
+    the traced program's stderr, which must stay as the program wrote it."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*debug mode is a prototype")
+        torch.cuda.set_sync_debug_mode(mode)
+
+
 def install(debug_mode: bool = True) -> None:
     """Install the hooks (reference counted: nested tracers share them)."""
     global _installed, _filter
@@ -282,7 +291,7 @@ def install(debug_mode: bool = True) -> None:
         _saved["debug_mode"] = None
         if debug_mode and torch.cuda.is_available():
             _saved["debug_mode"] = torch.cuda.get_sync_debug_mode()
-            torch.cuda.set_sync_debug_mode("warn")
+            set_debug_mode_quietly(torch, "warn")
 
 
 def uninstall() -> None:
@@ -296,7 +305,7 @@ def uninstall() -> None:
         import torch
 
         if _saved.get("debug_mode") is not None:
-            torch.cuda.set_sync_debug_mode(_saved["debug_mode"])
+            set_debug_mode_quietly(torch, _saved["debug_mode"])
         for owner, name, original in reversed(_patches):
             if original is _MISSING:
                 delattr(owner, name)
