@@ -1,11 +1,17 @@
-"""Lint (or fix) many files: discovery -> per-file engine -> outcomes, in order.
+"""Lint (or fix) many files: discovery -> cache -> per-file engine -> outcomes, in order.
 
-Each file is independent, so the work spreads over processes (`jobs`); results are returned
-in discovery order whatever the number of processes, so `-j1` and `-jN` print the same.
+Each file is independent, so the cache misses are spread over processes (`jobs`, default:
+all cores). Results come back in discovery order whatever the number of processes, so
+`-j1` and `-jN` print the same.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +19,14 @@ from synclint.config import Settings
 from synclint.discover import discover
 from synclint.engine import io_error_violation, lint_source
 from synclint.fix.apply import fix_source
-from synclint.violation import Violation
+from synclint.violation import Applicability, Violation
+
+# Below this much source to lint, starting worker processes costs more than it saves
+# (one edited file in a warm tree is linted in this process).
+PARALLEL_MIN_BYTES = 256 * 1024
+# Tasks per batch sent to a worker: large enough to amortise the pickling round trip,
+# small enough that the last batches balance the load.
+MAX_BATCH = 16
 
 
 @dataclass
@@ -36,6 +49,8 @@ class RunResult:
     outcomes: list[FileOutcome] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)  # discovery problems
     cache_hits: int = 0
+    linted: int = 0  # files that went through the engine (cache misses)
+    jobs: int = 1  # processes actually used
 
     @property
     def violations(self) -> list[Violation]:
@@ -62,17 +77,137 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, sou
     return FileOutcome(filename, result.violations, encoding=result.encoding)
 
 
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+# --- one cache miss, in whichever process runs it --------------------------------------
+
+
+@dataclass
+class _Linted:
+    outcome: FileOutcome
+    stat: tuple[int, int] | None = None  # (size, mtime_ns) taken before reading; None: do not cache
+    digest: bytes | None = None
+
+
+def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_cache: bool) -> _Linted:
+    if not want_cache:
+        return _Linted(process_file(filename, settings, fix, unsafe))
+    from synclint.cache import content_digest
+
+    try:
+        st = os.stat(filename)  # before reading: a change after this shows in the next stat
+        source = read_source(Path(filename))
+    except OSError:
+        return _Linted(process_file(filename, settings, fix, unsafe))  # reports the error
+    outcome = process_file(filename, settings, fix, unsafe, source=source)
+    if outcome.changed or outcome.error:  # only unfixed results describe the file on disk
+        return _Linted(outcome)
+    return _Linted(outcome, (st.st_size, st.st_mtime_ns), content_digest(source))
+
+
+_WORKER_ARGS: tuple | None = None
+
+
+def _init_worker(settings: Settings, fix: bool, unsafe: bool, want_cache: bool) -> None:
+    global _WORKER_ARGS
+    _WORKER_ARGS = (settings, fix, unsafe, want_cache)
+
+
+def _lint_batch(filenames: list[str]) -> list[_Linted]:
+    assert _WORKER_ARGS is not None
+    return [_lint_one(name, *_WORKER_ARGS) for name in filenames]
+
+
+def _batches(names: list[str], jobs: int) -> list[list[str]]:
+    size = max(1, min(MAX_BATCH, len(names) // (jobs * 8)))
+    return [names[i : i + size] for i in range(0, len(names), size)]
+
+
+def _pool_context():
+    # fork: workers start with synclint (and libcst) already imported. Elsewhere the
+    # platform default (spawn) imports them once per worker.
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def _lint_many(names: list[str], sizes: dict[str, int], settings, fix, unsafe, want_cache, jobs) -> tuple[dict[str, _Linted], int]:
+    """Lint `names`; returns results by name and the number of processes used."""
+    total = sum(sizes.get(n, 0) for n in names)
+    jobs = min(jobs, len(names))
+    results: dict[str, _Linted] = {}
+    if jobs > 1 and total >= PARALLEL_MIN_BYTES:
+        # Largest first: the long files start early and the small ones fill the gaps.
+        ordered = sorted(names, key=lambda n: -sizes.get(n, 0))
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=_pool_context(), initializer=_init_worker,
+                                     initargs=(settings, fix, unsafe, want_cache)) as pool:
+                batches = _batches(ordered, jobs)
+                for batch, linted in zip(batches, pool.map(_lint_batch, batches)):
+                    results.update(zip(batch, linted))
+            return results, jobs
+        except (BrokenProcessPool, OSError):
+            pass  # a worker died (killed, out of memory): finish what is left here
+    for name in names:
+        if name not in results:
+            results[name] = _lint_one(name, settings, fix, unsafe, want_cache)
+    return results, 1
+
+
+def _fixable(violations: list[Violation], unsafe: bool) -> bool:
+    return any(v.fix is not None and (unsafe or v.fix.applicability is Applicability.SAFE) for v in violations)
+
+
 def lint_paths(
     paths: list[Path],
     settings: Settings,
     *,
     fix: bool = False,
     unsafe: bool = False,
-    jobs: int | None = 1,
+    jobs: int | None = None,
     use_cache: bool = True,
 ) -> RunResult:
     found = discover(paths, settings)
     run = RunResult(errors=found.errors)
-    for path in found.files:
-        run.outcomes.append(process_file(str(path), settings, fix, unsafe))
+    names = [str(p) for p in found.files]
+    cache = None
+    if use_cache:
+        from synclint.cache import ResultCache, from_plain
+
+        cache = ResultCache(settings)
+
+    outcomes: dict[str, FileOutcome] = {}
+    sizes: dict[str, int] = {}
+    misses: list[str] = []
+    for name in names:
+        try:
+            st = os.stat(name)
+        except OSError:
+            misses.append(name)  # the engine reports why it cannot be read
+            continue
+        sizes[name] = st.st_size
+        entry = cache.lookup(name, st) if cache is not None else None
+        if entry is not None:
+            violations = from_plain(entry.violations, name)
+            # A fix run still fixes: only an entry with nothing to fix saves the work.
+            if not (fix and _fixable(violations, unsafe)):
+                outcomes[name] = FileOutcome(name, violations, encoding=entry.encoding)
+                run.cache_hits += 1
+                continue
+        misses.append(name)
+
+    linted, run.jobs = _lint_many(misses, sizes, settings, fix, unsafe, cache is not None, jobs or default_jobs())
+    run.linted = len(linted)
+    for name, result in linted.items():
+        outcomes[name] = result.outcome
+        if cache is not None and result.stat is not None:
+            cache.store(name, result.stat, result.digest, result.outcome.encoding, result.outcome.violations)
+    if cache is not None:
+        cache.save()
+    run.outcomes = [outcomes[name] for name in names]
     return run

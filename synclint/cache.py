@@ -1,0 +1,278 @@
+"""The results cache: a re-run over an unchanged tree reads one index file and stats the files.
+
+Layout: `<cache-dir>/<namespace>.idx`, one file per namespace. The namespace is a hash of
+everything that can change findings besides the file itself: the synclint version and the
+content of its own modules (a rule edited during development must not serve stale results),
+the Python version, `Settings.fingerprint()` (a config change invalidates) and the project
+root (relative per-file-ignores depend on it).
+
+The index maps an absolute path to `(size, mtime_ns, sha256 of the content, findings)`:
+- size and mtime_ns equal: a hit without reading the file;
+- otherwise the file is read and hashed; the same hash is still a hit (a checkout or `touch`
+  that changed nothing), a different one a miss.
+
+Findings are stored as plain tuples of str/int (marshal: fast, and it cannot run code on
+load) and rebuilt into the same `Violation` objects, fixes included.
+
+Safety: the index is written to a temporary file and renamed over the old one, after merging
+what another run may have written meanwhile, so concurrent runs never see half a file (at
+worst one run's new entries are lost: a later miss, never a wrong hit). A file that fails its
+checksum, is truncated or does not decode is an empty cache, never a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from synclint.config import Settings
+from synclint.violation import Applicability, Confidence, Edit, Fix, Location, Severity, Violation
+
+MAGIC = b"SYNCLINT-CACHE-1\n"
+_DIGEST_SIZE = 32
+# A file modified this close to the run's start may change again within the same mtime tick
+# without its size changing; its stat is not trusted next time (its content hash is).
+RACY_WINDOW_NS = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class Entry:
+    size: int  # -1: stat not trusted, check the content hash
+    mtime_ns: int
+    digest: bytes
+    encoding: str
+    violations: tuple  # plain tuples, see _plain_violation
+
+    def matches_stat(self, st: os.stat_result) -> bool:
+        return self.size == st.st_size and self.mtime_ns == st.st_mtime_ns
+
+
+def read_file(filename: str) -> bytes:
+    with open(filename, "rb") as handle:
+        return handle.read()
+
+
+def content_digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of synclint's own version and modules: any change to the linter invalidates."""
+    from synclint import __version__
+
+    package = Path(__file__).resolve().parent
+    h = hashlib.sha256(f"{__version__}|{sys.version_info[:3]}|{marshal.version}".encode())
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode())
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"?")
+    return h.hexdigest()[:16]
+
+
+def namespace(settings: Settings) -> str:
+    from synclint.discover import project_root
+
+    h = hashlib.sha256()
+    for part in (code_fingerprint(), settings.fingerprint(), str(project_root(settings))):
+        h.update(part.encode() + b"\0")
+    return h.hexdigest()[:20]
+
+
+def cache_folder(settings: Settings) -> Path:
+    folder = Path(settings.cache_dir)
+    if not folder.is_absolute():
+        from synclint.discover import project_root
+
+        folder = project_root(settings) / folder
+    return folder
+
+
+# --- violations <-> plain tuples ---------------------------------------------------------
+
+
+def _plain_violation(v: Violation) -> tuple:
+    fix = None
+    if v.fix is not None:
+        fix = (
+            v.fix.applicability.value,
+            v.fix.message,
+            tuple((e.content, e.location.row, e.location.column, e.end_location.row, e.end_location.column) for e in v.fix.edits),
+        )
+    return (
+        v.code,
+        v.message,
+        v.location.row,
+        v.location.column,
+        v.end_location.row,
+        v.end_location.column,
+        fix,
+        v.severity.value,
+        int(v.confidence),
+        v.noqa_row,
+        v.url,
+        tuple(v.provenance),
+        v.hot_path,
+    )
+
+
+def _violation(plain: tuple, filename: str) -> Violation:
+    code, message, row, col, end_row, end_col, fix, severity, confidence, noqa_row, url, provenance, hot_path = plain
+    if fix is not None:
+        applicability, fix_message, edits = fix
+        fix = Fix(
+            Applicability(applicability),
+            fix_message,
+            tuple(Edit(content, Location(r, c), Location(er, ec)) for content, r, c, er, ec in edits),
+        )
+    return Violation(
+        code=code,
+        message=message,
+        filename=filename,
+        location=Location(row, col),
+        end_location=Location(end_row, end_col),
+        fix=fix,
+        severity=Severity(severity),
+        confidence=Confidence(confidence),
+        noqa_row=noqa_row,
+        url=url,
+        provenance=tuple(provenance),
+        hot_path=hot_path,
+    )
+
+
+def to_plain(violations) -> tuple:
+    return tuple(_plain_violation(v) for v in violations)
+
+
+def from_plain(plain: tuple, filename: str) -> list[Violation]:
+    return [_violation(p, filename) for p in plain]
+
+
+# --- the index file ----------------------------------------------------------------------
+
+
+def _decode(blob: bytes) -> dict[str, Entry]:
+    """The entries of an index file's bytes; {} for anything damaged."""
+    if not blob.startswith(MAGIC) or len(blob) < len(MAGIC) + _DIGEST_SIZE:
+        return {}
+    checksum = blob[len(MAGIC) : len(MAGIC) + _DIGEST_SIZE]
+    body = blob[len(MAGIC) + _DIGEST_SIZE :]
+    if hashlib.sha256(body).digest() != checksum:
+        return {}
+    try:
+        raw = marshal.loads(body)
+        return {path: Entry(*fields) for path, fields in raw.items()}
+    except Exception:  # noqa: BLE001 - any damage is a miss, never a crash
+        return {}
+
+
+def _encode(entries: dict[str, Entry]) -> bytes:
+    raw = {
+        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations)
+        for path, e in entries.items()
+    }
+    body = marshal.dumps(raw)
+    return MAGIC + hashlib.sha256(body).digest() + body
+
+
+class ResultCache:
+    """One namespace's index: load once, look up per file, save once at the end of a run."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.folder = cache_folder(settings)
+        self.path = self.folder / f"{namespace(settings)}.idx"
+        self.entries: dict[str, Entry] = self._read()
+        self.updates: dict[str, Entry] = {}
+        self.started_ns = time.time_ns()
+
+    def _read(self) -> dict[str, Entry]:
+        try:
+            blob = self.path.read_bytes()
+        except OSError:
+            return {}
+        return _decode(blob)
+
+    @staticmethod
+    def key(filename: str) -> str:
+        return os.path.abspath(filename)
+
+    def lookup(self, filename: str, st: os.stat_result | None = None) -> Entry | None:
+        """The stored entry if the file is unchanged, checking stat first, then the content.
+        Returns None on any doubt (a miss)."""
+        key = self.key(filename)
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        try:
+            st = st or os.stat(filename)
+        except OSError:
+            return None
+        if entry.matches_stat(st):
+            return entry
+        try:
+            data = read_file(filename)
+        except OSError:
+            return None
+        if content_digest(data) != entry.digest:
+            return None
+        # Same content, new stat (a checkout, a touch): trust the new stat from now on.
+        refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations)
+        self.updates[key] = refreshed
+        return refreshed
+
+    def _trusted_size(self, st: os.stat_result) -> int:
+        return -1 if st.st_mtime_ns >= self.started_ns - RACY_WINDOW_NS else st.st_size
+
+    def store(self, filename: str, stat: tuple[int, int], digest: bytes, encoding: str, violations) -> None:
+        """Record a file's findings. `stat` (size, mtime_ns) must be taken before the content
+        was read, so that a file changed meanwhile is caught by its stat next time."""
+        size, mtime_ns = stat
+        trusted = -1 if mtime_ns >= self.started_ns - RACY_WINDOW_NS else size
+        self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations))
+
+    def save(self) -> None:
+        """Merge our updates into the index on disk and replace it atomically. Never raises:
+        a cache that cannot be written only costs time on the next run."""
+        if not self.updates:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            _mark_folder(self.folder)
+            merged = self._read()  # what concurrent runs wrote since we loaded
+            merged.update(self.updates)
+            fd, tmp = tempfile.mkstemp(prefix=".idx.", suffix=".tmp", dir=self.folder)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(_encode(merged))
+                os.replace(tmp, self.path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            return
+        self.entries = merged
+        self.updates = {}
+
+
+def _mark_folder(folder: Path) -> None:
+    """Keep the cache out of git and backups, as ruff and pytest do."""
+    for name, text in ((".gitignore", "# Created by synclint automatically.\n*\n"), ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n")):
+        marker = folder / name
+        if not marker.exists():
+            try:
+                marker.write_text(text)
+            except OSError:
+                pass
