@@ -260,49 +260,74 @@ def class_attribute_env(analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, .
         found.setdefault(name, []).append(value)
         env[name] = join(*found[name])
 
-    class Collector(cst.CSTVisitor):
-        def __init__(self, method: cst.FunctionDef) -> None:
-            self.method = method
-            self.statement: cst.CSTNode | None = None
+    def record_assignment(target, value_expr, statement, method: cst.FunctionDef) -> None:
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            value = analysis.placement_of(value_expr, statement, (*chain, method))
+            if value.known:
+                value = value.because(statement, f"`self.{target.attr.value}` assigned in `{method.name.value}()`")
+            record(target.attr.value, value)
 
-        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-            self.statement = node
+    def record_buffer(call: cst.Call) -> None:
+        # self.register_buffer("name", tensor): a buffer that moves with the module.
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "register_buffer"
+            and len(call.args) >= 2
+            and isinstance(call.args[0].value, cst.SimpleString)
+        ):
+            name = string_value(call.args[0].value)
+            if name:
+                record(name, placed(Place.DEVICE, MEDIUM, call, "a registered buffer moves with the module (inferred)"))
 
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is self.method  # nested functions are their own scopes
+    # A walk over statements only (not a libcst visit, which rebuilds every node it passes):
+    # assignments and register_buffer calls are statements, in method bodies or nested blocks.
+    for method in getattr(class_def.body, "body", ()):
+        if not isinstance(method, cst.FunctionDef):
+            continue
+        for statement in _simple_statements(method.body):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        record_assignment(target.target, small.value, statement, method)
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    record_assignment(small.target, small.value, statement, method)
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    record_buffer(small.value)
 
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
 
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                self._record(target.target, node.value)
+def _simple_statements(suite: cst.BaseSuite):
+    """Every simple-statement line in a block and its nested blocks (not nested functions or
+    classes: those are their own scopes)."""
+    if isinstance(suite, cst.SimpleStatementSuite):
+        yield suite
+        return
+    for stmt in getattr(suite, "body", ()):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        else:
+            for block in _blocks(stmt):
+                yield from _simple_statements(block)
 
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if node.value is not None:
-                self._record(node.target, node.value)
 
-        def _record(self, t, value_expr) -> None:
-            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                value = analysis.placement_of(value_expr, self.statement, (*chain, self.method))
-                if value.known:
-                    value = value.because(self.statement, f"`self.{t.attr.value}` assigned in `{self.method.name.value}()`")
-                record(t.attr.value, value)
-
-        def visit_Call(self, node: cst.Call) -> None:
-            # self.register_buffer("name", tensor): a buffer that moves with the module.
-            func = node.func
-            if (
-                isinstance(func, cst.Attribute)
-                and func.attr.value == "register_buffer"
-                and len(node.args) >= 2
-                and isinstance(node.args[0].value, cst.SimpleString)
-            ):
-                name = string_value(node.args[0].value)
-                if name:
-                    reason = "a registered buffer moves with the module (inferred)"
-                    record(name, placed(Place.DEVICE, MEDIUM, node, reason))
-
-    for stmt in getattr(class_def.body, "body", ()):
-        if isinstance(stmt, cst.FunctionDef):
-            stmt.visit(Collector(stmt))
+def _blocks(stmt: cst.BaseCompoundStatement):
+    body = getattr(stmt, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body
+    for handler in getattr(stmt, "handlers", ()):
+        yield handler.body
+    orelse = getattr(stmt, "orelse", None)
+    while orelse is not None:
+        if isinstance(orelse, cst.If):  # elif chain
+            yield orelse.body
+            orelse = orelse.orelse
+        else:
+            yield orelse.body
+            orelse = None
+    final = getattr(stmt, "finalbody", None)
+    if final is not None:
+        yield final.body
+    for case in getattr(stmt, "cases", ()):  # match statements
+        yield case.body
