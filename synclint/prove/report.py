@@ -60,6 +60,11 @@ def render_markdown(data: dict) -> str:
         f"Written by `scripts/gpu_proof.sh` (`synclint prove`) on **{data.get('device')}**, driver "
         f"{data.get('driver')}, torch {data.get('torch')} (CUDA {data.get('cuda')}), Python {data.get('python')}.",
         "",
+        "Run it with `scripts/gpu_proof.sh` on a CUDA machine (or `synclint prove [--rules SL1] [--json FILE] "
+        "[--markdown FILE]`); the pytest marker `gpu` selects the GPU tests, skipped with the reason shown "
+        "elsewhere. Each rule's case is `fixtures/<CODE>/proof.py`: `case(device)` with the pattern written as "
+        "the rule flags it.",
+        "",
         "Method (gpu-facts.md): warm up twice, calibrate `torch.cuda._sleep` against events, queue a sleep "
         "of >= 50 ms (and >= 20x the case's idle host time) on the current stream, time the case on the "
         "host, query the event. Stall ratio = (busy - idle host time) / sleep time, median of 5. STALL: "
@@ -101,7 +106,7 @@ def render_markdown(data: dict) -> str:
         else:
             lines += [
                 f"A pipelined loop: {demo['steps']} steps, {demo['gpu_ms_per_step']} ms of GPU work a step "
-                f"({demo['layers']} bf16 4096x4096 matmul+tanh layers) queued after a host busy-wait and the input copy. Pattern: "
+                f"({demo['layers']} bf16 4096x4096 matmul+tanh layers) queued after the input copy and a host busy-wait (the step's host work). Pattern: "
                 f"{demo['pattern']}; fix: {demo['fix']}. Milliseconds per step, median of 3 runs:",
                 "",
                 "| host work a step | unfixed | fixed | speedup | same results |",

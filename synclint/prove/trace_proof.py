@@ -86,10 +86,11 @@ def overhead(torch, device, steps: int = 2000, repeats: int = 5) -> dict:
     idx = torch.arange(0, 1024, 2, device=device)
 
     def timed() -> float:
-        torch.cuda.synchronize()
+        with allowed():  # the timing's own syncs are intentional
+            torch.cuda.synchronize()
         start = time.perf_counter()
         _no_sync_loop(torch, x, idx, steps)
-        with allowed():  # the timing's own sync: intentional
+        with allowed():
             torch.cuda.synchronize()
         return (time.perf_counter() - start) * 1e6 / steps
 
@@ -116,13 +117,82 @@ def run(codes, torch, device) -> dict:
     return {"cases": checks, "overhead": overhead(torch, device)}
 
 
+USAGE = """
+Static analysis cannot see everything: values whose placement is unknown, syncs inside
+library calls. PyTorch's own `torch.cuda.set_sync_debug_mode` misses real stalls
+(non_blocking copies from or into pageable memory, explicit synchronize calls). The
+tracer records both kinds at run time and ties them to the static findings.
+
+## Usage
+
+    synclint trace [--json FILE] [--compare] [-q] -- python script.py args...
+    python -m synclint.trace -- python -m package.module args...
+
+The program runs in the same process (so the hooks see it), as `__main__`, with its
+arguments. Its exit code, stdout and stderr pass through unchanged; the tracer's summary
+goes to stderr after the program ends (`-q`: none). With no CUDA device the program still
+runs, the tracer says on stderr that no CUDA device is present, and records nothing.
+
+What is recorded, each blamed on the innermost frame in your code (frames of torch,
+synclint and the standard library's plumbing are skipped), counted per line, with the host
+time the call blocked:
+
+| kind | what | how it is seen |
+|---|---|---|
+| `sync` | every op PyTorch's sync debug mode reports (`.item()`, `if t:`, blocking copies, `nonzero`, mask indexing, ...) | `set_sync_debug_mode("warn")`; the warnings are caught and kept off stderr |
+| `pageable-copy` | `non_blocking=True` copies between pageable host memory and the device: H2D of >= 1 MiB (a single 1 MiB copy did not stall, >= ~4 MiB did), strided views of pinned buffers, and D2H into pageable memory at any size | wrapped `Tensor.to`, `Tensor.cuda`, `Tensor.copy_` (`is_pinned()`, `is_contiguous()`) |
+| `explicit-sync` | `torch.cuda.synchronize()`, `Event.synchronize()`, `Stream.synchronize()` | wrapped functions |
+
+The host time is exact for calls the tracer wraps (copies, explicit syncs, and the common
+readbacks: `item`, `tolist`, `cpu`, `numpy`, `__bool__`/`__int__`/`__float__`, indexing,
+`nonzero`, `unique`, `repeat_interleave`, `torch.tensor`, ...). Debug mode's warning
+arrives only when an op returns, so a sync inside any other op is counted with its time
+unknown (`untimed` in the JSON).
+
+In code:
+
+    import synclint.trace
+
+    with synclint.trace.watch() as report:      # this thread's syncs
+        step()
+    print(report.summary())
+
+    with synclint.trace.allowed():              # intentional: counted, not reported
+        torch.cuda.synchronize()
+
+Both are per thread: a background thread is neither recorded by another thread's `watch()`
+nor silenced by its `allowed()` (`watch(all_threads=True)`, which the CLI uses, records
+every thread; each thread's own `allowed()` still applies). The static rules honour
+`with synclint.trace.allowed():` too.
+
+Joining with the static findings, by file and line (a site on any row of a multi-line
+finding confirms it):
+
+    synclint trace --json trace.json -- python serve.py
+    synclint check --runtime trace.json src/        # or: synclint trace --compare -- python serve.py
+
+prints three lists: **runtime only** first (syncs no rule flagged: what static analysis
+missed), then **confirmed by both**, then **static only** (flagged, not seen at run time:
+not executed, or not a sync there).
+
+Limits: the hooks replace PyTorch's sync debug mode for the run (a program that sets it
+itself changes what is recorded); code compiled by `torch.compile` is seen only where it
+falls back to eager; `from torch.cuda import synchronize` bound before the run started is
+not wrapped.
+"""
+
+
 def render_markdown(result: dict, env: dict) -> str:
     checks: list[TraceCheck] = result["cases"]
     ran = [c for c in checks if c.status in ("ok", "FAILED")]
     ok = [c for c in ran if c.status == "ok"]
     o = result["overhead"]
     lines = [
-        "# synclint trace: proof on a real GPU",
+        "# synclint trace",
+        "",
+        USAGE.strip(),
+        "",
+        "## Proof on a real GPU",
         "",
         f"Written by `scripts/gpu_proof.sh` (`synclint prove --trace-markdown`) on {env.get('device')}, "
         f"driver {env.get('driver')}, torch {env.get('torch')}.",
