@@ -8,7 +8,9 @@ from pathlib import Path
 
 import jsonschema
 
-from conftest import TWO_FINDINGS
+from conftest import TWO_FINDINGS, TWO_FINDINGS_FIXED
+from synclint.fix.apply import apply_edits
+from synclint.violation import Edit, Location
 
 SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
 RUFF_KEYS = {"cell", "code", "end_location", "filename", "fix", "location", "message", "noqa_row", "url"}
@@ -33,22 +35,14 @@ def test_json_has_ruffs_keys_and_one_based_positions(project, synclint):
     assert sl101["noqa_row"] == 5
     assert sl101["confidence"] == "medium"
     assert sl101["url"].endswith("docs/rules.md#sl101-blocking-tensor-factory")
-    assert sl101["fix"] == {
-        "applicability": "safe",
-        "message": "Use `async_tensor_h2d` (pinned, non-blocking copy)",
-        "edits": [
-            {
-                "content": 'async_tensor_h2d(tokens, dtype=torch.long, device="cuda")',
-                "location": {"row": 5, "column": 11},
-                "end_location": {"row": 5, "column": 64},
-            },
-            {
-                "content": "from synclint.runtime import async_tensor_h2d\n",
-                "location": {"row": 2, "column": 1},
-                "end_location": {"row": 2, "column": 1},
-            },
-        ],
-    }
+    fix = sl101["fix"]
+    assert (fix["applicability"], fix["message"]) == ("safe", "Use `async_tensor_h2d` (pinned, non-blocking copy)")
+    for edit in fix["edits"]:
+        assert edit.keys() == {"content", "location", "end_location"}
+        assert edit["location"]["row"] >= 1 and edit["location"]["column"] >= 1
+    # The edits, read as ruff's 1-based, end-exclusive ranges, give exactly the fixed file.
+    edits = [Edit(e["content"], Location(**e["location"]), Location(**e["end_location"])) for e in fix["edits"]]
+    assert apply_edits(TWO_FINDINGS, edits) == TWO_FINDINGS_FIXED
     assert sl201["code"] == "SL201"
     assert (sl201["location"], sl201["end_location"]) == ({"row": 7, "column": 17}, {"row": 7, "column": 29})
     assert sl201["fix"] is None
@@ -122,8 +116,16 @@ def test_sarif_is_valid_against_the_official_schema(project, synclint):
         assert rule_ids[r["ruleIndex"]] == r["ruleId"]
         assert r["locations"][0]["physicalLocation"]["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.root.resolve().as_uri() + "/"
-    fix = run["results"][0]["fixes"][0]
-    assert fix["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"].startswith("async_tensor_h2d(")
+    [change] = run["results"][0]["fixes"][0]["artifactChanges"]
+    edits = [
+        Edit(
+            r["insertedContent"]["text"],
+            Location(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+            Location(r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]),
+        )
+        for r in change["replacements"]
+    ]
+    assert apply_edits(TWO_FINDINGS, edits) == TWO_FINDINGS_FIXED
 
 
 def test_sarif_of_a_clean_run_is_valid(project, synclint):
