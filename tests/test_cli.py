@@ -266,3 +266,19 @@ def test_internal_error_is_exit_2_with_one_line(project, synclint, monkeypatch):
     result = synclint("check", "a.py")
     assert (result.code, result.out) == (2, "")
     assert result.err == "synclint: internal error: RuntimeError: boom (set SYNCLINT_DEBUG=1 for the traceback)\n"
+
+
+def test_stdin_diff_names_the_stdin_filename(project):
+    source = b'import torch\nx = torch.tensor([1, 2], device="cuda")\n'
+    result = run_process("check", "--diff", "--stdin-filename", "pkg/m.py", "-", cwd=project.root, stdin=source)
+    assert result.code == 1
+    assert result.out == (
+        "--- a/pkg/m.py\n"
+        "+++ b/pkg/m.py\n"
+        "@@ -1,2 +1,3 @@\n"
+        " import torch\n"
+        '-x = torch.tensor([1, 2], device="cuda")\n'
+        "+from synclint.runtime import async_tensor_h2d\n"
+        '+x = async_tensor_h2d([1, 2], device="cuda")\n'
+    )
+    assert result.err == "Would fix 1 finding in 1 file.\n"
