@@ -97,7 +97,10 @@ def _settings_from(args) -> Settings:
 
 def _write_output(text: str, output_file: str | None) -> None:
     if output_file:
-        Path(output_file).write_text(text, encoding="utf-8")
+        try:
+            Path(output_file).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{output_file}: cannot write the report: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
         sys.stdout.flush()

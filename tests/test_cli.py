@@ -282,3 +282,10 @@ def test_stdin_diff_names_the_stdin_filename(project):
         '+x = async_tensor_h2d([1, 2], device="cuda")\n'
     )
     assert result.err == "Would fix 1 finding in 1 file.\n"
+
+
+def test_output_file_that_cannot_be_written_is_exit_2(project, synclint):
+    project.write({"a.py": TWO_FINDINGS})
+    result = synclint("check", "-o", "no/such/folder/report.txt", "a.py")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == "synclint: error: no/such/folder/report.txt: cannot write the report: No such file or directory\n"
