@@ -404,6 +404,28 @@ CASES = [
             dim = 64
             inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(device=device, dtype=torch.float) / dim))
             reveal(inv_freq)""", "device", "medium"),
+    ("list-arithmetic", """
+        def f(batch_size):
+            lens = [0] * batch_size
+            reveal(lens)""", "sequence", "high"),
+    ("tensor-pin-memory-flag-sglang", """
+        def f(global_num_tokens, pin):
+            t = torch.tensor(global_num_tokens, dtype=torch.int64, pin_memory=pin)
+            reveal(t)""", "pinned|host", "high"),
+    ("self-device-annotated-param-chain-vllm", """
+        class GPUModelRunner:
+            def __init__(self, vllm_config, device: torch.device):
+                self.device = device
+                self.pin_memory = True
+                self.num_tokens = torch.zeros(64, dtype=torch.int32, device=self.device)
+            def execute_model(self, scheduler_output):
+                reveal(self.num_tokens[:8])""", "device", "medium"),
+    ("self-attr-read-in-same-method", """
+        class Runner:
+            def __init__(self):
+                self.device = torch.device("cuda:0")
+                buf = torch.empty(8, device=self.device)
+                reveal(buf)""", "device", "high"),
     # --- flow: branches, loops, with, shadowing, aliases -------------------------------------
     ("loop-fixpoint", """
         def f(n):

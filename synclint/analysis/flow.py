@@ -1,6 +1,7 @@
 """Carries the placement environment (name -> Placement) through one scope's statements:
 assignment, augmented assignment, unpacking, branches (joined), loops (to a fixpoint), `with`,
-`try`, parameters (annotations, device-named, defaults), and `self.<attr>` across a class."""
+`try`, parameters (annotations, device-named, defaults), and records `self.<attr> = ...` and
+`self.register_buffer(...)` in methods for the class-wide view of `self.<attr>`."""
 
 from __future__ import annotations
 
@@ -145,6 +146,7 @@ class FlowWalker:
             value = self.eval(small.value, env)
             for target in small.targets:
                 self._bind_target(target.target, value, env, stmt, small.value)
+                self._record_self_attribute(target.target, value, stmt)
         elif isinstance(small, cst.AnnAssign):
             declared = annotation_placement(small.annotation, self.analysis.imports, small)
             if small.value is not None:
@@ -152,8 +154,11 @@ class FlowWalker:
                 if not value.known and declared is not None:
                     value = declared
                 self._bind_target(small.target, value, env, stmt, small.value)
+                self._record_self_attribute(small.target, value, stmt)
             elif declared is not None:
                 self._bind_target(small.target, declared, env, stmt)
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            self._record_buffer(small.value)
         elif isinstance(small, cst.AugAssign):
             if isinstance(small.target, cst.Name):
                 combined = self.evaluator._combine([small.target, small.value], env, small, "augmented assignment")
@@ -170,6 +175,44 @@ class FlowWalker:
             for alias in small.names if not isinstance(small.names, cst.ImportStar) else ():
                 bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
                 env.pop(bound, None)
+
+    # --- `self.<attr>` across the class ----------------------------------------------------
+    def _method_of(self) -> cst.ClassDef | None:
+        """The class when this scope is one of its methods (where `self` is the instance)."""
+        chain = self.chain
+        if len(chain) >= 2 and isinstance(chain[-1], cst.FunctionDef) and isinstance(chain[-2], cst.ClassDef):
+            return chain[-2]
+        return None
+
+    def _record_self_attribute(self, target, value: Placement, stmt) -> None:
+        """`self.x = value` in a method: one of the values `self.x` may hold in every method.
+        Recorded as the walk meets it, so later assignments (in this method or the next) see
+        it: `self.device = device` then `self.buf = torch.zeros(..., device=self.device)`."""
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
+            return
+        class_def = self._method_of()
+        if class_def is None:
+            return
+        name = target.attr.value
+        if value.known:
+            value = value.because(stmt, f"`self.{name}` assigned in `{self.scope.name.value}()`")
+        self.analysis.record_class_attribute(class_def, name, value)
+
+    def _record_buffer(self, call: cst.Call) -> None:
+        """`self.register_buffer("name", tensor)`: a buffer that moves with the module."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "register_buffer"
+            and len(call.args) >= 2
+            and isinstance(call.args[0].value, cst.SimpleString)
+        ):
+            return
+        class_def = self._method_of()
+        name = string_value(call.args[0].value)
+        if class_def is not None and name:
+            reason = "a registered buffer moves with the module (inferred)"
+            self.analysis.record_class_attribute(class_def, name, placed(Place.DEVICE, MEDIUM, call, reason))
 
     def _element_of(self, iterable: cst.BaseExpression, env: Env) -> Placement:
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
@@ -245,89 +288,3 @@ def _merge_into(env: Env, *branches: Env) -> None:
             env[name] = values[0]
         else:
             env[name] = join(*values)
-
-
-def class_attribute_env(analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], env: Env) -> None:
-    """Fill `env` with the join of every `self.<attr> = value` in the class's methods, each
-    evaluated in its method, plus `self.register_buffer("name", ...)` buffers.
-
-    `env` is filled as assignments are met, so a later assignment sees the earlier ones
-    (`self.device = device` then `self.buf = torch.zeros(..., device=self.device)`)."""
-    class_def = chain[-1]
-    found: dict[str, list] = {}
-
-    def record(name: str, value: Placement) -> None:
-        found.setdefault(name, []).append(value)
-        env[name] = join(*found[name])
-
-    def record_assignment(target, value_expr, statement, method: cst.FunctionDef) -> None:
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-            value = analysis.placement_of(value_expr, statement, (*chain, method))
-            if value.known:
-                value = value.because(statement, f"`self.{target.attr.value}` assigned in `{method.name.value}()`")
-            record(target.attr.value, value)
-
-    def record_buffer(call: cst.Call) -> None:
-        # self.register_buffer("name", tensor): a buffer that moves with the module.
-        func = call.func
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value == "register_buffer"
-            and len(call.args) >= 2
-            and isinstance(call.args[0].value, cst.SimpleString)
-        ):
-            name = string_value(call.args[0].value)
-            if name:
-                record(name, placed(Place.DEVICE, MEDIUM, call, "a registered buffer moves with the module (inferred)"))
-
-    # A walk over statements only (not a libcst visit, which rebuilds every node it passes):
-    # assignments and register_buffer calls are statements, in method bodies or nested blocks.
-    for method in getattr(class_def.body, "body", ()):
-        if not isinstance(method, cst.FunctionDef):
-            continue
-        for statement in _simple_statements(method.body):
-            for small in statement.body:
-                if isinstance(small, cst.Assign):
-                    for target in small.targets:
-                        record_assignment(target.target, small.value, statement, method)
-                elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                    record_assignment(small.target, small.value, statement, method)
-                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                    record_buffer(small.value)
-
-
-def _simple_statements(suite: cst.BaseSuite):
-    """Every simple-statement line in a block and its nested blocks (not nested functions or
-    classes: those are their own scopes)."""
-    if isinstance(suite, cst.SimpleStatementSuite):
-        yield suite
-        return
-    for stmt in getattr(suite, "body", ()):
-        if isinstance(stmt, cst.SimpleStatementLine):
-            yield stmt
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        else:
-            for block in _blocks(stmt):
-                yield from _simple_statements(block)
-
-
-def _blocks(stmt: cst.BaseCompoundStatement):
-    body = getattr(stmt, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    for handler in getattr(stmt, "handlers", ()):
-        yield handler.body
-    orelse = getattr(stmt, "orelse", None)
-    while orelse is not None:
-        if isinstance(orelse, cst.If):  # elif chain
-            yield orelse.body
-            orelse = orelse.orelse
-        else:
-            yield orelse.body
-            orelse = None
-    final = getattr(stmt, "finalbody", None)
-    if final is not None:
-        yield final.body
-    for case in getattr(stmt, "cases", ()):  # match statements
-        yield case.body

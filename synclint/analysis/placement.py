@@ -54,7 +54,9 @@ class PlacementAnalysis:
         self.imports = imports
         self._scopes: dict[int, ScopeFacts] = {}
         self._outer_env: dict[int, Env] = {}  # id(function or class) -> env where it was defined
-        self._class_attrs: dict[int, Env] = {}
+        self._class_attrs: dict[int, Env] = {}  # id(ClassDef) -> joined `self.<attr>` placements
+        self._class_attr_values: dict[int, dict[str, list[Placement]]] = {}
+        self._classes_walked: set[int] = set()
         self.evaluator = sources.Evaluator(self)
         self.scopes_analysed = 0  # for the cost benchmark: how much work the laziness saved
 
@@ -94,16 +96,24 @@ class PlacementAnalysis:
         return env
 
     def class_attributes(self, chain: tuple[cst.CSTNode, ...]) -> Env:
-        """`self.<attr>` placements assigned anywhere in the class's methods (joined).
+        """`self.<attr>` placements: the join of every `self.<attr> = value` in the class's
+        methods, each evaluated in its own method. `chain` ends with the ClassDef.
 
-        `chain` ends with the ClassDef."""
-        key = id(chain[-1])
-        if key not in self._class_attrs:
-            # Registered before it is filled: a lookup made while collecting (an assignment
-            # that reads `self.device`) sees the attributes collected so far, not a loop.
-            self._class_attrs[key] = {}
-            flow.class_attribute_env(self, chain, self._class_attrs[key])
-        return self._class_attrs[key]
+        Every method is walked once (the walks record the assignments they meet); a method
+        still being walked (the question came from inside it) contributes what it has met."""
+        class_def = chain[-1]
+        key = id(class_def)
+        if key not in self._classes_walked:
+            self._classes_walked.add(key)
+            for stmt in getattr(class_def.body, "body", ()):
+                if isinstance(stmt, cst.FunctionDef):
+                    self._facts((*chain, stmt))
+        return self._class_attrs.get(key, {})
+
+    def record_class_attribute(self, class_def: cst.ClassDef, name: str, value: Placement) -> None:
+        values = self._class_attr_values.setdefault(id(class_def), {}).setdefault(name, [])
+        values.append(value)
+        self._class_attrs.setdefault(id(class_def), {})[name] = join(*values)
 
     def returns_of(self, func: cst.FunctionDef, chain: tuple[cst.CSTNode, ...] | None = None) -> Placement:
         """Join of what `func` returns; `chain` is the scopes enclosing `func` (default: the module)."""

@@ -301,6 +301,9 @@ class Evaluator:
             return placed(Place.SCALAR, min(v.confidence for v in values), node, f"{what} of Python scalars")
         if values and all(v.is_(Place.SEQUENCE) for v in values):
             return placed(Place.SEQUENCE, HIGH, node, f"{what} of Python sequences")
+        if isinstance(node, cst.BinaryOperation) and any(v.is_(Place.SEQUENCE) for v in values):
+            # `[0] * n`, `lst + more`: no tensor operand, so Python list arithmetic.
+            return placed(Place.SEQUENCE, HIGH, node, "list arithmetic gives a Python list")
         maybe = [v for v in values if v.is_tensor or v.may_be(Place.DEVICE)]
         if maybe:
             return join(*maybe)
@@ -446,7 +449,7 @@ class Evaluator:
             if like.is_tensor:
                 return like.because(call, f"`torch.{name}()` builds where its argument lives")
             return UNKNOWN
-        if name in api.DATA_FACTORIES and args:
+        if name in api.DATA_FACTORIES and args and not (pinned or maybe_pinned):
             data = self._eval(args[0].value, env)
             if data.is_(*TENSOR_PLACES):  # torch.tensor(t) / as_tensor(t) keep t's device
                 if data.may_be(Place.PINNED):
