@@ -87,6 +87,14 @@ def render_markdown(data: dict) -> str:
             f"| {after_verdict} | {_m(a, 'stall_ratio')} | {_m(a, 'sync_debug_mode')} | {same} |"
         )
     lines.append("")
+    races = [code for code, r in data["rules"].items() if r.get("kind") == "race"]
+    if races:
+        lines += [
+            f"{', '.join(races)}: a data race, not a stall. The case reads host data filled by a "
+            "`non_blocking` device-to-host copy before any sync; RACE means that, with a backlog queued, "
+            "the values read differed from the device's (compared after a sync).",
+            "",
+        ]
     for code, r in data["rules"].items():
         problems = r.get("problems") or []
         if not (problems or r.get("fix_diff") or r.get("mismatch")):

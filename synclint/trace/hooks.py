@@ -103,7 +103,7 @@ def emit(kind: str, op: str, blocked_s: float | None, detail: str = "", frame=No
     """Record one event for every sink that wants this thread, blamed on the innermost user
     frame above `frame` (default: the caller). Public so that tests can feed events in."""
     ident = threading.get_ident()
-    sinks = [s for s in _sinks if s.wants(ident)]
+    sinks = [s for s in tuple(_sinks) if s.wants(ident)]
     if not sinks:
         return
     if allowed_depth():
