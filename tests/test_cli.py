@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import CLEAN, REPO, TWO_FINDINGS, TWO_FINDINGS_FIXED, run_process
+from conftest import CLEAN, TWO_FINDINGS, TWO_FINDINGS_FIXED, run_process
 
 SL101_LINE = (
     "a.py:5:11: SL101 [medium] `torch.tensor(..., device=...)` copies host data with a blocking copy; "
