@@ -17,9 +17,10 @@ from pathlib import Path
 
 from synclint.config import Settings
 from synclint.discover import discover
-from synclint.engine import io_error_violation, lint_source
-from synclint.fix.apply import fix_source
 from synclint.violation import Applicability, Violation
+
+# The engine (libcst, the analysis, the fixer) is imported only when a file must be linted:
+# a warm run served from the cache does not pay for it.
 
 # Below this much source to lint, starting worker processes costs more than it saves
 # (one edited file in a warm tree is linted in this process).
@@ -63,6 +64,9 @@ def read_source(path: Path) -> bytes:
 
 def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, source: bytes | None = None) -> FileOutcome:
     """One file, start to finish. Never raises for bad input."""
+    from synclint.engine import io_error_violation, lint_source
+    from synclint.fix.apply import fix_source
+
     if source is None:
         try:
             source = read_source(Path(filename))

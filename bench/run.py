@@ -1,0 +1,195 @@
+"""The benchmark: synclint against its peers and against a bare libcst parse, on a fixed real
+corpus, in one run (so that the ratios share the machine's conditions).
+
+    .venv/bin/python bench/run.py               # everything; writes docs/benchmarks.md
+    .venv/bin/python bench/run.py --skip-peers  # synclint and the parse baselines only
+
+Fetches the corpus (bench/corpus.py) and the peers' virtual environments (bench/tools.py)
+on first use. Every command's output goes to bench/.corpus/out/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import shutil
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+import corpus  # noqa: E402
+import measure  # noqa: E402
+import tools  # noqa: E402
+
+OUT = corpus.CORPUS_DIR / "out"
+CACHE = corpus.CORPUS_DIR / "cache"
+DOC = REPO / "docs" / "benchmarks.md"
+START, END = "<!-- bench:results:start -->", "<!-- bench:results:end -->"
+# The file edited for the "one changed file" run: a typical model file (1,500 lines).
+EDITED = "transformers-4.40.2/transformers/models/llama/modeling_llama.py"
+
+
+def synclint_cmd(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "synclint", "check", ".", "--exit-zero", "--output-format", "concise", *extra]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--skip-peers", action="store_true", help="do not run TorchFix and Fixit")
+    p.add_argument("--peer-timeout", type=float, default=900, help="seconds before a peer is stopped (its ratio is then a lower bound)")
+    p.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    args = p.parse_args()
+
+    root = corpus.fetch()
+    files = corpus.python_files(root)
+    lines = corpus.count_lines(files)
+    OUT.mkdir(parents=True, exist_ok=True)
+    listing = OUT / "files.txt"
+    listing.write_text("".join(f"{f}\n" for f in files))
+    jobs = os.cpu_count() or 1
+    print(f"corpus: {len(files):,} files, {lines:,} lines; {jobs} cores", flush=True)
+
+    results: list[measure.Measurement] = []
+    notes: dict[str, str] = {}
+
+    def timed(name: str, argv: list[str], timeout: float | None = None) -> measure.Measurement:
+        m = measure.run(name, argv, cwd=root, output=OUT / f"{name}.log", timeout=timeout)
+        results.append(m)
+        log = (OUT / f"{name}.log").read_text(errors="replace").strip().splitlines()
+        notes[name] = log[-1][:120] if log else ""
+        print(f"{name:<28} {m.wall_s:8.2f} s  cpu {m.cpu_s:8.1f} s  peak {m.peak_process_mib:6.0f} MiB/process "
+              f"{m.peak_tree_mib:6.0f} MiB/tree  load {m.load_before:.2f}->{m.load_after:.2f}  rc {m.returncode}  | {notes[name]}", flush=True)
+        return m
+
+    py = sys.executable
+    libcst_parse = timed("libcst-parse-1-process", [py, str(BENCH / "parse_baseline.py"), "libcst", str(listing)])
+    timed("ast-parse-1-process", [py, str(BENCH / "parse_baseline.py"), "ast", str(listing)])
+
+    # Cold: an empty cache folder, so this first run also pays for writing the cache.
+    shutil.rmtree(CACHE, ignore_errors=True)
+    cold = timed("synclint-cold", synclint_cmd("--cache-dir", str(CACHE)))
+    warm = timed("synclint-warm", synclint_cmd("--cache-dir", str(CACHE)))
+    edited = root / EDITED
+    os.utime(edited)  # new mtime, same content: found unchanged by its hash
+    timed("synclint-one-file-touched", synclint_cmd("--cache-dir", str(CACHE)))
+    original = edited.read_bytes()
+    try:
+        edited.write_bytes(original + b"\n# an edit made by the benchmark\n")
+        changed = timed("synclint-one-file-changed", synclint_cmd("--cache-dir", str(CACHE)))
+    finally:
+        edited.write_bytes(original)
+
+    timed("synclint-cold-j1-no-cache", synclint_cmd("--no-cache", "-j1"))
+
+    peers: dict[str, measure.Measurement] = {}
+    if not args.skip_peers:
+        torchfix = tools.ensure("torchfix")
+        peers["torchfix"] = timed("torchfix", [str(torchfix.parent / "torchfix"), "-j", str(jobs), "."], args.peer_timeout)
+        fixit = tools.ensure("fixit")
+        peers["fixit"] = timed("fixit", [str(fixit.parent / "fixit"), "lint", "."], args.peer_timeout)
+
+    report = render(results, peers, cold, warm, changed, libcst_parse, len(files), lines, jobs)
+    print(report)
+    if not args.no_write:
+        write_doc(report)
+    return 0
+
+
+def _commit() -> str:
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "synclint"], cwd=REPO, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "an unknown commit"
+    return f"commit {head}" + (" with uncommitted changes under synclint/" if dirty.strip() else "")
+
+
+def _versions() -> str:
+    import libcst  # noqa: F401 - the version of the venv that runs synclint
+    from importlib.metadata import version
+
+    parts = [f"synclint {version('synclint')} at {_commit()} (libcst {version('libcst')})"]
+    for tool in tools.TOOLS:
+        if tools.venv_python(tool).exists():
+            try:
+                parts.append(tools.versions(tool))
+            except Exception:  # noqa: BLE001 - a broken peer venv is reported, not fatal
+                parts.append(f"{tool} (version unknown)")
+    return ", ".join(parts)
+
+
+def render(results, peers, cold, warm, changed, libcst_parse, n_files, n_lines, jobs) -> str:
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    packages = ", ".join(f"{k} {v}" for k, v in corpus.PACKAGES.items())
+    out = [
+        f"Measured {now} on {platform.machine()} with {jobs} cores, Python {platform.python_version()}; "
+        f"{_versions()}.",
+        "",
+        f"Corpus: {packages} (wheels from PyPI): {n_files:,} files, {n_lines:,} lines.",
+        "",
+        "| run | wall s | files/s | CPU s | peak MiB (largest process) | peak MiB (all processes) | load 1 min before -> after |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for m in results:
+        rate = n_files / m.wall_s if m.wall_s else 0.0
+        failed = "" if m.returncode in (0, 1) else (" (stopped at the timeout)" if m.returncode == -9 else f" (exit {m.returncode})")
+        out.append(
+            f"| {m.name}{failed} | {m.wall_s:.2f} | {rate:,.0f} | {m.cpu_s:.1f} | {m.peak_process_mib:.0f} | "
+            f"{m.peak_tree_mib:.0f} | {m.load_before:.2f} -> {m.load_after:.2f} |"
+        )
+    synclint_peak = max(m.peak_tree_mib for m in results if m.name.startswith("synclint"))
+    millions = n_lines / 1e6
+    goals = []
+    for peer, goal in (("torchfix", 10.0), ("fixit", None)):
+        if peer not in peers:
+            continue
+        ratio = peers[peer].wall_s / cold.wall_s
+        stopped = peers[peer].returncode == -9  # stopped at the timeout: a lower bound
+        value = f"{'>= ' if stopped else ''}{ratio:.1f}x"
+        if goal is None:
+            goals.append((f"cold vs {peer} (no goal)", value + " faster", None))
+        else:
+            goals.append((f"cold >= {goal:.0f}x faster than {peer}", value, ratio >= goal))
+    share = cold.wall_s / libcst_parse.wall_s
+    goals.append(("cold <= 0.5 x one-process libcst parse", f"{share:.2f} x", share <= 0.5))
+    per_million = warm.wall_s / millions
+    goals.append(("warm <= 1 s per million lines", f"{per_million:.2f} s per million lines ({warm.wall_s:.2f} s)", per_million <= 1.0))
+    goals.append(("one changed file <= 1 s", f"{changed.wall_s:.2f} s", changed.wall_s <= 1.0))
+    goals.append(("peak memory <= 1 GiB (all processes)", f"{synclint_peak:.0f} MiB", synclint_peak <= 1024))
+    out += ["", "| goal | measured | met |", "|---|---|---|"]
+    for goal, value, met in goals:
+        out.append(f"| {goal} | {value} | {'-' if met is None else ('yes' if met else '**no**')} |")
+    out += ["", "Last line of each command's output:", ""]
+    for m in results:
+        out.append(f"- {m.name}: `{_last_line(m.name)}`")
+    return "\n".join(out) + "\n"
+
+
+def _last_line(name: str) -> str:
+    log = (OUT / f"{name}.log").read_text(errors="replace").strip().splitlines()
+    text = log[-1] if log else ""
+    text = re.sub(r"\s+", " ", text).replace("`", "'")
+    return text[:150]
+
+
+def write_doc(report: str) -> None:
+    block = f"{START}\n{report}{END}"
+    text = DOC.read_text() if DOC.exists() else f"# Benchmarks\n\n{START}\n{END}\n"
+    if START in text and END in text:
+        text = text[: text.index(START)] + block + text[text.index(END) + len(END) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    DOC.write_text(text)
+    print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
