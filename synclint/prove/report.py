@@ -52,6 +52,35 @@ def _m(m, key):
     return "-" if value is None else str(value)
 
 
+def _rule_section(code: str, r: dict) -> list[str]:
+    """One table per rule: each run's verdict and the numbers behind it."""
+    lines = [f"## {code}: {r['status']}", ""]
+    runs = [("before", r.get("before")), ("after (fixed)", r.get("after"))]
+    runs = [(label, m) for label, m in runs if m]
+    if runs:
+        lines += [
+            "| run | verdict | stall ratio (median) | ratios | sleep done when it returned | backlog ms | idle host ms | busy host ms | debug mode |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for label, m in runs:
+            done = m.get("event_done") or []
+            lines.append(
+                f"| {label} | {m.get('verdict')} | {_m(m, 'stall_ratio')} | {' '.join(str(x) for x in m.get('ratios') or []) or '-'} "
+                f"| {f'{sum(done)} of {len(done)}' if done else '-'} | {_m(m, 'backlog_ms')} | {_m(m, 'idle_ms')} | {_m(m, 'busy_ms')} "
+                f"| {_m(m, 'sync_debug_mode')} |"
+            )
+        lines.append("")
+    if r.get("results_match") is not None:
+        lines += [f"Same results before and after: {'yes' if r['results_match'] else '**no**'}"
+                  + (f" ({r['mismatch']})" if r.get("mismatch") else "") + ".", ""]
+    lines += [f"- problem: {p}" for p in r.get("problems") or []]
+    if r.get("problems"):
+        lines.append("")
+    if r.get("fix_diff"):
+        lines += ["The fix, as synclint applied it during the run:", "", "```diff", r["fix_diff"].rstrip("\n"), "```", ""]
+    return lines
+
+
 def render_markdown(data: dict) -> str:
     s = data["summary"]
     lines = [
@@ -96,16 +125,7 @@ def render_markdown(data: dict) -> str:
             "",
         ]
     for code, r in data["rules"].items():
-        problems = r.get("problems") or []
-        if not (problems or r.get("fix_diff") or r.get("mismatch")):
-            continue
-        lines += [f"## {code}", ""]
-        if problems:
-            lines += [f"- problem: {p}" for p in problems] + [""]
-        if r.get("mismatch"):
-            lines += [f"- results differ: {r['mismatch']}", ""]
-        if r.get("fix_diff"):
-            lines += ["The fix applied:", "", "```diff", r["fix_diff"].rstrip("\n"), "```", ""]
+        lines += _rule_section(code, r)
     demo = data.get("demo")
     if demo:
         lines += ["## Throughput demo", ""]
