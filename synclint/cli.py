@@ -357,6 +357,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("synclint: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `synclint check . | head`: the reader left. Point stdout at /dev/null so that the
+        # interpreter's final flush does not fail again, and stop quietly (Python's advice).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FINDINGS
     except SystemExit as exc:  # argparse --help / --version
         return exc.code if isinstance(exc.code, int) else EXIT_CLEAN
     except Exception as exc:  # noqa: BLE001 - an internal error is exit 2 with a message

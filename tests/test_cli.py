@@ -289,3 +289,21 @@ def test_output_file_that_cannot_be_written_is_exit_2(project, synclint):
     result = synclint("check", "-o", "no/such/folder/report.txt", "a.py")
     assert (result.code, result.out) == (2, "")
     assert result.err == "synclint: error: no/such/folder/report.txt: cannot write the report: No such file or directory\n"
+
+
+def test_a_reader_that_stops_early_is_not_an_internal_error(project):
+    import subprocess
+    import sys
+
+    lines = "".join(f"    t{i} = torch.zeros(1, device='cuda').item()\n" for i in range(1000))  # > 64 KiB of output: more than a pipe holds
+    project.write({"many.py": f"import torch\n\n\ndef step():\n{lines}"})
+    proc = subprocess.run(
+        f"{sys.executable} -m synclint check --output-format concise many.py | head -c 10",
+        shell=True,
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.stdout == "many.py:5:"
+    assert proc.stderr == ""
