@@ -4,7 +4,6 @@ bench/.venvs/ (their libcst pins differ from ours and from each other's)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import venv
 from pathlib import Path
 

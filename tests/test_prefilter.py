@@ -105,3 +105,20 @@ def test_skipped_file_is_not_parsed_but_syntax_errors_still_reported():
     assert parsed.parsed and [v.code for v in parsed.violations] == ["SL201"]
     broken = lint_source("def f(:\n    pass\n", "c.py", settings)
     assert not broken.parsed and [v.code for v in broken.violations] == ["SL001"]
+
+
+def test_rules_for_keeps_exactly_the_rules_whose_triggers_appear():
+    a, b, c = _Only("item"), _Only("non_blocking", "copy_"), _Only()
+    assert prefilter.rules_for("y = x.item()\n", (a, b, c)) == (a, c)
+    assert prefilter.rules_for("y.copy_(x, non_blocking=True)\n", (a, b)) == (b,)
+    assert prefilter.rules_for("subitem = 1  # items\n", (a, b)) == ()
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
+def test_running_only_the_triggered_rules_loses_nothing(rule, corpus, unfiltered):
+    # The per-rule form of the same guarantee: wherever `rule` finds something, `rules_for`
+    # keeps it, whatever other rules are enabled.
+    instance = rule(ALL_CONFIDENCES)
+    for path, text in corpus.items():
+        if any(v.code == rule.code for v in unfiltered[path]):
+            assert prefilter.rules_for(text, (instance,)) == (instance,), path
