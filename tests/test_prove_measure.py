@@ -69,14 +69,14 @@ def cuda():
 
 
 def test_a_readback_is_a_stall(cuda):
-    m = measure(cuda.readback, SimpleNamespace(cuda=cuda), trials=3)
+    m = measure(cuda.readback, SimpleNamespace(cuda=cuda), trials=3, min_backlog_ms=150)
     assert m.verdict == STALL
     assert 0.9 < m.stall_ratio < 1.1 and m.event_done == [True] * 3
-    assert m.backlog_ms == max(50.0, 20 * m.idle_ms) and m.sync_debug_mode is True
+    assert m.backlog_ms == max(150.0, 20 * m.idle_ms) and m.sync_debug_mode is True
 
 
 def test_work_that_only_queues_is_clean(cuda):
-    m = measure(lambda: cuda._sleep(1000), SimpleNamespace(cuda=cuda), trials=3)
+    m = measure(lambda: cuda._sleep(1000), SimpleNamespace(cuda=cuda), trials=3, min_backlog_ms=150)
     assert m.verdict == CLEAN
     assert abs(m.stall_ratio) < 0.1 and m.event_done == [False] * 3
     assert m.sync_debug_mode is False
