@@ -109,3 +109,30 @@ def test_fixed_pattern_reports_nothing():
         async_tensor_h2d(ids, device="cuda")
     torch.cuda.synchronize()
     assert report.sites == []
+
+
+def test_compare_confirms_a_flagged_line_and_lists_an_unflagged_sync_first(tmp_path):
+    script = tmp_path / "serve.py"
+    script.write_text(textwrap.dedent(
+        """\
+        import torch
+
+
+        def _prepare_inputs(token_ids, device):
+            return torch.tensor(token_ids, dtype=torch.long, device=device)
+
+
+        def step(values):
+            return bool(values.sum() > 0)
+
+
+        ids = _prepare_inputs(list(range(1024)), "cuda")
+        step(ids)
+        """
+    ))
+    run = subprocess.run([sys.executable, "-m", "synclint.trace", "--compare", "--", "python", str(script)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    runtime_only, rest = run.stderr.split("Confirmed by both", 1)
+    assert "serve.py:9: sync Tensor.__bool__" in runtime_only  # `values` is a parameter: placement unknown
+    assert "serve.py:5: sync torch.tensor" in rest and "[SL101]" in rest

@@ -9,6 +9,11 @@ import sys
 from pathlib import Path
 
 
+# Outcomes that fail the run: a proof that did not hold, or a case its rule no longer flags
+# or cannot fix. A rule not registered yet (or without a case) is a skip.
+FAILURES = ("FAILED", "not flagged", "fix failed")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="synclint prove", description=(
         "Show on a CUDA device that each rule's pattern stalls the host and that synclint's fix removes the stall."))
@@ -81,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             report.write_json(Path(args.trace_json), {**env, **trace_proof.to_json(result)})
     counts = report.summary_counts(proofs)
     print("prove: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    return 1 if counts.get("FAILED") else 0
+    return 1 if any(counts.get(outcome) for outcome in FAILURES) else 0
 
 
 def _line(p) -> str:
