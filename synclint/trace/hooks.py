@@ -288,6 +288,9 @@ def install(debug_mode: bool = True) -> None:
         _patch(torch.cuda, "synchronize", "torch.cuda.synchronize", classify_explicit)
         _patch(torch.cuda.Event, "synchronize", "Event.synchronize", classify_explicit)
         _patch(torch.cuda.Stream, "synchronize", "Stream.synchronize", classify_explicit)
+        accelerator = getattr(torch, "accelerator", None)  # torch >= 2.6
+        if accelerator is not None and hasattr(accelerator, "synchronize"):
+            _patch(accelerator, "synchronize", "torch.accelerator.synchronize", classify_explicit)
         _saved["debug_mode"] = None
         if debug_mode and torch.cuda.is_available():
             _saved["debug_mode"] = torch.cuda.get_sync_debug_mode()
