@@ -80,59 +80,90 @@ def _scope_body(ctx) -> cst.CSTNode:
     return ctx.function or ctx.module
 
 
-class _AssignmentIndex(cst.CSTVisitor):
+class _AssignmentIndex:
     """Source-ordered record of one scope: every statement's position, every `name = value`,
     and every statement that may change a name's value in place (`name.append(...)`,
-    `name[i] = ...`, `name += ...`). Nested functions and classes are their own scopes."""
+    `name[i] = ...`, `name += ...`). Nested functions and classes are their own scopes.
+
+    A walk over statements only (no expression traversal): it costs a small fraction of a
+    libcst visitor pass over the same scope."""
 
     def __init__(self, scope: cst.CSTNode) -> None:
-        self.scope = scope
         self.order: dict[int, int] = {}
         self.bindings: dict[str, list[tuple[int, cst.BaseExpression | None]]] = {}
         self.mutations: dict[str, list[int]] = {}
-        self._current = 0
+        body = scope.body
+        self._suite(body.body if isinstance(scope, cst.Module) else body)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not self.scope:
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-                self._bind(node.name.value, None)
-            return False
-        if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)):
-            self._current = len(self.order)
-            self.order[id(node)] = self._current
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                self._target(target.target, node.value if len(node.targets) == 1 else node.value)
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
-            self._target(node.target, node.value)
-        elif isinstance(node, cst.AugAssign):
-            self._target(node.target, None)
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            self._target(node.target, None)
-        elif isinstance(node, cst.NamedExpr):
-            self._target(node.target, node.value)
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            self._target(node.asname.name, None)
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
-            self.mutations.setdefault(node.func.value.value, []).append(self._current)
-        return True
+    def _suite(self, suite) -> None:
+        if suite is None:
+            return
+        statements = suite.body if isinstance(suite, (cst.IndentedBlock, cst.SimpleStatementSuite)) else suite
+        for statement in statements:
+            self._statement(statement)
 
-    def _bind(self, name: str, value) -> None:
-        self.bindings.setdefault(name, []).append((self._current, value))
+    def _mark(self, node: cst.CSTNode) -> int:
+        position = len(self.order)
+        self.order[id(node)] = position
+        return position
 
-    def _target(self, target, value) -> None:
+    def _statement(self, stmt) -> None:
+        position = self._mark(stmt)
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                self._small(small, self._mark(small))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            self._bind(stmt.name.value, None, position)
+        elif isinstance(stmt, cst.BaseSmallStatement):
+            self._small(stmt, position)
+        else:
+            if isinstance(stmt, cst.For):
+                self._target(stmt.target, None, position)
+            elif isinstance(stmt, cst.With):
+                for item in stmt.items:
+                    if item.asname is not None:
+                        self._target(item.asname.name, None, position)
+            self._suite(getattr(stmt, "body", None))
+            for handler in getattr(stmt, "handlers", ()):
+                self._suite(handler.body)
+            orelse = getattr(stmt, "orelse", None)
+            if isinstance(orelse, cst.If):
+                self._statement(orelse)
+            elif orelse is not None:
+                self._suite(orelse.body)
+            final = getattr(stmt, "finalbody", None)
+            if final is not None:
+                self._suite(final.body)
+
+    def _small(self, small, position: int) -> None:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                self._target(target.target, small.value, position)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self._target(small.target, small.value, position)
+        elif isinstance(small, cst.AugAssign):
+            self._target(small.target, None, position)
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                self.mutations.setdefault(func.value.value, []).append(position)
+
+    def _bind(self, name: str, value, position: int) -> None:
+        self.bindings.setdefault(name, []).append((position, value))
+
+    def _target(self, target, value, position: int) -> None:
         if isinstance(target, cst.Name):
-            self._bind(target.value, value)
+            self._bind(target.value, value, position)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 inner = element.value
-                self._target(inner.value if isinstance(inner, cst.StarredElement) else inner, None)
+                self._target(inner.value if isinstance(inner, cst.StarredElement) else inner, None, position)
         elif isinstance(target, (cst.Subscript, cst.Attribute)):
             head = target.value
             while isinstance(head, (cst.Subscript, cst.Attribute)):
                 head = head.value
             if isinstance(head, cst.Name):
-                self.mutations.setdefault(head.value, []).append(self._current)
+                self.mutations.setdefault(head.value, []).append(position)
 
 
 def _assignment_index(ctx) -> _AssignmentIndex:
@@ -141,7 +172,6 @@ def _assignment_index(ctx) -> _AssignmentIndex:
     index = cache.get(id(scope))
     if index is None:
         index = _AssignmentIndex(scope)
-        scope.visit(index)
         cache[id(scope)] = index
     return index
 
