@@ -31,13 +31,13 @@ timeout 420 "$PY" -m synclint prove \
     --trace-markdown "$OUT/trace.md" --trace-json "$OUT/trace.json" > "$OUT/prove.log" 2>&1
 prove_rc=$?
 echo "== synclint prove: exit $prove_rc in $(( $(date +%s) - start )) s (log: prove.log)"
-cat "$OUT/prove.log" | grep -v '^\s*$' | tail -n 60
+grep -v "^\s*$" "$OUT/prove.log" | tail -n 40
 
 start=$(date +%s)
 timeout 150 "$PY" -m pytest -q -m gpu -p no:cacheprovider --continue-on-collection-errors tests > "$OUT/pytest-gpu.log" 2>&1
 pytest_rc=$?
 echo "== pytest -m gpu: exit $pytest_rc in $(( $(date +%s) - start )) s (log: pytest-gpu.log)"
-tail -n 15 "$OUT/pytest-gpu.log"
+grep -E "^(FAILED|ERROR)|^E   .*Error|[0-9]+ (passed|failed)" "$OUT/pytest-gpu.log" | tail -n 12
 
 echo "== files in $OUT: $(ls "$OUT" | tr '\n' ' ')"
 # Exit status: the proof's (1 = some rule failed its proof, which the reports explain).

@@ -76,8 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         from synclint.prove import trace_proof
 
         result = trace_proof.run(codes, torch, device)
+        ran = [c for c in result["cases"] if c.status in ("ok", "FAILED")]
         for c in result["cases"]:
-            print(f"trace {c.code}: {c.status}" + (f" ({'; '.join(c.problems)})" if c.problems else ""), flush=True)
+            if c.status != "ok":
+                print(f"trace {c.code}: {c.status}" + (f" ({'; '.join(c.problems)})" if c.problems else ""), flush=True)
+        print(f"trace: {sum(c.status == 'ok' for c in ran)} of {len(ran)} cases reported at the flagged line (and nothing once fixed)")
         o = result["overhead"]
         print(f"trace overhead: {o['us_per_step_plain']} -> {o['us_per_step_traced']} us/step ({o['overhead_pct']} %)")
         if args.trace_markdown:
