@@ -49,17 +49,12 @@ _local = threading.local()
 _lock = threading.RLock()
 
 
-class _Scope:
-    __slots__ = ("op", "warned", "kind", "detail")
-
-    def __init__(self, op: str) -> None:
-        self.op = op
-        self.warned = False
-        self.kind: str | None = None
-        self.detail = ""
+# A wrapped call in progress, as a list (cheaper than an object on every call):
+# [warned by debug mode, event kind or None, detail].
+WARNED, KIND, DETAIL = 0, 1, 2
 
 
-def _scopes() -> list[_Scope]:
+def _scopes() -> list[list]:
     stack = getattr(_local, "scopes", None)
     if stack is None:
         stack = _local.scopes = []
@@ -137,7 +132,7 @@ def _make_showwarnmsg(original):
             return original(msg)
         scopes = _scopes()
         if scopes:
-            scopes[-1].warned = True  # the wrapped call records it, with its time
+            scopes[-1][WARNED] = True  # the wrapped call records it, with its time
         else:
             import sys
 
@@ -152,30 +147,37 @@ def _make_showwarnmsg(original):
 
 
 def _timed(op: str, original, classify=None):
+    perf_counter, local = time.perf_counter, _local  # bound once: this runs on every call
+
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
-        scopes = _scopes()
-        scope = _Scope(op)
+        try:
+            scopes = local.scopes
+        except AttributeError:
+            scopes = local.scopes = []
+        scope = [False, None, ""]
         scopes.append(scope)
-        start = time.perf_counter()
+        start = perf_counter()
         try:
             result = original(*args, **kwargs)
         finally:
-            blocked = time.perf_counter() - start
+            blocked = perf_counter() - start
             scopes.pop()
-        if classify is not None and scope.kind is None:
-            scope.kind, scope.detail = classify(args, kwargs, result)
+        if classify is None and not scope[WARNED]:
+            return result  # the common case: nothing synced
+        if classify is not None and scope[KIND] is None:
+            scope[KIND], scope[DETAIL] = classify(args, kwargs, result)
         if scopes:  # nested inside another wrapped call: the outermost one records
             outer = scopes[-1]
-            outer.warned = outer.warned or scope.warned
-            if outer.kind is None and scope.kind is not None:
-                outer.kind, outer.detail = scope.kind, scope.detail
+            outer[WARNED] = outer[WARNED] or scope[WARNED]
+            if outer[KIND] is None and scope[KIND] is not None:
+                outer[KIND], outer[DETAIL] = scope[KIND], scope[DETAIL]
             return result
-        kind = scope.kind or (SYNC if scope.warned else None)
+        kind = scope[KIND] or (SYNC if scope[WARNED] else None)
         if kind is not None:
             import sys
 
-            emit(kind, scope.op, blocked, scope.detail, frame=sys._getframe(1))
+            emit(kind, op, blocked, scope[DETAIL], frame=sys._getframe(1))
         return result
 
     wrapper._synclint_original = original
