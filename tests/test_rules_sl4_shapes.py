@@ -145,3 +145,17 @@ def test_prefilter_triggers_cover_every_flagged_source(code):
     stalls = [PRELUDE + f"    {line}\n" for line, c in STALLS if c == code]
     for source in (fixture.read_text(), *rule.doc_code_blocks("Example"), *stalls):
         assert prefilter.may_match(source, [rule])
+
+
+def test_module_level_code_and_masked_writes_of_unknown_values():
+    source = """\
+    import torch
+
+    ids = torch.zeros(8, dtype=torch.long, device="cuda")
+    unk = torch.ones(1, device="cuda")
+    ids[ids == -1] = UNK_TOKEN_ID
+    ids[ids == -2] = unk
+    keep = ids > 0
+    kept = ids[keep]
+    """
+    assert findings(source, Settings()) == [(6, "SL401", "high", None), (8, "SL401", "high", None)]

@@ -92,8 +92,7 @@ class _AssignmentIndex:
         self.order: dict[int, int] = {}
         self.bindings: dict[str, list[tuple[int, cst.BaseExpression | None]]] = {}
         self.mutations: dict[str, list[int]] = {}
-        body = scope.body
-        self._suite(body.body if isinstance(scope, cst.Module) else body)
+        self._suite(scope.body)  # a Module's body is a sequence, a def's an IndentedBlock
 
     def _suite(self, suite) -> None:
         if suite is None:

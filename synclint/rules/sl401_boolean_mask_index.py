@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.placement import Place
 from synclint.rules.base import Rule
 from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, dtype_kind
 from synclint.violation import Confidence
@@ -94,13 +93,15 @@ class BooleanMaskIndex(Rule):
 
     @staticmethod
     def _is_masked_fill(node: cst.Subscript, ctx) -> bool:
-        """`x[mask] = <Python scalar>` is a masked fill: measured not to stall."""
+        """`x[mask] = <Python scalar>` is a masked fill: measured not to stall. Only a value
+        that may be a device tensor (`x[mask] = y_gpu`, measured to stall) is a finding:
+        `ids[ids == -1] = self.unk_token_id` writes a number."""
         target = ctx.parent(node)
         assign = ctx.parent(node, 2)
         return (
             isinstance(target, cst.AssignTarget)
             and isinstance(assign, cst.Assign)
-            and ctx.placement(assign.value).is_(Place.SCALAR)
+            and not ctx.placement(assign.value).maybe_device
         )
 
 
