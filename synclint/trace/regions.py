@@ -4,6 +4,7 @@ thread's `watch()` nor silenced by this thread's `allowed()`."""
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from contextlib import contextmanager
 from typing import Iterator
@@ -36,9 +37,7 @@ def watch(all_threads: bool = False, debug_mode: bool = True) -> Iterator[TraceR
     """
     device = cuda_device_name()
     report = TraceReport(cuda=device is not None, device=device)
-    try:
-        import torch  # noqa: F401
-    except ImportError:  # nothing can sync without torch: an empty report
+    if importlib.util.find_spec("torch") is None:  # nothing can sync without torch
         yield report
         return
     sink = hooks.Sink(report, None if all_threads else threading.get_ident())
