@@ -48,7 +48,9 @@ class BlockingTensorFactory(Rule):
     ## Fix safety
     Safe: the helper copies the data into pinned memory on the host (so later changes to the
     list cannot leak into the copy) and queues a `non_blocking` copy; the result has the same
-    values, dtype and device. Not offered when other keyword arguments are present
+    values, dtype and device. `torch.as_tensor(array, device=d)` of a numpy array or CPU tensor
+    shares its memory when `d` is the CPU at run time, where the helper copies: unsafe unless
+    `d` is proven an accelerator. Not offered when other keyword arguments are present
     (`requires_grad=`, `pin_memory=`) or when the data may already be a device tensor.
 
     ## Known false positives
@@ -95,7 +97,7 @@ class BlockingTensorFactory(Rule):
             f"`torch.{func}(..., device=...)` copies host data with a blocking copy; use a pinned, non-blocking copy",
             confidence=confidence,
             placement=data,
-            fix=self._fix(node, data, qual, ctx),
+            fix=self._fix(node, data, qual, target, ctx),
         )
 
     @cached_property
@@ -105,7 +107,7 @@ class BlockingTensorFactory(Rule):
         codes = select_codes(self.settings.select, self.settings.extend_select, self.settings.ignore)
         return "SL104" in codes
 
-    def _fix(self, node: cst.Call, data, qual: str, ctx) -> FixSpec | None:
+    def _fix(self, node: cst.Call, data, qual: str, target, ctx) -> FixSpec | None:
         if any(a.keyword is not None and a.keyword.value not in _HELPER_KEYWORDS for a in node.args):
             return None
         if len(positional(node)) != 1 or any(a.star for a in node.args):
@@ -116,12 +118,18 @@ class BlockingTensorFactory(Rule):
         if qual != "torch.tensor" and not data.known:
             return None
         module, name = split_helper_path(self.settings.h2d_helper)
+        # `as_tensor(array_or_cpu_tensor, device=d)` shares memory when d is the CPU at run
+        # time; the helper always copies. Unless d is proven an accelerator, that can change
+        # what a later in-place write sees.
+        shares = qual != "torch.tensor" and (data.may_be(Place.NUMPY) or data.may_be(Place.HOST))
+        proven = target.on_device and target.confidence >= Confidence.HIGH
+        applicability = Applicability.UNSAFE if shares and not proven else Applicability.SAFE
         # Only the callee changes: the data and the dtype=/device= keywords stay as written
         # (comments and layout too), and both helper signatures take them by those keywords.
         return FixSpec(
             message=f"Use `{name}` (pinned, non-blocking copy)",
             replacements=((node.func, cst.Name(name)),),
-            applicability=Applicability.SAFE,
+            applicability=applicability,
             imports=((module, name),),
         )
 

@@ -122,6 +122,8 @@ class BlockingHostToDeviceMove(Rule):
             built_on_device = self._factory_fix(move, source, ctx)
             if built_on_device is not None:
                 return built_on_device
+            if _is_built_on_host(source, ctx):
+                return None  # `torch.arange(..., dtype=int).to(d, dtype=float)`: the remedy is device=, not a copy
         array = from_numpy_array(source, ctx)
         factory = plain_factory_data(source, ctx) if isinstance(source, cst.Call) and array is None else None
         if array is not None:
@@ -173,6 +175,15 @@ class BlockingHostToDeviceMove(Rule):
             replacements=((move.call, in_place(ctx, move.call.with_changes(args=args))),),
             applicability=Applicability.UNSAFE,
         )
+
+
+def _is_built_on_host(call: cst.Call, ctx) -> bool:
+    """A torch factory other than the data ones: it could be built on the device instead."""
+    from synclint.apis.torch_api import DATA_FACTORIES, TENSOR_FACTORIES
+
+    qual = ctx.qualname(call.func) or ""
+    name = qual[6:] if qual.startswith("torch.") else ""
+    return name in TENSOR_FACTORIES and name not in DATA_FACTORIES and name != "from_numpy"
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
