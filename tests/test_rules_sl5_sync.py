@@ -58,7 +58,7 @@ def test_loop_bodies_are_hot_but_the_loop_header_and_else_are_not():
             torch.cuda.synchronize()
         torch.cuda.synchronize()
     """
-    assert findings(source) == [(6, "high")]
+    assert findings(source) == [(6, "medium")]
 
 
 def test_event_and_stream_objects():
