@@ -7,7 +7,7 @@ import libcst as cst
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import kwarg, positional, split_helper_path
-from synclint.rules.sl1xx_h2d import device_target, in_place
+from synclint.rules.sl1xx_h2d import in_place
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments the helper accepts; any other (requires_grad=, pin_memory=) means no fix.
@@ -72,7 +72,7 @@ class BlockingTensorFactory(Rule):
         args = positional(node)
         if device_arg is None or not args:
             return
-        target = device_target(ctx, device_arg.value)
+        target = ctx.device_target(device_arg.value)
         if target is None or not target.may_be(Place.DEVICE):
             return
         data = ctx.placement(args[0].value)

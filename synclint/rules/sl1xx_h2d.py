@@ -21,12 +21,7 @@ _MOVE_KEYWORDS = frozenset({"device", "dtype", "non_blocking"})
 def device_target(ctx, expr: cst.BaseExpression):
     """Where a tensor goes when `expr` is its device argument ({DEVICE}, {HOST}, both, a
     tensor's placement for `.to(other)`), or None when `expr` is not known to be a device."""
-    public = getattr(ctx, "device_target", None)
-    if public is not None:
-        return public(expr)
-    analysis = ctx.placements
-    env = analysis.env_at(ctx.statement, tuple(ctx.chain))
-    return analysis.evaluator._device_of(expr, env)
+    return ctx.device_target(expr)
 
 
 def goes_to_device(target) -> bool:
