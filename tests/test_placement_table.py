@@ -184,6 +184,14 @@ CASES = [
     ("to-device-may-be-cpu", """
         def f(x, device="cpu"):
             reveal(x.to(device))""", "device|host", "medium"),
+    ("to-device-chosen-at-run-time", """
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        def f(x):
+            reveal(x.to(device))""", "device|host", "medium"),
+    ("torch-device-of-ifexp", """
+        def f(x, use_cuda):
+            dev = torch.device("cuda" if use_cuda else "cpu")
+            reveal(torch.zeros(2, device=dev))""", "device|host", "medium"),
     ("to-other-tensor-device", """
         g = torch.zeros(4, device="cuda")
         h = torch.ones(4)

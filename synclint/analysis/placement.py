@@ -21,7 +21,7 @@ from synclint.analysis.imports import ImportTable
 
 # The value types are defined in `values`; re-exported here because rules import them from
 # this module (`from synclint.analysis.placement import Place`).
-from synclint.analysis.values import (  # noqa: F401
+from synclint.analysis.values import (
     HOST_DATA_PLACES,
     PAGEABLE_HOST_PLACES,
     TENSOR_PLACES,
@@ -33,6 +33,20 @@ from synclint.analysis.values import (  # noqa: F401
     join,
     placed,
 )
+
+__all__ = [
+    "HOST_DATA_PLACES",
+    "PAGEABLE_HOST_PLACES",
+    "TENSOR_PLACES",
+    "UNKNOWN",
+    "Env",
+    "Evidence",
+    "Place",
+    "Placement",
+    "PlacementAnalysis",
+    "join",
+    "placed",
+]
 
 
 class ScopeFacts:
