@@ -55,9 +55,13 @@ def main(argv: list[str] | None = None) -> int:
 
     device = torch.device("cuda", torch.cuda.current_device())
     env = report.environment(torch)
-    proofs = prove_all(codes, torch, device)
-    for p in proofs:
-        print(_line(p), flush=True)
+
+    def progress(proofs) -> None:
+        print(_line(proofs[-1]), flush=True)
+        if args.json:  # saved after every rule: a run stopped by a time limit keeps its results
+            report.write_json(Path(args.json), {**report.to_json(env, proofs, None), "complete": False})
+
+    proofs = prove_all(codes, torch, device, on_proof=progress)
     demo = None
     if not args.no_demo:
         from synclint.prove.demo import run_demo
@@ -67,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # noqa: BLE001 - reported, not hidden
             demo = {"error": f"{exc.__class__.__name__}: {exc}"}
         print(_demo_line(demo), flush=True)
-    data = report.to_json(env, proofs, demo)
+    data = {**report.to_json(env, proofs, demo), "complete": True}
     if args.json:
         report.write_json(Path(args.json), data)
     if args.markdown:

@@ -158,9 +158,13 @@ def _prove_race(proof: RuleProof, before, after, torch, device) -> RuleProof:
     return proof
 
 
-def prove_all(codes, torch, device) -> list[RuleProof]:
+def prove_all(codes, torch, device, on_proof=None) -> list[RuleProof]:
+    """Prove each rule in turn; `on_proof(proofs_so_far)` runs after each one (the CLI
+    prints and saves as it goes, so a run cut short still leaves its results)."""
     out = []
     for code in codes:
         case = case_mod.prepare(code)
         out.append(prove_rule(case, torch, device) if torch is not None else RuleProof(case))
+        if on_proof is not None:
+            on_proof(out)
     return out
