@@ -116,3 +116,19 @@ def test_sl103_leaves_non_blocking_moves_to_sl102_and_dtype_casts_alone():
     )
     codes = [v.code for v in lint_source(source, "m.py", LOW).violations]
     assert codes == ["SL102"]
+
+
+def test_to_other_tensor_is_reported_without_a_fix():
+    # `.to(other_tensor)` takes the other tensor's device and dtype: no helper call can
+    # take a tensor as its device, so no fix is offered.
+    source = (
+        "import numpy as np\nimport torch\n\n"
+        "def forward(a: np.ndarray):\n"
+        "    ref = torch.zeros(3, device='cuda')\n"
+        "    x = torch.from_numpy(a).to(ref)\n"
+        "    y = torch.from_numpy(a).to(ref, non_blocking=True)\n"
+        "    return x, y\n"
+    )
+    found = lint_source(source, "m.py", Settings(select=("SL1",))).violations
+    assert [(v.location.row, v.code) for v in found] == [(6, "SL103"), (7, "SL102")]
+    assert all(v.fix is None for v in found)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from synclint.analysis.placement import Place
+from synclint.analysis.placement import TENSOR_PLACES, Place
 from synclint.rules.helpers import kwarg, positional, split_helper_path
 
 # `.to()` keywords a fix can carry over; any other (copy=, memory_format=) means no fix.
@@ -75,6 +75,8 @@ def read_move(call: cst.Call, ctx) -> Move | None:
     if len(args) >= 3 or (device_kw is not None and args):
         return None  # `.to(device, dtype, non_blocking, copy)` spelled positionally: leave it
     simple = keywords <= _MOVE_KEYWORDS
+    if ctx.placement(device).places & TENSOR_PLACES:
+        simple = False  # `.to(other_tensor)` also takes its dtype, and is no device to pass on
     return Move(call, func.value, device, dtype, non_blocking, method, simple)
 
 
