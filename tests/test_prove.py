@@ -141,3 +141,15 @@ def test_prove_without_cuda_says_so_and_exits_0(tmp_path):
 def test_prove_rejects_an_unknown_selection():
     run = subprocess.run([sys.executable, "-m", "synclint", "prove", "--rules", "SL9"], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "no proof case matches" in run.stderr
+
+
+def test_synclint_check_flags_every_proof_case_from_the_command_line():
+    """As a user would run it, with the repository's own configuration."""
+    registered = [c for c in RULE_CODES if rule_by_code(c) is not None]
+    paths = [str(fixtures_dir() / c / "proof.py") for c in registered]
+    run = subprocess.run([sys.executable, "-m", "synclint", "check", "--no-cache", "--output-format", "json", *paths],
+                         capture_output=True, text=True, timeout=120, cwd=fixtures_dir().parent)
+    assert run.returncode == 1, run.stderr
+    found = {(item["filename"].replace("\\", "/").split("/")[-2], item["code"]) for item in json.loads(run.stdout)}
+    missing = [c for c in registered if (c, c) not in found]
+    assert missing == []
