@@ -239,3 +239,10 @@ def test_compare_after_a_run_lists_the_scripts_static_findings(tmp_path):
     assert run.returncode == 0 and run.stdout == "ran\n"
     assert "Runtime only (0)" in run.stderr
     assert "Static only (1)" in run.stderr and "prog.py:5:12: SL101" in run.stderr
+
+
+def test_min_copy_bytes_zero_reports_every_pageable_h2d_copy(monkeypatch):
+    small = (_tensor("cpu", 0.01), "cuda")
+    assert hooks.classify_to(small, {"non_blocking": True}, _tensor("cuda", 0.01))[0] is None
+    monkeypatch.setattr(hooks, "pageable_h2d_report_bytes", 0)
+    assert hooks.classify_to(small, {"non_blocking": True}, _tensor("cuda", 0.01))[0] == "pageable-copy"

@@ -125,7 +125,7 @@ tracer records both kinds at run time and ties them to the static findings.
 
 ## Usage
 
-    synclint trace [--json FILE] [--compare] [-q] -- python script.py args...
+    synclint trace [--json FILE] [--compare] [--min-copy-bytes N] [-q] -- python script.py args...
     python -m synclint.trace -- python -m package.module args...
 
 The program runs in the same process (so the hooks see it), as `__main__`, with its
@@ -140,7 +140,7 @@ time the call blocked:
 | kind | what | how it is seen |
 |---|---|---|
 | `sync` | every op PyTorch's sync debug mode reports (`.item()`, `if t:`, blocking copies, `nonzero`, mask indexing, ...) | `set_sync_debug_mode("warn")`; the warnings are caught and kept off stderr |
-| `pageable-copy` | `non_blocking=True` copies between pageable host memory and the device: H2D of >= 1 MiB (a single 1 MiB copy did not stall, >= ~4 MiB did), strided views of pinned buffers, and D2H into pageable memory at any size | wrapped `Tensor.to`, `Tensor.cuda`, `Tensor.copy_` (`is_pinned()`, `is_contiguous()`) |
+| `pageable-copy` | `non_blocking=True` copies between pageable host memory and the device: H2D of >= 1 MiB (a single 1 MiB copy did not stall, >= ~4 MiB did), strided views of pinned buffers, and D2H into pageable memory at any size (`--min-copy-bytes 0`: every pageable H2D copy) | wrapped `Tensor.to`, `Tensor.cuda`, `Tensor.copy_` (`is_pinned()`, `is_contiguous()`) |
 | `explicit-sync` | `torch.cuda.synchronize()`, `Event.synchronize()`, `Stream.synchronize()` | wrapped functions |
 
 The host time is exact for calls the tracer wraps (copies, explicit syncs, and the common

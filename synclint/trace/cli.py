@@ -20,6 +20,8 @@ def _parser() -> argparse.ArgumentParser:
         "synchronize calls; each blamed on the innermost line of your code."))
     p.add_argument("--json", metavar="FILE", help="write the sites as JSON (input of `synclint check --runtime`)")
     p.add_argument("--compare", action="store_true", help="join the sites with synclint's static findings")
+    p.add_argument("--min-copy-bytes", type=int, default=None, metavar="N",
+                   help="report pageable non_blocking H2D copies from N bytes (default 1 MiB; 0: every one)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no summary")
     return p
 
@@ -44,7 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"synclint trace: error: {exc}", file=sys.stderr)
         return 2
 
+    from synclint.trace import hooks
     from synclint.trace.regions import cuda_device_name
+
+    if args.min_copy_bytes is not None:
+        hooks.pageable_h2d_report_bytes = max(args.min_copy_bytes, 0)
 
     if cuda_device_name() is None:
         print("synclint trace: no CUDA device present: running the program without tracing; nothing recorded", file=sys.stderr)

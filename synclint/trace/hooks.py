@@ -44,6 +44,7 @@ TIMED_TORCH_FUNCTIONS = (
 # `idx.to(dev, non_blocking=True)` of a small index is fine); many of them at the threshold
 # are reported as soon as one reaches it. Copies into pageable memory (D2H) wait at any size: always reported.
 PAGEABLE_H2D_REPORT_BYTES = 1 << 20
+pageable_h2d_report_bytes = PAGEABLE_H2D_REPORT_BYTES  # `synclint trace --min-copy-bytes`
 
 _local = threading.local()
 _lock = threading.RLock()
@@ -210,7 +211,7 @@ def classify_to(args, kwargs, result):
         return None, ""
     if not _non_blocking(args, kwargs, 1):
         return None, ""
-    if src.device.type == "cpu" and result.device.type != "cpu" and _host_side_pageable(src) and _nbytes(src) >= PAGEABLE_H2D_REPORT_BYTES:
+    if src.device.type == "cpu" and result.device.type != "cpu" and _host_side_pageable(src) and _nbytes(src) >= pageable_h2d_report_bytes:
         return PAGEABLE_COPY, f"H2D {_mib(src)} from pageable memory with non_blocking=True"
     return None, ""
 
@@ -224,7 +225,7 @@ def classify_copy(args, kwargs, result):
         return None, ""
     if dst.device.type == "cpu" and src.device.type != "cpu" and _host_side_pageable(dst):
         return PAGEABLE_COPY, f"D2H {_mib(src)} into pageable memory with non_blocking=True"
-    if dst.device.type != "cpu" and src.device.type == "cpu" and _host_side_pageable(src) and _nbytes(src) >= PAGEABLE_H2D_REPORT_BYTES:
+    if dst.device.type != "cpu" and src.device.type == "cpu" and _host_side_pageable(src) and _nbytes(src) >= pageable_h2d_report_bytes:
         return PAGEABLE_COPY, f"H2D {_mib(src)} from pageable memory with non_blocking=True"
     return None, ""
 
