@@ -25,7 +25,7 @@ class Measurement:
     wall_s: float
     cpu_s: float
     peak_process_mib: float  # the largest single process
-    peak_tree_mib: float  # the largest sum over the process tree (sampled every 50 ms)
+    peak_tree_mib: float  # the largest sum over the process tree (sampled every 250 ms)
     load_before: float  # 1-minute load average just before
     load_after: float
     returncode: int
@@ -62,7 +62,7 @@ def _tree_rss(root: int) -> int:
 
 
 class _TreeSampler(threading.Thread):
-    def __init__(self, pid: int, interval: float = 0.05) -> None:
+    def __init__(self, pid: int, interval: float = 0.25) -> None:
         super().__init__(daemon=True)
         self.pid, self.interval = pid, interval
         self.peak = 0
