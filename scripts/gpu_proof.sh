@@ -3,7 +3,7 @@
 #   1. `synclint prove`: every rule's proof case before and after synclint's own fix
 #      (stall ratio, sync debug mode, same results), the throughput demo, and the runtime
 #      tracer's proof on the same cases plus its overhead;
-#   2. the `gpu`-marked pytest tests.
+#   2. the `gpu`-marked pytest tests, and the CUDA tests of the H2D helper.
 # Writes at most 8 flat files to $OUT (default ./gpu-proof-out) and prints a short summary.
 # Needs torch with CUDA; libcst and pathspec importable (e.g. installed into /tmp/site with
 # PYTHONPATH set). Usage: OUT=/some/dir scripts/gpu_proof.sh
@@ -36,7 +36,14 @@ grep -v "^\s*$" "$OUT/prove.log" | tail -n 40
 start=$(date +%s)
 timeout 150 "$PY" -m pytest -q -m gpu -p no:cacheprovider --continue-on-collection-errors tests > "$OUT/pytest-gpu.log" 2>&1
 pytest_rc=$?
-echo "== pytest -m gpu: exit $pytest_rc in $(( $(date +%s) - start )) s (log: pytest-gpu.log)"
+# CUDA tests of the H2D helper that the fixes call (skipped without CUDA, not marked gpu).
+if [ -f tests/test_runtime_h2d.py ]; then
+    echo "---- tests/test_runtime_h2d.py -k cuda" >> "$OUT/pytest-gpu.log"
+    timeout 90 "$PY" -m pytest -q -k cuda -p no:cacheprovider tests/test_runtime_h2d.py >> "$OUT/pytest-gpu.log" 2>&1
+    h2d_rc=$?
+    [ "$h2d_rc" -ne 0 ] && [ "$h2d_rc" -ne 5 ] && pytest_rc=$h2d_rc
+fi
+echo "== pytest (gpu): exit $pytest_rc in $(( $(date +%s) - start )) s (log: pytest-gpu.log)"
 grep -E "^(FAILED|ERROR)|^E   .*Error|[0-9]+ (passed|failed)" "$OUT/pytest-gpu.log" | tail -n 12
 
 echo "== files in $OUT: $(ls "$OUT" | tr '\n' ' ')"
