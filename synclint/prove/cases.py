@@ -4,6 +4,7 @@ synclint's own fixer makes of the case at the moment of the run."""
 
 from __future__ import annotations
 
+import ast
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,23 @@ class ProofCase:
         return self.path.with_name("proof_fixed.py")  # a name for tracebacks; never written
 
 
+def proof_kind(source: str) -> str:
+    """A case declares `PROOF_KIND = "race"` at module level; the default is a stall."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return STALL
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "PROOF_KIND" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and node.value.value in (STALL, RACE)
+        ):
+            return node.value.value
+    return STALL
+
+
 def select(codes, prefixes) -> list[str]:
     if not prefixes:
         return list(codes)
@@ -68,7 +86,7 @@ def prepare(code: str, root: Path | None = None) -> ProofCase:
     if not path.exists():
         return ProofCase(code, path, "", status="no proof case", problem=f"{path} does not exist")
     source = path.read_text(encoding="utf-8")
-    case = ProofCase(code, path, source, kind=RACE if "PROOF_KIND = \"race\"" in source else STALL)
+    case = ProofCase(code, path, source, kind=proof_kind(source))
     rule = rule_by_code(code)
     if rule is None:
         case.status, case.problem = "rule not registered", f"no rule {code} in synclint.rules"
