@@ -455,6 +455,19 @@ CASES = [
         g = torch.zeros(4, 4, device="cuda")
         for row in g:
             reveal(row)""", "device", "high"),
+    ("match-case-join", """
+        def f(mode, x):
+            match mode:
+                case "gpu":
+                    y = x.cuda()
+                case _:
+                    y = x.cpu()
+            reveal(y)""", "device|host", "high"),
+    ("match-case-body", """
+        def f(mode, device):
+            match mode:
+                case "decode":
+                    reveal(torch.zeros(1, device=device))""", "device", "medium"),
     ("with-block-keeps", """
         def forward(self, x):
             with torch.no_grad():

@@ -43,6 +43,7 @@ class FlowWalker:
         scope = self.scope
         if isinstance(scope, cst.FunctionDef):
             self._bind_parameters(scope, env)
+            self.facts.entry_env = dict(env)
             self._block(scope.body, env)
         elif isinstance(scope, cst.ClassDef):
             self._block(scope.body, env)
@@ -118,6 +119,13 @@ class FlowWalker:
                 self._block(stmt.orelse.body, env)
             if stmt.finalbody is not None:
                 self._block(stmt.finalbody.body, env)
+        elif isinstance(stmt, cst.Match):
+            branches = []
+            for case in stmt.cases:
+                case_env = dict(env)
+                self._block(case.body, case_env)
+                branches.append(case_env)
+            _merge_into(env, env.copy(), *branches)
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             self.analysis.remember_outer_env(stmt, env)
             env[stmt.name.value] = placed(Place.OTHER, HIGH, stmt, "a definition")

@@ -55,6 +55,9 @@ class ScopeFacts:
     def __init__(self) -> None:
         self.env_before: dict[int, Env] = {}  # id(statement) -> env
         self.returns: list[Placement] = []
+        # The environment after the parameters are bound: the answer for a statement the walk
+        # did not reach (a construct it does not model), better than forgetting the parameters.
+        self.entry_env: Env | None = None
 
 
 class PlacementAnalysis:
@@ -106,7 +109,7 @@ class PlacementAnalysis:
         facts = self._facts(chain)
         env = facts.env_before.get(id(statement)) if statement is not None else None
         if env is None:
-            env = self._outer_env.get(id(chain[-1]), {})
+            env = facts.entry_env if facts.entry_env is not None else self._outer_env.get(id(chain[-1]), {})
         return env
 
     def class_attributes(self, chain: tuple[cst.CSTNode, ...]) -> Env:
