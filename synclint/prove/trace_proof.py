@@ -178,7 +178,7 @@ not executed, or not a sync there).
 Limits: the hooks replace PyTorch's sync debug mode for the run (a program that sets it
 itself changes what is recorded); code compiled by `torch.compile` is seen only where it
 falls back to eager; `from torch.cuda import synchronize` bound before the run started is
-not wrapped.
+not wrapped; child processes (multiprocessing, DataLoader workers) are not traced.
 """
 
 
