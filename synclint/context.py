@@ -27,6 +27,7 @@ class LintContext:
         self.findings: list[Finding] = []
         self._placements: PlacementAnalysis | None = None
         self._saved_loop_depth: list[int] = []
+        self._compiled: frozenset[str] | None = None  # names passed to torch.compile(...)
 
     # --- where we are --------------------------------------------------------------------
     @property
@@ -120,7 +121,11 @@ class LintContext:
         class_name = enclosing.name.value if isinstance(enclosing, cst.ClassDef) else None
         self.chain.append(node)
         name = node.name.value
-        hot = self._hot[-1] or hotpath.function_reason(node, class_name, self.settings.hot_functions, self.imports)
+        if self._compiled is None:
+            self._compiled = hotpath.compiled_names(self.module, self.imports)
+        hot = self._hot[-1] or hotpath.function_reason(
+            node, class_name, self.settings.hot_functions, self.imports, self._compiled
+        )
         self._hot.append(hot)
         allowed = self._allowed[-1] or any(fnmatchcase(name, p) for p in self.settings.allow_functions)
         self._allowed.append(allowed)

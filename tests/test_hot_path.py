@@ -107,6 +107,30 @@ CASES = [
         @support_torch_compile
         def run(x):
             reveal(x)""", "under @vllm.compilation.decorators.support_torch_compile"),
+    ("torch-compile-call-module-level", """
+        import torch
+        def _philox_uniform(seed, n):
+            reveal(seed)
+        _compiled_philox_uniform = torch.compile(_philox_uniform, fullgraph=True, dynamic=True)""", "compiled by torch.compile()"),
+    ("torch-compile-call-on-method", """
+        import torch
+        class Model:
+            def __init__(self):
+                if True:
+                    self._run = torch.compile(self._forward_impl, dynamic=True)
+            def _forward_impl(self, x):
+                reveal(x)""", "compiled by torch.compile()"),
+    ("torch-compile-call-returned", """
+        import torch as th
+        def get_kernel():
+            return th.compile(flex_attention, dynamic=False)
+        def flex_attention(q):
+            reveal(q)""", "compiled by torch.compile()"),
+    ("compile-of-other-library-is-not-hot", """
+        import re
+        def matcher(s):
+            reveal(s)
+        pattern = re.compile(matcher)""", None),
     ("unrelated-decorator", """
         import functools
         @functools.lru_cache

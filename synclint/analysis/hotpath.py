@@ -2,7 +2,8 @@
 
 A function is hot when its name matches a `hot-functions` pattern (forward, __call__,
 execute_model, sample*, prepare_*_metadata, ...; see config.py), optionally spelled
-`Class.method`, or when a decorator compiles or graph-captures it. Code inside a hot function
+`Class.method`, when a decorator compiles it, or when the module passes it to
+`torch.compile(...)`. Code inside a hot function
 (nested functions too), inside a loop body or a comprehension, or inside
 `with torch.cuda.graph(...)` is hot. A sync there drains the GPU queue once per step, so
 rules report it with the reason attached.
@@ -36,9 +37,14 @@ def _decorator_name(decorator: cst.Decorator, imports: ImportTable) -> str:
 
 
 def function_reason(
-    func: cst.FunctionDef, class_name: str | None, patterns: tuple[str, ...], imports: ImportTable
+    func: cst.FunctionDef,
+    class_name: str | None,
+    patterns: tuple[str, ...],
+    imports: ImportTable,
+    compiled: frozenset[str] = frozenset(),
 ) -> str | None:
-    """Why `func` itself runs every step, or None."""
+    """Why `func` itself runs every step, or None. `compiled` holds the names this module
+    passes to `torch.compile(...)` as a call (see `compiled_names`)."""
     name = func.name.value
     qualified = f"{class_name}.{name}" if class_name else name
     for pattern in patterns:
@@ -48,7 +54,37 @@ def function_reason(
         d = _decorator_name(decorator, imports)
         if d in HOT_DECORATORS or d.split(".")[-1] in HOT_DECORATOR_NAMES:
             return f"under @{d}"
+    if name in compiled:
+        return "compiled by torch.compile()"
     return None
+
+
+def compiled_names(module: cst.Module, imports: ImportTable) -> frozenset[str]:
+    """Functions compiled by a call rather than a decorator: `fast = torch.compile(fn)`,
+    `self.forward = torch.compile(self._forward_impl)`, `return torch.compile(fn, ...)`.
+    Gives the bare names (`fn`, `_forward_impl`). A walk over statements only, cheap: no
+    libcst visit."""
+    found: set[str] = set()
+    pending: list[cst.CSTNode] = list(module.body)
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                value = getattr(small, "value", None)
+                if isinstance(value, cst.Call) and imports.qualname(value.func) == "torch.compile" and value.args:
+                    first = value.args[0].value
+                    if isinstance(first, cst.Name):
+                        found.add(first.value)
+                    elif isinstance(first, cst.Attribute):
+                        found.add(first.attr.value)
+            continue
+        body = getattr(stmt, "body", None)
+        if isinstance(body, cst.BaseSuite):
+            pending.extend(getattr(body, "body", ()))
+        for extra in (getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None), *getattr(stmt, "handlers", ())):
+            if extra is not None:
+                pending.append(extra)
+    return frozenset(found)
 
 
 def is_graph_capture(with_node: cst.With, imports: ImportTable) -> bool:
