@@ -372,6 +372,9 @@ CASES = [
         import torch.nn.functional as F
         g = torch.zeros(4, device="cuda")
         reveal(F.softmax(g, dim=-1))""", "device", "high"),
+    ("torch-equal-is-a-python-bool", """
+        a = torch.zeros(4, device="cuda")
+        reveal(torch.equal(a, a))""", "scalar", "high"),
     ("tensor-method-chain", """
         g = torch.zeros(4, device="cuda")
         reveal(g.float().view(-1).contiguous())""", "device", "high"),

@@ -376,10 +376,7 @@ class Evaluator:
                 expr, "a device that may be the CPU"
             )
         if d.is_(*TENSOR_PLACES):  # `.to(other_tensor)`: where the other tensor is
-            if d.may_be(Place.PINNED):
-                places = (d.places - {Place.PINNED}) | {Place.HOST}
-                return Placement(frozenset(places), d.confidence, d.evidence)
-            return d
+            return _unpinned(d)
         if isinstance(expr, cst.Integer) or d.is_(Place.SCALAR):
             return placed(Place.DEVICE, MEDIUM, expr, "an integer device index")
         return None
@@ -397,6 +394,8 @@ class Evaluator:
             return self._torch_device(call, env)
         if name == "cuda.current_device":
             return placed(Place.ACCEL_DEVICE, HIGH, call, "the current CUDA device")
+        if name in api.HOST_RESULT_FUNCTIONS:
+            return placed(Place.SCALAR, HIGH, call, f"`torch.{name}()` returns a Python value")
         if name == "from_numpy":
             return placed(Place.HOST, HIGH, call, "`torch.from_numpy()` wraps pageable host memory")
         if name in api.TENSOR_FACTORIES:
@@ -405,7 +404,7 @@ class Evaluator:
             if self._in_module_class():
                 return placed(Place.DEVICE, MEDIUM, call, "a parameter/submodule of an nn.Module moves with it (inferred)")
             return None
-        if name.startswith(("cuda.", "distributed.", "nn.init.", "cuda")):
+        if name.startswith(("cuda.", "distributed.", "nn.init.")):
             return None
         # Other torch functions (torch.cat, torch.where, F.softmax): the result lives with
         # their tensor inputs.
@@ -501,9 +500,7 @@ class Evaluator:
                 if target is not None:
                     return target.because(call, f"`.{method}(..., device=...)`")
             if base.is_tensor:
-                return Placement(base.places - {Place.PINNED} | ({Place.HOST} if base.may_be(Place.PINNED) else set()), base.confidence, base.evidence).because(
-                    call, f"`.{method}()` builds where its tensor lives"
-                )
+                return _unpinned(base).because(call, f"`.{method}()` builds where its tensor lives")
             return UNKNOWN
         if base.is_tensor or base.is_(Place.NUMPY):
             # Tensor methods (view, float, sum, max, ...) keep the placement; pinned-ness is
@@ -535,6 +532,14 @@ class Evaluator:
         if target.is_(Place.HOST) and base.is_(Place.PINNED, Place.HOST):
             return base
         return target.because(call, "`.to(...)` moves it there")
+
+
+def _unpinned(value: Placement) -> Placement:
+    """A new tensor made where `value` lives: on the host it is pageable, even when `value`
+    is pinned (pinned-ness is a property of the allocation, not of the device)."""
+    if not value.may_be(Place.PINNED):
+        return value
+    return Placement((value.places - {Place.PINNED}) | {Place.HOST}, value.confidence, value.evidence)
 
 
 def _is_shape(expr: cst.BaseExpression) -> bool:
