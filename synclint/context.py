@@ -121,6 +121,7 @@ class LintContext:
         class_name = enclosing.name.value if isinstance(enclosing, cst.ClassDef) else None
         self.chain.append(node)
         name = node.name.value
+        self.imports.collect_function_level(node)
         if self._compiled is None:
             self._compiled = hotpath.compiled_names(self.module, self.imports)
         hot = self._hot[-1] or hotpath.function_reason(

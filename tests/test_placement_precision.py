@@ -101,6 +101,11 @@ FACTORY_FILE = textwrap.dedent(
         dev = "cpu"
         local = torch.tensor([0], device=dev)  # no stall
         return ids, copy, same, local
+
+
+    def lazily_imported(ids):
+        import torch as T
+        return T.tensor(ids, device="cuda")  # stalls
     """
 )
 

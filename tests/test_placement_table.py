@@ -518,6 +518,10 @@ CASES = [
         def f():
             import torch as T
             reveal(T.ones(2, device="cuda"))""", "device", "high"),
+    ("lazy-import-in-function", """
+        def f(ids):
+            import torch
+            reveal(torch.tensor(ids, device="cuda"))""", "device", "high"),
     ("parameter-unknown", """
         def forward(self, hidden_states):
             reveal(hidden_states)""", "unknown", "low"),

@@ -53,7 +53,19 @@ class ImportTable:
 
     def collect_top_level(self, module: cst.Module) -> None:
         """Imports at module level, inside `try:` and `if` blocks too (cheap: no full walk)."""
-        pending = list(module.body)
+        self._collect(list(module.body))
+
+    def collect_function_level(self, func: cst.FunctionDef) -> None:
+        """Imports at the top of a function body (`def f(): import torch`, common for lazy
+        imports in inference engines). Added to the one table, without replacing a module-level
+        name: a name imported in a function almost always means the same module everywhere."""
+        if isinstance(func.body, cst.IndentedBlock):
+            local = ImportTable()
+            local._collect(list(func.body.body))
+            for name, full in local.aliases.items():
+                self.aliases.setdefault(name, full)
+
+    def _collect(self, pending: list) -> None:
         while pending:
             stmt = pending.pop(0)
             if isinstance(stmt, cst.SimpleStatementLine):
