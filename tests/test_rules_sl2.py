@@ -54,6 +54,9 @@ def _found(violations) -> list[str]:
         ("e = torch.equal(t, u)", 9),
         ("a = torch.allclose(t, u)", 9),
         ("a = t.allclose(u)", 9),
+        ("s = 'ids: %s' % t", 9),
+        ("s = 'ids: %s, %s' % (x, t)", 9),
+        ("s = 'ids: {}'.format(t)", 9),
     ],
 )
 def test_sl203_reports_each_implicit_readback(tmp_path, body, column):
@@ -75,6 +78,8 @@ def test_sl203_reports_each_implicit_readback(tmp_path, body, column):
         "print(t.shape, t.dtype)",
         "total = sum([t, u])",
         "y = t if x is None else u",
+        "s = '%s on %s' % (t.shape, t.device)",
+        "s = '{}'.format(t.dtype)",
     ],
 )
 def test_sl203_leaves_host_only_lookalikes_alone(tmp_path, body):
@@ -179,6 +184,20 @@ def test_sl206_is_an_error_and_a_sync_or_rebinding_clears_it(tmp_path):
     assert violations[0].severity is Severity.ERROR
 
 
+def test_sl206_a_loop_target_or_augmented_assignment_rebinds(tmp_path):
+    body = """\
+    y = t.to("cpu", non_blocking=True)
+    for y in [1, 2]:
+        print(y)
+    z = t.to("cpu", non_blocking=True)
+    z += 1
+    print(z)
+    w = t.to("cpu", non_blocking=True)
+    print(w)
+    """
+    assert _found(_lint_file(tmp_path, body, Settings(select=("SL206",)))) == ["14:11 SL206"]
+
+
 def test_sl206_reads_in_another_function_are_not_claimed(tmp_path):
     source = """\
 import torch
@@ -208,6 +227,8 @@ SNIPPETS = [
     HEADER + "    n = t.max().item() + 1\n",
     HEADER + "    a = t.to('cpu', non_blocking=True)\n    print(a.numpy())\n",
     HEADER + "    h = torch.empty(4)\n    h.copy_(t, True)\n",
+    HEADER + "    s = '%s' % t\n",
+    "import torch\n\n\ndef fmt(ids: torch.LongTensor):\n    return 'ids: %s' % ids\n",
 ]
 
 

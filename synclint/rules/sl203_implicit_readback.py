@@ -4,7 +4,7 @@ import libcst as cst
 
 from synclint.rules import select_codes
 from synclint.rules.base import Rule
-from synclint.rules.helpers import device_confidence, method_name, positional, receiver
+from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, method_name, positional, receiver
 from synclint.rules.sl204_sizing_readback import sizing_readback
 
 # Builtins that turn their argument into a Python value, which for a device tensor means a
@@ -33,6 +33,9 @@ _TESTS = {cst.If: "`if`", cst.While: "`while`", cst.Assert: "`assert`", cst.IfEx
 
 # f-string prefixes are words too: the prefilter must see `f"{t}"`.
 _FSTRING_PREFIXES = ("f", "F", "rf", "fr", "Rf", "fR", "RF", "FR", "rF", "Fr")
+# `"%s" % t` has no word of its own; the device tensor it formats needs a device origin
+# (or a tensor annotation, which the analysis reads as "maybe on the device").
+_TENSOR_ANNOTATIONS = ("Tensor", "LongTensor", "FloatTensor", "BoolTensor", "IntTensor")
 
 
 class ImplicitReadback(Rule):
@@ -41,7 +44,7 @@ class ImplicitReadback(Rule):
     ## What it does
     Reports, where the value may be a device tensor:
     - `int(t)`, `float(t)`, `bool(t)`, `complex(t)`, `range(t)`, `str(t)`, `repr(t)`,
-      `format(t)`, `print(t)` and f-strings `f"{t}"`;
+      `format(t)`, `print(t)`, f-strings `f"{t}"`, `"%s" % t` and `"{}".format(t)`;
     - truth tests: `if t:`, `while t:`, `assert t`, `x if t else y`, comprehension `if t`,
       `not t`, and the operands of `and`/`or` that Python truth-tests;
     - Python `max()`/`min()`/`any()`/`all()` over tensors, `torch.equal`, `torch.allclose`,
@@ -99,6 +102,7 @@ class ImplicitReadback(Rule):
     triggers = (
         *_CONVERSIONS, *_COMPARING_BUILTINS, *_BOOL_RESULT, "len", "print",
         "if", "while", "assert", "and", "or", "not", *_FSTRING_PREFIXES,
+        *DEVICE_ORIGIN_TRIGGERS, *_TENSOR_ANNOTATIONS,
     )
 
     # --- conversions, builtins and bool-returning functions ---------------------------------
@@ -125,6 +129,9 @@ class ImplicitReadback(Rule):
                 self._report_first_device(node, values, f"`{qual}()` of device tensors returns a Python bool", ctx)
             elif method_name(node) in _BOOL_RESULT and not qual.startswith("torch."):
                 self._report_if_device(node, receiver(node), f"`.{method_name(node)}()` of a device tensor returns a Python bool", ctx)
+            elif method_name(node) == "format" and isinstance(receiver(node), (cst.SimpleString, cst.ConcatenatedString)):
+                values = [a.value for a in node.args if not a.star]
+                self._report_first_device(node, values, "`str.format()` of a device tensor", ctx)
 
     def _len_of_masked(self, node: cst.Call, ctx) -> None:
         args = positional(node)
@@ -177,6 +184,13 @@ class ImplicitReadback(Rule):
     # --- text ----------------------------------------------------------------------------
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
         self._report_if_device(node.expression, node.expression, "an f-string of a device tensor", ctx)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        # "%s" % t, "%d, %d" % (a, t)
+        if isinstance(node.operator, cst.Modulo) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)):
+            right = node.right
+            values = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
+            self._report_first_device(node, values, "`%` formatting of a device tensor", ctx)
 
     # --- reporting -----------------------------------------------------------------------
     def _report_first_device(self, node, values, what: str, ctx) -> None:

@@ -108,6 +108,17 @@ class _FunctionScan(cst.CSTVisitor):
                 self._forget(key)
         return False
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        key = _key(node.target)
+        if key is not None:
+            self._forget(key)  # `y += 1` on a pending result waits for nothing, but rebinds
+
+    def visit_For_body(self, node: cst.For) -> None:
+        # `for y in ...:` rebinds the loop target before the body runs
+        key = _key(node.target)
+        if key is not None:
+            self._forget(key)
+
     def _forget(self, key: str) -> None:
         for name in [k for k in self.pending if k == key or k.startswith(key + ".")]:
             del self.pending[name]
