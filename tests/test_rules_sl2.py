@@ -184,6 +184,19 @@ def test_sl206_is_an_error_and_a_sync_or_rebinding_clears_it(tmp_path):
     assert violations[0].severity is Severity.ERROR
 
 
+def test_sl206_stream_ordering_is_not_a_host_sync(tmp_path):
+    body = """\
+    y = t.to("cpu", non_blocking=True)
+    torch.cuda.current_stream().wait_stream(x)
+    ids = y.tolist()
+    done = torch.cuda.Event()
+    done.wait()
+    again = y.tolist()
+    """
+    # wait_stream orders streams only: the read still races; an event wait counts as a sync
+    assert _found(_lint_file(tmp_path, body, Settings(select=("SL206",)))) == ["9:11 SL206"]
+
+
 def test_sl206_a_loop_target_or_augmented_assignment_rebinds(tmp_path):
     body = """\
     y = t.to("cpu", non_blocking=True)

@@ -8,8 +8,11 @@ from synclint.rules.helpers import code, device_confidence, is_true, kwarg, meth
 from synclint.rules.sl205_pageable_async_d2h import host_buffer, non_blocking_copy
 from synclint.violation import Confidence, Severity
 
-# Calls that make the host wait for queued work (any receiver: event, stream, torch.cuda).
-_SYNC_METHODS = frozenset({"synchronize", "wait", "wait_event", "wait_stream"})
+# Calls that end the race (any receiver: event, stream, torch.cuda). `.synchronize()` makes
+# the host wait. `event.wait()` only makes a stream wait, but code that calls it is ordering
+# its work on purpose, so it counts as a sync (an error must be sure). `wait_stream` and
+# `wait_event` order streams only and do not count.
+_SYNC_METHODS = frozenset({"synchronize", "wait"})
 # Methods that read a host tensor's data into Python.
 _READ_METHODS = frozenset({"tolist", "numpy", "item", "__array__"})
 # Builtins that read their argument's data.
@@ -38,9 +41,10 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 class _Pending:
-    def __init__(self, copy: cst.Call, what: str, confidence: Confidence) -> None:
-        self.copy = copy
-        self.what = what
+    """An async copy whose destination must not be read yet."""
+
+    def __init__(self, what: str, confidence: Confidence) -> None:
+        self.what = what  # the copy's source text, for the message
         self.confidence = confidence
 
 
@@ -48,15 +52,15 @@ class _FunctionScan(cst.CSTVisitor):
     """Walks one function in source order: async copies start, syncs clear, reads of a
     pending copy's result are recorded (anchor node -> node to report, message)."""
 
-    def __init__(self, rule: UnsyncedAsyncReadback, ctx, function: cst.FunctionDef) -> None:
+    def __init__(self, ctx, function: cst.FunctionDef) -> None:
         super().__init__()
-        self.rule = rule
         self.ctx = ctx
         self.function = function
         self.pending: dict[str, _Pending] = {}
         self.statements: list[cst.CSTNode] = []
         self.views: dict[str, cst.BaseExpression] = {}  # name -> the view expression it was bound to
-        self.reads: dict[int, tuple[cst.CSTNode, cst.CSTNode, str]] = {}
+        # id(anchor) -> (anchor, node to report at, the copy's text, confidence)
+        self.reads: dict[int, tuple] = {}
 
     # the statement being scanned: placements are asked for in its environment
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -89,7 +93,7 @@ class _FunctionScan(cst.CSTVisitor):
                 continue
             self.views[key] = node.value
             if started is not None:
-                self.pending[key] = _Pending(started, f"`{code(started)}`", self._source_confidence(receiver(started)))
+                self.pending[key] = _Pending(f"`{code(started)}`", self._source_confidence(receiver(started)))
             else:
                 self._forget(key)
         return False
@@ -103,7 +107,7 @@ class _FunctionScan(cst.CSTVisitor):
         if key is not None:
             self.views[key] = node.value
             if started is not None:
-                self.pending[key] = _Pending(started, f"`{code(started)}`", self._source_confidence(receiver(started)))
+                self.pending[key] = _Pending(f"`{code(started)}`", self._source_confidence(receiver(started)))
             else:
                 self._forget(key)
         return False
@@ -137,7 +141,7 @@ class _FunctionScan(cst.CSTVisitor):
                 for expr in {destination, _root(destination)}:
                     key = _key(expr)
                     if key is not None:
-                        self.pending[key] = _Pending(node, f"`{code(node)}`", self._source_confidence(source))
+                        self.pending[key] = _Pending(f"`{code(node)}`", self._source_confidence(source))
             return
         if method in _READ_METHODS:
             self._read(node, receiver(node), node)
@@ -220,7 +224,8 @@ class UnsyncedAsyncReadback(Rule):
     pinned buffer, and reports a read of that result (`.tolist()`, `.numpy()`, `.item()`,
     `int()`/`float()`/`print()`, an f-string, a truth test or comparison in `if`/`while`/
     `assert`, also through indexing such as `y[0].item()`) that comes before any
-    `event.synchronize()`, `stream.synchronize()`, `torch.cuda.synchronize()` or `.wait()`.
+    `event.synchronize()`, `stream.synchronize()`, `torch.cuda.synchronize()` or
+    `event.wait()`.
 
     ## Why it stalls
     It does not stall: it is worse. The copy only starts once the kernels queued before it
@@ -268,7 +273,7 @@ class UnsyncedAsyncReadback(Rule):
     triggers = ("non_blocking",)
 
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
-        scan = _FunctionScan(self, ctx, node)
+        scan = _FunctionScan(ctx, node)
         node.visit(scan)
         if scan.reads:
             ctx.__dict__.setdefault("_sl206_reads", {}).update(scan.reads)
