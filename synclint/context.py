@@ -13,6 +13,7 @@ from synclint.analysis.placement import UNKNOWN, Place, Placement, PlacementAnal
 from synclint.rules.base import Finding, FixSpec
 from synclint.violation import Confidence, Severity
 
+
 class LintContext:
     def __init__(self, module: cst.Module, settings, imports: ImportTable) -> None:
         self.module = module
@@ -76,6 +77,10 @@ class LintContext:
 
     @property
     def placements(self) -> PlacementAnalysis:
+        """The file's analysis itself (created on first use), for a rule that needs the
+        placement of an expression at another statement than the one being visited:
+        `ctx.placements.placement_of(expr, statement, tuple(ctx.chain))`. Prefer
+        `ctx.placement` / `ctx.device_target`."""
         if self._placements is None:
             self._placements = PlacementAnalysis(self.module, self.imports)
         return self._placements
