@@ -40,6 +40,9 @@ _DIGEST_SIZE = 32
 # A file modified this close to the run's start may change again within the same mtime tick
 # without its size changing; its stat is not trusted next time (its content hash is).
 RACY_WINDOW_NS = 2_000_000_000
+# Indexes of another configuration or synclint version are deleted after this long unused
+# (each is rewritten, so its mtime refreshed, by every run that uses it).
+STALE_AFTER_S = 30 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,7 @@ class ResultCache:
         self.path = self.folder / f"{namespace(settings)}.idx"
         self.entries: dict[str, Entry] = self._read()
         self.updates: dict[str, Entry] = {}
+        self.seen: set[str] = set()  # paths this run looked up: known to exist
         self.started_ns = time.time_ns()
 
     def _read(self) -> dict[str, Entry]:
@@ -210,6 +214,7 @@ class ResultCache:
         """The stored entry if the file is unchanged, checking stat first, then the content.
         Returns None on any doubt (a miss)."""
         key = self.key(filename)
+        self.seen.add(key)
         entry = self.entries.get(key)
         if entry is None:
             return None
@@ -250,6 +255,7 @@ class ResultCache:
             _mark_folder(self.folder)
             merged = self._read()  # what concurrent runs wrote since we loaded
             merged.update(self.updates)
+            _drop_deleted(merged, self.seen)
             fd, tmp = tempfile.mkstemp(prefix=".idx.", suffix=".tmp", dir=self.folder)
             try:
                 with os.fdopen(fd, "wb") as handle:
@@ -261,10 +267,28 @@ class ResultCache:
                 except OSError:
                     pass
                 raise
+            _prune_stale_indexes(self.folder, keep=self.path)
         except OSError:
             return
         self.entries = merged
         self.updates = {}
+
+
+def _drop_deleted(entries: dict[str, Entry], seen: set[str]) -> None:
+    """Forget files that no longer exist (only those this run did not see: it saw the rest)."""
+    for key in [k for k in entries if k not in seen and not os.path.exists(k)]:
+        del entries[key]
+
+
+def _prune_stale_indexes(folder: Path, keep: Path) -> None:
+    """Delete indexes of other configurations or synclint versions unused for STALE_AFTER_S."""
+    cutoff = time.time() - STALE_AFTER_S
+    for index in folder.glob("*.idx"):
+        try:
+            if index != keep and index.stat().st_mtime < cutoff:
+                index.unlink()
+        except OSError:
+            pass
 
 
 def _mark_folder(folder: Path) -> None:

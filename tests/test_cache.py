@@ -267,3 +267,37 @@ def test_concurrent_runs_share_the_cache_safely(tmp_path, monkeypatch):
     entries = ResultCache(Settings()).entries
     assert len(entries) == 30  # a whole, readable index
     assert not list((tmp_path / ".synclint_cache").glob("*.tmp"))
+
+
+def test_deleted_files_leave_the_index(tree):
+    lint(tree)
+    (tree / "pkg" / "clean.py").unlink()
+    (tree / "pkg" / "new.py").write_text(CLEAN)  # a miss, so the index is written again
+    lint(tree)
+    keys = set(ResultCache(Settings()).entries)
+    assert ResultCache.key(str(tree / "pkg" / "model.py")) in keys
+    assert ResultCache.key(str(tree / "pkg" / "new.py")) in keys
+    assert ResultCache.key(str(tree / "pkg" / "clean.py")) not in keys
+
+
+def test_entries_of_files_not_linted_this_time_are_kept(tree):
+    other = tree / "other"
+    other.mkdir()
+    (other / "m.py").write_text(TWO_FINDINGS)
+    runner.lint_paths([other], Settings(), jobs=1)
+    lint(tree)  # another part of the project
+    keys = set(ResultCache(Settings()).entries)
+    assert ResultCache.key(str(other / "m.py")) in keys and len(keys) == 3
+
+
+def test_stale_indexes_of_other_configurations_are_pruned(tree):
+    lint(tree, Settings(ignore=("SL201",)))
+    old_index = ResultCache(Settings(ignore=("SL201",))).path
+    recent_other = old_index.with_name("0" * 20 + ".idx")
+    recent_other.write_bytes(old_index.read_bytes())
+    month_ago = 1_000_000_000
+    os.utime(old_index, (month_ago, month_ago))
+    lint(tree)
+    assert not old_index.exists()
+    assert recent_other.exists()  # recently used by another configuration: kept
+    assert ResultCache(Settings()).path.exists()
