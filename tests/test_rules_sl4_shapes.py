@@ -159,3 +159,16 @@ def test_module_level_code_and_masked_writes_of_unknown_values():
     kept = ids[keep]
     """
     assert findings(source, Settings()) == [(6, "SL401", "high", None), (8, "SL401", "high", None)]
+
+
+def test_output_size_fix_recognises_the_vllm_helper():
+    source = """\
+    import torch
+    from vllm.utils.torch_utils import async_tensor_h2d
+
+    def _prepare_inputs(self, req_ids, num_scheduled: list[int], device):
+        counts = async_tensor_h2d(num_scheduled, device=device, dtype=torch.int32)
+        return torch.repeat_interleave(req_ids, counts)
+    """
+    result = fix_source(textwrap.dedent(source), "v.py", Settings(select=("SL403",), min_confidence=Confidence.LOW), unsafe=True)
+    assert "torch.repeat_interleave(req_ids, counts, output_size=sum(num_scheduled))" in result.fixed

@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
+from synclint.rules.sl1xx_h2d import helper_names
 from synclint.rules.helpers import (
     device_confidence,
     is_int_literal,
@@ -135,8 +136,10 @@ class RepeatInterleaveSize(Rule):
             return None
         qual = ctx.qualname(repeats.func) or ""
         helper = split_helper_path(self.settings.h2d_helper)[1]
-        is_copy = qual in ("torch.tensor", "torch.as_tensor") or (
-            isinstance(repeats.func, cst.Name) and repeats.func.value == helper
+        is_copy = (
+            qual in ("torch.tensor", "torch.as_tensor")
+            or qual in helper_names(self.settings)  # synclint's or vLLM's async_tensor_h2d
+            or (isinstance(repeats.func, cst.Name) and repeats.func.value == helper)
         )
         data = positional(repeats)
         if not is_copy or not data or not isinstance(data[0].value, cst.Name):
