@@ -165,7 +165,8 @@ def run(device="cuda"):
     logits = torch.zeros(2, 6, device=device)
     logits[:, [0, -1, 3, 3]] = -float("inf")
     logits[[1]] = 2.0
-    return gathered, hidden, grid, logits
+    listed = hidden[[5, -1, 5]]
+    return gathered, hidden, grid, logits, listed
 """
 
 
@@ -173,14 +174,16 @@ def test_fixed_code_computes_the_same_tensors(tmp_path):
     before = tmp_path / "before.py"
     before.write_text(FIXABLE)
     result = fix_source(FIXABLE, "before.py", Settings(select=("SL3",)), unsafe=True)
-    assert result.error is None and result.applied == 6
+    assert result.error is None and result.applied == 7
     after = tmp_path / "after.py"
     after.write_text(result.fixed)
     assert "index_fill_(1," in result.fixed and "index_fill_(0," in result.fixed
     assert ".fill_(float(7))" in result.fixed and "new_full((), 5.5)" in result.fixed
+    assert "hidden[async_tensor_h2d([5, -1, 5], dtype=torch.long, device=hidden.device)]" in result.fixed
     # The same code on the CPU build: every tensor must be equal.
     expected = runpy.run_path(str(before))["run"]("cpu")
     actual = runpy.run_path(str(after))["run"]("cpu")
+    assert len(expected) == len(actual) == 5
     for a, b in zip(expected, actual):
         assert torch.equal(a, b)
 

@@ -11,6 +11,7 @@ from synclint.rules.helpers import (
     literal_kind,
     python_list_index,
     simple_reference,
+    split_helper_path,
 )
 from synclint.violation import Applicability, Confidence
 
@@ -60,8 +61,10 @@ class HostIndex(Rule):
     index cannot reach the copy. Unsafe when the index may be pinned: the copy then reads
     the index when the stream reaches it, and an in-place write to the index after this
     line would change the result. A pageable index of ~4 MiB or more still waits (pin it).
-    Python list indices are reported without a fix (their contents decide between integer
-    and mask indexing).
+    A list literal of integers is copied with the configured pinned, non-blocking H2D helper
+    as an int64 tensor, which indexes exactly as the list does (safe; the helper copies the
+    list into pinned memory first). Other lists are reported without a fix: their contents
+    decide between integer and mask indexing.
 
     ## Known false positives
     A CPU index whose dtype the code does not show may be a bool mask (no stall): such
@@ -87,7 +90,8 @@ class HostIndex(Rule):
             if python_list_index(index, ctx):
                 if literal_kind(index) == "bool":
                     continue  # a list of bools is a host mask: no wait
-                self._report(ctx, node, "a Python list", device_confidence(base), base, None)
+                fix = self._list_fix(node, index, ctx) if literal_kind(index) == "integer" else None
+                self._report(ctx, node, "a Python list", device_confidence(base), base, fix)
                 return
             value = ctx.placement(index)
             if not value.is_(*_HOST_INDEX_PLACES):
@@ -123,6 +127,28 @@ class HostIndex(Rule):
             confidence=confidence,
             placement=placement,
             fix=fix,
+        )
+
+    def _list_fix(self, node: cst.Subscript, index, ctx) -> FixSpec | None:
+        """`dev_t[[1, 2, 3]]` -> `dev_t[async_tensor_h2d([1, 2, 3], dtype=torch.long, ...)]`:
+        a list of integers indexes exactly as the int64 tensor of the same values."""
+        if not simple_reference(node.value) or ctx.imports.aliases.get("torch") != "torch":
+            return None
+        module, helper = split_helper_path(self.settings.h2d_helper)
+        no_space = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        moved = cst.Call(
+            func=cst.Name(helper),
+            args=(
+                cst.Arg(index),
+                cst.Arg(cst.parse_expression("torch.long"), keyword=cst.Name("dtype"), equal=no_space),
+                cst.Arg(cst.Attribute(value=node.value, attr=cst.Name("device")), keyword=cst.Name("device"), equal=no_space),
+            ),
+        )
+        return FixSpec(
+            f"Copy the index with `{helper}` (pinned, non-blocking)",
+            replacements=((index, moved),),
+            applicability=Applicability.SAFE,
+            imports=((module, helper),),
         )
 
     def _fix(self, node: cst.Subscript, element, index, value) -> FixSpec | None:
