@@ -14,7 +14,7 @@ from synclint.config import Settings
 from synclint.engine import lint_source
 from synclint.fix import fix_source
 from synclint.rules import rule_by_code
-from synclint.violation import Applicability, Confidence
+from synclint.violation import Confidence
 
 ANY = Settings(min_confidence=Confidence.LOW)
 
@@ -200,8 +200,3 @@ def test_prefilter_triggers_cover_every_flagged_source(code):
     for source in sources:
         assert prefilter.may_match(source, [rule])
 
-
-def test_fixes_are_marked_with_their_applicability():
-    rule = rule_by_code("SL303")
-    assert rule.fix_availability.value == "sometimes"
-    assert Applicability.SAFE.value == "safe"

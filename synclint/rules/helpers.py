@@ -72,7 +72,7 @@ _BOOL_METHODS = frozenset(
     {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and",
      "logical_or", "logical_not", "logical_xor", "isin", "any", "all", "isclose", "isneginf", "isposinf"}
 )
-_INTEGER_METHODS = frozenset({"long", "int", "argsort", "argmax", "argmin", "nonzero", "argwhere", "cumsum_"})
+_INTEGER_METHODS = frozenset({"long", "int", "argsort", "argmax", "argmin", "nonzero", "argwhere"})
 _INTEGER_FACTORIES = frozenset({"arange", "randperm", "randint", "argsort", "argmax", "argmin", "searchsorted", "bucketize"})
 
 

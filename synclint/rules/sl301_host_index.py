@@ -103,7 +103,7 @@ class HostIndex(Rule):
             if kind is None:
                 confidence = min(confidence, Confidence.MEDIUM)
             what = "a numpy array" if value.is_(Place.NUMPY) else "a CPU tensor"
-            fix = self._fix(node, element, index, value) if kind == "integer" else None
+            fix = self._fix(node, index, value) if kind == "integer" else None
             self._report(ctx, node, what, confidence, value, fix)
             return
 
@@ -151,9 +151,11 @@ class HostIndex(Rule):
             imports=((module, helper),),
         )
 
-    def _fix(self, node: cst.Subscript, element, index, value) -> FixSpec | None:
+    def _fix(self, node: cst.Subscript, index, value) -> FixSpec | None:
         if not simple_reference(node.value) or value.is_(Place.NUMPY):
             return None
+        if not isinstance(index, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            return None  # `a + b` would need parentheses before `.to(...)`
         moved = cst.Call(
             func=cst.Attribute(value=index, attr=cst.Name("to")),
             args=(
@@ -165,8 +167,8 @@ class HostIndex(Rule):
                 ),
             ),
         )
-        if not isinstance(index, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-            return None
+        # A pageable source is staged before the copy call returns; a pinned one is read
+        # when the stream reaches the copy, so a later in-place write could change it.
         safe = value.is_(Place.HOST)
         return FixSpec(
             message="Move the index to the device with a non-blocking copy",
