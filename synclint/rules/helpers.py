@@ -59,12 +59,16 @@ def device_confidence(value) -> Confidence:
 # --- indexing and dtype matchers (SL3xx, SL4xx) -------------------------------------------
 
 # Every way the placement analysis can prove or suspect that a value lives on the device
-# needs one of these words in the source (`device=`, `.cuda()`, `"cuda:0"`, `.to(...)`, a
-# registered buffer, a parameter named like a device). Rules that report only values that
-# may be on the device use them as their prefilter triggers.
+# needs one of these words in the source: `device=`, `.cuda()`, `"cuda:0"`, `.to(...)`, a
+# registered buffer, a parameter named like a device, a `torch.Tensor` annotation (host or
+# device), an nn.Module's `weight`/`bias` or `nn.` member. Rules that report only values
+# that may be on the device use them as their prefilter triggers (tests/test_rules_sl3*
+# checks them against the analysis' own tables).
 DEVICE_ORIGIN_TRIGGERS = (
     "device", "dev", "cuda", "to", "register_buffer", "cuda_device", "gpu_device",
     "target_device", "torch_device", "current_device",
+    "Tensor", "LongTensor", "FloatTensor", "BoolTensor", "IntTensor",
+    "nn", "Parameter", "weight", "bias",
 )
 
 _INTEGER_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "uint8", "short"})
