@@ -226,3 +226,20 @@ def test_annotated_and_module_parameters_pass_the_prefilter():
     rule = rule_by_code("SL301")
     assert prefilter.may_match(textwrap.dedent(source), [rule])
     assert [(r, c) for r, c, _, _ in findings(source)] == [(4, "SL301")]
+
+
+def test_element_writes_see_the_dims_of_attributes_built_in_init():
+    source = """\
+    import torch
+
+    class Sampler:
+        def __init__(self, n: int):
+            self.table = torch.zeros(n, 8, device="cuda")
+            self.flat = torch.zeros(n, device="cuda")
+
+        def update(self, i: int, v: float):
+            self.table[i] = v
+            self.flat[i] = v
+            self.table[i, 0] = v
+    """
+    assert findings(source) == [(10, "SL302", "high", "safe"), (11, "SL302", "high", "safe")]

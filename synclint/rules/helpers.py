@@ -351,6 +351,10 @@ def known_ndim(expr: cst.BaseExpression, ctx, _at: int | None = None) -> int | N
         if found is None or found[1] is None:
             return None
         return known_ndim(found[1], ctx, found[0])  # read where it was bound
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        # `self.buf` built in `__init__`: every assignment in the class must agree.
+        ndims = {known_ndim(value, ctx, -1) for value in self_attribute_values(expr.attr.value, ctx)}
+        return ndims.pop() if len(ndims) == 1 else None
     if not isinstance(expr, cst.Call):
         return None
     qual = ctx.qualname(expr.func) or ""
@@ -376,3 +380,27 @@ def known_ndim(expr: cst.BaseExpression, ctx, _at: int | None = None) -> int | N
     if args and all(not isinstance(a.value, (cst.Tuple, cst.List, cst.StarredElement)) for a in args):
         return len(args)
     return None
+
+
+def self_attribute_values(attr: str, ctx) -> list[cst.BaseExpression]:
+    """The values of every `self.<attr> = value` statement in the methods of the class
+    around the code being visited (top-level statements of each method's body)."""
+    class_def = next((scope for scope in reversed(ctx.chain) if isinstance(scope, cst.ClassDef)), None)
+    if class_def is None:
+        return []
+    cache = ctx.__dict__.setdefault("_self_attribute_values", {})
+    key = (id(class_def), attr)
+    if key not in cache:
+        values = []
+        for method in getattr(class_def.body, "body", ()):
+            if not isinstance(method, cst.FunctionDef):
+                continue
+            for stmt in getattr(method.body, "body", ()):
+                for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    targets = small.targets if isinstance(small, cst.Assign) else ()
+                    for target in targets:
+                        t = target.target
+                        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attr:
+                            values.append(small.value)
+        cache[key] = values
+    return cache[key]
