@@ -243,6 +243,9 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None =
             return None
         # The bound value is read where it was bound (`m = m.to(d)` looks further back).
         return dtype_kind(found[1], ctx, _depth + 1, found[0])
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        kinds = {dtype_kind(value, ctx, _depth + 1, -1) for value in self_attribute_values(expr.attr.value, ctx)}
+        return kinds.pop() if len(kinds) == 1 else None
     if isinstance(expr, cst.Call):
         dtype = _dtype_name(getattr(kwarg(expr, "dtype"), "value", None))
         name = method_name(expr)
