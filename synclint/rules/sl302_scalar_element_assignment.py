@@ -64,6 +64,7 @@ class ScalarElementAssignment(Rule):
     a copy, and `fill_` on a copy would write nothing. For the scatter, the value becomes
     `x.new_full((), v)`: a 0-dim tensor of `x`'s dtype made on `x`'s device by a fill kernel,
     broadcast exactly as the number was; offered when `x` is a plain name or attribute.
+    The result is the measured-clean form `x[gpu_idx] = y_gpu`.
 
     ## Known false positives
     `t[i, j] = v` where the tensor has more dimensions than indices (the target is then a
