@@ -42,13 +42,44 @@ def synclint_cmd(*extra: str) -> list[str]:
     return [sys.executable, "-m", "synclint", "check", ".", "--exit-zero", "--output-format", "concise", *extra]
 
 
+SAMPLE_NOTE = ""
+
+
+def use_sample(every: int) -> Path:
+    """Switch the run to every `every`-th file of the corpus (plus the file the benchmark
+    edits), copied under bench/.corpus/sample-N/: a corpus on which the slow peers finish
+    while the machine is shared. Results go to their own section of the document."""
+    global OUT, CACHE, RESULTS_JSON, START, END, SAMPLE_NOTE
+    source = corpus.fetch()
+    root = corpus.CORPUS_DIR / f"sample-{every}"
+    chosen = corpus.python_files(source)[::every]
+    if source / EDITED not in chosen:
+        chosen.append(source / EDITED)
+    if not (root / ".complete").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        for path in chosen:
+            target = root / path.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        corpus._write_config(root)
+        (root / ".complete").write_text("")
+    OUT = corpus.CORPUS_DIR / f"out-sample-{every}"
+    CACHE = corpus.CORPUS_DIR / f"cache-sample-{every}"
+    RESULTS_JSON = OUT / "results.json"
+    START, END = f"<!-- bench:sample-{every}:start -->", f"<!-- bench:sample-{every}:end -->"
+    SAMPLE_NOTE = f" (every {every}th file of the corpus below, and the edited file)"
+    return root
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skip-peers", action="store_true", help="do not run TorchFix and Fixit")
     p.add_argument("--peer-timeout", type=float, default=900, help="seconds before a peer (or the -j1 run) is stopped: its ratio is then a bound")
     p.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     p.add_argument("--render-only", action="store_true", help="re-render the last run's saved measurements")
+    p.add_argument("--sample", type=int, default=0, metavar="N", help="run on every Nth corpus file only")
     args = p.parse_args()
+    root = use_sample(args.sample) if args.sample else corpus.fetch()
     if args.render_only:
         report = render(**load_saved())
         print(report)
@@ -56,7 +87,6 @@ def main() -> int:
             write_doc(report)
         return 0
 
-    root = corpus.fetch()
     files = corpus.python_files(root)
     lines = corpus.count_lines(files)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -176,7 +206,7 @@ def render(results, n_files, n_lines, jobs, when, versions) -> str:
         f"Measured {when} on {platform.machine()} with {jobs} cores, Python {platform.python_version()}; "
         f"{versions}.",
         "",
-        f"Corpus: {packages} (wheels from PyPI): {n_files:,} files, {n_lines:,} lines.",
+        f"Corpus{SAMPLE_NOTE}: {packages} (wheels from PyPI): {n_files:,} files, {n_lines:,} lines.",
         "",
         "| run | wall s | files/s | CPU s | peak MiB (largest process) | peak MiB (all processes) | load 1 min before -> after |",
         "|---|---:|---:|---:|---:|---:|---|",
