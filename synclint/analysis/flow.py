@@ -66,11 +66,12 @@ class FlowWalker:
                 default = self.eval(param.default, env)
                 if default.known and not default.is_(Place.OTHER):
                     # The caller may pass anything else: the default is one possibility.
-                    value = join(value, default) if value.known else join(UNKNOWN, default)
+                    value = join(value, default)
             env[name] = value
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
-                env[star.name.value] = placed(Place.SEQUENCE if star is params.star_arg else Place.OTHER, HIGH, star, "a `*args`/`**kwargs` container")
+                kind = Place.SEQUENCE if star is params.star_arg else Place.OTHER
+                env[star.name.value] = placed(kind, HIGH, star, "a `*args`/`**kwargs` container")
 
     def _block(self, body: cst.BaseSuite, env: Env) -> None:
         if isinstance(body, cst.IndentedBlock):
