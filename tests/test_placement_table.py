@@ -533,6 +533,30 @@ CASES = [
         import torch
         def forward(self, mask: Optional[torch.Tensor] = None):
             reveal(mask)""", "device|host", "low"),
+    ("module-forward-tensor-input-mixtral", """
+        import torch
+        from torch import nn
+        class MixtralExperts(nn.Module):
+            def forward(self, hidden_states: torch.Tensor, top_k_index: torch.Tensor):
+                expert_mask = torch.nn.functional.one_hot(top_k_index, num_classes=9)
+                reveal(expert_mask.sum(dim=(-1, -2)))""", "device", "medium"),
+    ("module-forward-optional-tensor-input", """
+        from typing import Optional
+        import torch
+        from torch import nn
+        class VisionAttention(nn.Module):
+            def forward(self, hidden_states, cu_seqlens: Optional[torch.Tensor] = None):
+                lengths = cu_seqlens[1:] - cu_seqlens[:-1]
+                reveal(lengths)""", "device", "medium"),
+    ("plain-class-forward-tensor-input-stays-low", """
+        class Helper:
+            def forward(self, x: torch.Tensor):
+                reveal(x)""", "device|host", "low"),
+    ("module-forward-unannotated-input-unknown", """
+        from torch import nn
+        class Block(nn.Module):
+            def forward(self, hidden_states):
+                reveal(hidden_states)""", "unknown", "low"),
     ("parameter-annotated-list", """
         def f(token_ids: list[int]):
             reveal(token_ids)""", "sequence", "high"),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from synclint.analysis.annotations import annotation_placement
-from synclint.analysis.sources import string_value
+from synclint.analysis.sources import is_module_class, string_value
 from synclint.analysis.values import UNKNOWN, Env, Place, Placement, join, placed
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
@@ -57,6 +57,10 @@ class FlowWalker:
             if name in ("self", "cls"):
                 continue
             value = annotation_placement(param.annotation, self.analysis.imports, param)
+            if value is not None and value.is_(Place.HOST, Place.DEVICE) and self._is_module_forward(func):
+                # A tensor input of an nn.Module's forward(): it lives where the module runs.
+                reason = f"tensor input `{name}` of an nn.Module's forward() (inferred: inputs live where the module runs)"
+                value = placed(Place.DEVICE, MEDIUM, param, reason)
             if value is None:
                 # No evidence: unknown, never guessed.
                 value = UNKNOWN.because(param, f"parameter `{name}` has no annotation or default that places it")
@@ -72,6 +76,10 @@ class FlowWalker:
             if isinstance(star, cst.Param):
                 kind = Place.SEQUENCE if star is params.star_arg else Place.OTHER
                 env[star.name.value] = placed(kind, HIGH, star, "a `*args`/`**kwargs` container")
+
+    def _is_module_forward(self, func: cst.FunctionDef) -> bool:
+        class_def = self._method_of()
+        return func.name.value == "forward" and class_def is not None and is_module_class(class_def, self.analysis.imports)
 
     def _block(self, body: cst.BaseSuite, env: Env) -> None:
         if isinstance(body, cst.IndentedBlock):
