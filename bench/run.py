@@ -97,6 +97,7 @@ def main() -> int:
 
     results: list[measure.Measurement] = []
     notes: dict[str, str] = {}
+    versions = _versions()
 
     # synclint runs from a snapshot of its package taken now: the code is being edited while
     # the benchmark runs, and any edit would (rightly) invalidate the cache between runs.
@@ -109,7 +110,7 @@ def main() -> int:
         m = measure.run(name, argv, cwd=root, output=OUT / f"{name}.log", env=env, timeout=timeout)
         results.append(m)
         # Saved after every command: a run cut short can still be rendered (--render-only).
-        save(dict(results=results, n_files=len(files), n_lines=lines, jobs=jobs, when=_now(), versions="see the full run"))
+        save(dict(results=results, n_files=len(files), n_lines=lines, jobs=jobs, when=_now(), versions=versions))
         log = (OUT / f"{name}.log").read_text(errors="replace").strip().splitlines()
         notes[name] = log[-1][:120] if log else ""
         print(f"{name:<28} {m.wall_s:8.2f} s  cpu {m.cpu_s:8.1f} s  peak {m.peak_process_mib:6.0f} MiB/process "
@@ -142,7 +143,7 @@ def main() -> int:
         timed("fixit", [str(fixit.parent / "fixit"), "lint", "."], args.peer_timeout)
     timed("synclint-cold-j1-no-cache", synclint_cmd("--no-cache", "-j1"), args.peer_timeout)
 
-    saved = dict(results=results, n_files=len(files), n_lines=lines, jobs=jobs, when=_now(), versions=_versions())
+    saved = dict(results=results, n_files=len(files), n_lines=lines, jobs=jobs, when=_now(), versions=versions)
     save(saved)
     report = render(**saved)
     print(report)
