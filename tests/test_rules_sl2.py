@@ -96,6 +96,31 @@ def test_sl203_reports_only_the_tested_operand_of_an_assigned_boolean(tmp_path):
     assert _found(_lint_file(tmp_path, "y = t or u")) == ["7:9 SL203"]
 
 
+def test_sl203_truth_test_of_a_submodule_is_host_only_but_of_a_buffer_is_not(tmp_path):
+    source = """\
+import torch
+from torch import nn
+
+
+class PatchEmbeddings(nn.Module):
+    def __init__(self, embed_dim: int):
+        super().__init__()
+        self.normalization = nn.LayerNorm(embed_dim)
+        self.register_buffer("attn_mask_probs", torch.ones(4))
+
+    def forward(self, pixel_values):
+        if self.normalization:
+            pixel_values = self.normalization(pixel_values)
+        if self.attn_mask_probs[0] > 0:
+            pixel_values = pixel_values * 2
+        return pixel_values
+"""
+    path = tmp_path / "patch_embeddings.py"
+    path.write_text(source)
+    result = lint_source(path.read_bytes(), str(path), Settings(select=("SL203",)))
+    assert _found(result.violations) == ["14:12 SL203"]
+
+
 def test_sl203_does_not_guess_about_unknown_values(tmp_path):
     body = "if x:\n    pass\nn = int(x)"
     assert _found(_lint_file(tmp_path, body, Settings(select=("SL203",), min_confidence=Confidence.LOW))) == []
