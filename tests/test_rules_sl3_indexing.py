@@ -243,3 +243,17 @@ def test_element_writes_see_the_dims_of_attributes_built_in_init():
             self.table[i, 0] = v
     """
     assert findings(source) == [(10, "SL302", "high", "safe"), (11, "SL302", "high", "safe")]
+
+
+def test_a_mask_moved_to_the_cpu_is_not_a_host_index_finding():
+    # transformers (VibeVoice): "Keeps a mask already on the CPU from syncing with the accelerator"
+    source = """\
+    import torch
+
+    def pool(acoustic_features, num_audio_tokens, device):
+        acoustic_features = acoustic_features.to(device)
+        positions = torch.arange(acoustic_features.shape[1], device=device)
+        padding_mask = (positions < num_audio_tokens[:, None]).cpu()
+        return acoustic_features[padding_mask]
+    """
+    assert findings(source) == []

@@ -77,6 +77,11 @@ _BOOL_METHODS = frozenset(
      "logical_or", "logical_not", "logical_xor", "isin", "any", "all", "isclose", "isneginf", "isposinf"}
 )
 _INTEGER_METHODS = frozenset({"long", "int", "argsort", "argmax", "argmin", "nonzero", "argwhere"})
+# Methods whose result has the receiver's dtype (moves, copies, views).
+_DTYPE_KEEPING_METHODS = frozenset(
+    {"cuda", "cpu", "pin_memory", "contiguous", "clone", "detach", "flatten", "view", "reshape",
+     "squeeze", "unsqueeze", "expand", "repeat", "t", "transpose", "permute"}
+)
 _INTEGER_FACTORIES = frozenset({"arange", "randperm", "randint", "argsort", "argmax", "argmin", "searchsorted", "bucketize"})
 
 
@@ -270,7 +275,7 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None =
             return "integer"
         if qual in ("torch.tensor", "torch.as_tensor") and expr.args:
             return literal_kind(expr.args[0].value)
-        if name in ("cuda", "pin_memory", "contiguous", "clone", "flatten", "view", "reshape", "squeeze", "unsqueeze"):
+        if name in _DTYPE_KEEPING_METHODS:
             return dtype_kind(expr.func.value, ctx, _depth + 1, _at)
     return None
 
