@@ -80,6 +80,8 @@ def test_sl203_reports_each_implicit_readback(tmp_path, body, column):
         "y = t if x is None else u",
         "s = '%s on %s' % (t.shape, t.device)",
         "s = '{}'.format(t.dtype)",
+        "raise ValueError(f'bad ids: {t}')",
+        "torch._check(x is None, lambda: f'bad ids: {t}')",
     ],
 )
 def test_sl203_leaves_host_only_lookalikes_alone(tmp_path, body):

@@ -90,7 +90,9 @@ class ImplicitReadback(Rule):
     No fix: what the host needs the value for decides the rewrite.
 
     ## Known false positives
-    Checks that run once (validation at load time, error paths) are reported like hot code:
+    Error messages are not reported: an f-string in a `raise` or in a `lambda:` passed as a
+    lazy message is formatted only when the check fails.
+    Checks that run once (validation at load time) are reported like hot code:
     put them in an allowed function or `with gpu_sync_allowed():`, or use `# noqa: SL203`.
     Python `sum()` over a device tensor is not reported: it adds tensors on the device and
     does not sync.
@@ -183,6 +185,8 @@ class ImplicitReadback(Rule):
 
     # --- text ----------------------------------------------------------------------------
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
+        if _only_formatted_on_failure(ctx):
+            return
         self._report_if_device(node.expression, node.expression, "an f-string of a device tensor", ctx)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
@@ -212,6 +216,20 @@ class ImplicitReadback(Rule):
             placement=value,
         )
         return True
+
+
+def _only_formatted_on_failure(ctx) -> bool:
+    """An error message: `raise ValueError(f"...{t}")`, or a lazy message callback
+    `torch._check(cond, lambda: f"...{t}")`. It is formatted only when the check fails, which
+    ends the step anyway; the check itself is reported where it reads the tensor."""
+    for node in reversed(ctx.stack):
+        if isinstance(node, cst.Raise):
+            return True
+        if isinstance(node, cst.Lambda):
+            return isinstance(ctx.parent(node), cst.Arg)
+        if isinstance(node, cst.BaseStatement):
+            return False
+    return False
 
 
 def _python_bool_call(expr: cst.BaseExpression, ctx) -> bool:
