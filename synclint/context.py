@@ -186,7 +186,14 @@ class LintContext:
                 fix=fix,
                 evidence=placement.evidence if placement is not None else (),
                 hot_path=self.hot_path,
+                indents=self._indents() if fix is not None else (),
             )
+        )
+
+    def _indents(self) -> tuple[str, ...]:
+        default = self.module.default_indent
+        return tuple(
+            default if block.indent is None else block.indent for block in self.stack if isinstance(block, cst.IndentedBlock)
         )
 
 

@@ -27,7 +27,6 @@ from synclint.rules.base import Finding, FixSpec, Rule
 from synclint.violation import (
     IO_ERROR,
     SYNTAX_ERROR,
-    Applicability,
     Confidence,
     Edit,
     Fix,
@@ -258,7 +257,7 @@ def to_violations(module: cst.Module, findings: list[Finding], filename: str, se
             continue
         seen.add(key)
         noqa_row = positions[finding.statement].start.line if finding.statement in positions else start.row
-        fix = _to_fix(module, finding.fix, positions, import_anchor, settings) if finding.fix else None
+        fix = _to_fix(module, finding.fix, positions, import_anchor, finding.indents) if finding.fix else None
         provenance = tuple(
             f"line {positions[ev.node].start.line}: {ev.reason}" if ev.node in positions else ev.reason
             for ev in finding.evidence
@@ -320,11 +319,26 @@ def _already_bound(module: cst.Module, name: str, module_path: str) -> bool:
     return table.aliases.get(name) == f"{module_path}.{name}"
 
 
-def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, settings: Settings) -> Fix:
+def render_in_place(module: cst.Module, node: cst.CSTNode, indents: tuple[str, ...]) -> str:
+    """`node`'s code as it reads inside the blocks whose indents are given. Rendered alone
+    (`code_for_node`), the continuation lines of a multi-line call would lose the enclosing
+    blocks' indentation; libcst adds it from the code generator's indent stack."""
+    try:
+        from libcst._nodes.internal import CodegenState
+    except ImportError:  # pragma: no cover - a libcst that moved its internals
+        return module.code_for_node(node)
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    for indent in indents:
+        state.increase_indent(indent)
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, indents: tuple[str, ...] = ()) -> Fix:
     edits: list[Edit] = []
     for old, new in spec.replacements:
         rng = positions[old]
-        content = new if isinstance(new, str) else module.code_for_node(new)
+        content = new if isinstance(new, str) else render_in_place(module, new, indents)
         edits.append(Edit(content, Location(rng.start.line, rng.start.column + 1), Location(rng.end.line, rng.end.column + 1)))
     newline = module.default_newline
     for module_path, name in spec.imports:

@@ -412,3 +412,55 @@ def self_attribute_values(attr: str, ctx) -> list[cst.BaseExpression]:
                             values.append(small.value)
         cache[key] = values
     return cache[key]
+
+
+# --- appending a keyword argument without losing layout or comments ----------------------
+
+_NO_SPACE_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+
+
+def _arg_indent(call: cst.Call, args: list[cst.Arg]) -> str | None:
+    """The indentation of the arguments of a call written one argument per line, else None."""
+    separators = [a.comma.whitespace_after for a in args[:-1] if isinstance(a.comma, cst.Comma)]
+    for ws in (*separators, call.whitespace_before_args):
+        if isinstance(ws, cst.ParenthesizedWhitespace):
+            return ws.last_line.value
+    return None
+
+
+def append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """`call` with `name=value` added as its last argument, keeping its layout: on one line
+    it becomes `f(a, name=value)`; written one argument per line, the new argument gets a
+    line of its own, and a comment after the old last argument stays where it was."""
+    new = cst.Arg(value=value, keyword=cst.Name(name), equal=_NO_SPACE_EQUAL)
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[new])
+    last = args[-1]
+    comma = last.comma if isinstance(last.comma, cst.Comma) else None
+    # The whitespace that ends the argument list (before `)`), where a comment may sit.
+    closing = comma.whitespace_after if comma is not None else last.whitespace_after_arg
+    indent = _arg_indent(call, args)
+    if not isinstance(closing, cst.ParenthesizedWhitespace) or indent is None:
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace(""))
+        trailing = comma is not None and not isinstance(closing, cst.ParenthesizedWhitespace)
+        new = new.with_changes(
+            comma=cst.Comma(whitespace_after=closing) if trailing else cst.MaybeSentinel.DEFAULT,
+            whitespace_after_arg=cst.SimpleWhitespace("") if trailing else last.whitespace_after_arg,
+        )
+        args.append(new)
+        return call.with_changes(args=args)
+    # One argument per line: the old last argument keeps its comment, then a new line at the
+    # arguments' indentation; the new argument ends the way the old list ended.
+    separator = closing.with_changes(indent=True, last_line=cst.SimpleWhitespace(indent))
+    args[-1] = last.with_changes(
+        comma=cst.Comma(whitespace_before=comma.whitespace_before if comma else cst.SimpleWhitespace(""), whitespace_after=separator),
+        whitespace_after_arg=cst.SimpleWhitespace(""),
+    )
+    ending = closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+    if comma is not None:  # keep the trailing-comma style
+        new = new.with_changes(comma=cst.Comma(whitespace_after=ending))
+    else:
+        new = new.with_changes(whitespace_after_arg=ending)
+    args.append(new)
+    return call.with_changes(args=args)

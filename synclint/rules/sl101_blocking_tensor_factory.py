@@ -7,7 +7,6 @@ import libcst as cst
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import kwarg, positional, split_helper_path
-from synclint.rules.sl1xx_h2d import in_place
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments the helper accepts; any other (requires_grad=, pin_memory=) means no fix.
@@ -148,7 +147,7 @@ class BlockingTensorFactory(Rule):
             return None
         return FixSpec(
             message="Use `torch.arange(..., device=...)` (built on the device, no copy)",
-            replacements=((node, in_place(ctx, node.with_changes(func=func, args=args))),),
+            replacements=((node, node.with_changes(func=func, args=args)),),
             applicability=Applicability.SAFE,
         )
 

@@ -12,7 +12,6 @@ from synclint.rules.sl1xx_h2d import (
     goes_to_device,
     helper_call,
     host_memory,
-    in_place,
     move_target,
     plain_factory_data,
     read_move,
@@ -128,7 +127,7 @@ class PageableNonBlockingH2D(Rule):
         new, imports = helper_call(self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
         return FixSpec(
             message=f"Use `{new.func.value}` (pinned staging, non-blocking copy)",
-            replacements=((move.call, in_place(ctx, new)),),
+            replacements=((move.call, new),),
             applicability=Applicability.UNSAFE if converts else Applicability.SAFE,
             imports=imports,
         )
@@ -153,7 +152,7 @@ class PageableNonBlockingH2D(Rule):
             pinned = cst.Call(func=cst.Attribute(value=args[0].value, attr=cst.Name("pin_memory")))
             fix = FixSpec(
                 message="Pin the source: `.pin_memory()`",
-                replacements=((args[0].value, in_place(ctx, pinned)),),
+                replacements=((args[0].value, pinned),),
                 applicability=Applicability.SAFE,
             )
         what = "a strided view of a pinned buffer (copied through a pageable temporary)" if kind == STRIDED_PINNED else "pageable memory"

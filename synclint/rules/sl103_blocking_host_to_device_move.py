@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.rules.base import FixAvailability, FixSpec, Rule
-from synclint.rules.helpers import kwarg, positional
+from synclint.rules.helpers import append_keyword, kwarg, positional
 from synclint.rules.sl1xx_h2d import (
     PAGEABLE,
     PINNED,
@@ -13,7 +13,6 @@ from synclint.rules.sl1xx_h2d import (
     goes_to_device,
     helper_call,
     host_memory,
-    in_place,
     move_target,
     plain_factory_data,
     read_move,
@@ -140,7 +139,7 @@ class BlockingHostToDeviceMove(Rule):
         new, imports = helper_call(self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
         return FixSpec(
             message=f"Use `{new.func.value}` (pinned staging, non-blocking copy)",
-            replacements=((move.call, in_place(ctx, new)),),
+            replacements=((move.call, new),),
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
             imports=imports,
         )
@@ -155,24 +154,16 @@ class BlockingHostToDeviceMove(Rule):
         if any(a.keyword is not None and a.keyword.value not in ("dtype", "layout") for a in factory.args):
             return None
         safe = name != "arange" or _integer_arange(factory, ctx)
-        args = list(factory.args)
-        if args:
-            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        args.append(cst.Arg(value=device_expr(move), keyword=cst.Name("device"), equal=_EQUAL))
         return FixSpec(
             message=f"Build it on the device: `torch.{name}(..., device=...)`",
-            replacements=((move.call, in_place(ctx, factory.with_changes(args=args))),),
+            replacements=((move.call, append_keyword(factory, "device", device_expr(move))),),
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
         )
 
     def _non_blocking_fix(self, move, ctx) -> FixSpec:
-        args = list(move.call.args)
-        if args:
-            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        args.append(cst.Arg(value=cst.Name("True"), keyword=cst.Name("non_blocking"), equal=_EQUAL))
         return FixSpec(
             message="Pass `non_blocking=True` (the source is pinned)",
-            replacements=((move.call, in_place(ctx, move.call.with_changes(args=args))),),
+            replacements=((move.call, append_keyword(move.call, "non_blocking", cst.Name("True"))),),
             applicability=Applicability.UNSAFE,
         )
 

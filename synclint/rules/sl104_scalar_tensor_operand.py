@@ -7,7 +7,7 @@ import libcst as cst
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import kwarg, positional
-from synclint.rules.sl1xx_h2d import device_target, goes_to_device, in_place
+from synclint.rules.sl1xx_h2d import device_target, goes_to_device
 from synclint.violation import Applicability, Confidence
 
 # torch.<name>(x, other) -> torch.clamp(x, <bound>=scalar)
@@ -99,7 +99,7 @@ class ScalarTensorOperand(Rule):
                 )
                 fix = FixSpec(
                     message=f"Use `torch.clamp(x, {bound}=...)` (the scalar stays on the host)",
-                    replacements=((node, in_place(ctx, clamp)),),
+                    replacements=((node, clamp),),
                     applicability=Applicability.SAFE if exact else Applicability.UNSAFE,
                 )
             name = qual.split(".")[-1]
@@ -125,7 +125,7 @@ class ScalarTensorOperand(Rule):
             if exact is not None and not _is_bool(value):
                 fix = FixSpec(
                     message="Pass the Python scalar",
-                    replacements=((arg.value, in_place(ctx, value)),),
+                    replacements=((arg.value, value),),
                     applicability=Applicability.SAFE if exact else Applicability.UNSAFE,
                 )
             ctx.report(

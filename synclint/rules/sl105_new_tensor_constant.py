@@ -2,10 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import device_confidence, kwarg, method_name, positional, receiver
-from synclint.rules.sl1xx_h2d import in_place
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments that `new_zeros`/`new_ones`/`new_full` accept as `new_tensor` does.
@@ -122,7 +120,7 @@ class NewTensorConstant(Rule):
         func = node.func.with_changes(attr=cst.Name(method))
         return FixSpec(
             message=f"Use `{method}` (filled on the device, no copy)",
-            replacements=((node, in_place(ctx, node.with_changes(func=func, args=args))),),
+            replacements=((node, node.with_changes(func=func, args=args)),),
             applicability=Applicability.SAFE,
         )
 

@@ -237,18 +237,3 @@ def strided_index(expr: cst.Subscript) -> bool:
             if isinstance(value, cst.Ellipsis) or seen_slice:
                 return True
     return False
-
-
-def in_place(ctx, node: cst.CSTNode) -> str:
-    """`node`'s code as it reads where the visited node stands. Rendered alone, the
-    continuation lines of a multi-line call lose their block's indentation; rendered with
-    the enclosing blocks' indents, they keep it (the fix must keep the layout)."""
-    from libcst._nodes.internal import CodegenState
-
-    module = ctx.module
-    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
-    for block in ctx.stack:
-        if isinstance(block, cst.IndentedBlock):
-            state.increase_indent(module.default_indent if block.indent is None else block.indent)
-    node._codegen(state)
-    return "".join(state.tokens)

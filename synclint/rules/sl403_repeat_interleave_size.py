@@ -6,6 +6,7 @@ from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.sl1xx_h2d import helper_names
 from synclint.rules.helpers import (
+    append_keyword,
     device_confidence,
     is_int_literal,
     kwarg,
@@ -111,15 +112,9 @@ class RepeatInterleaveSize(Rule):
         if source is None:
             return None
         total = cst.Call(func=cst.Name("sum"), args=(cst.Arg(cst.Name(source)),))
-        no_space = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-        args = list(node.args)
-        if args:
-            last = args[-1]
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        args.append(cst.Arg(total, keyword=cst.Name("output_size"), equal=no_space))
         return FixSpec(
             f"Pass `output_size=sum({source})`, known on the host",
-            replacements=((node, node.with_changes(args=args)),),
+            replacements=((node, append_keyword(node, "output_size", total)),),
             applicability=Applicability.UNSAFE,
         )
 
