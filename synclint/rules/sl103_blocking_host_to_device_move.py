@@ -177,7 +177,6 @@ def _is_built_on_host(call: cst.Call, ctx) -> bool:
     return name in TENSOR_FACTORIES and name not in DATA_FACTORIES and name != "from_numpy"
 
 
-_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
 def _integer_arange(call: cst.Call, ctx) -> bool:
