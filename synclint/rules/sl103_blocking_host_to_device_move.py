@@ -177,8 +177,6 @@ def _is_built_on_host(call: cst.Call, ctx) -> bool:
     return name in TENSOR_FACTORIES and name not in DATA_FACTORIES and name != "from_numpy"
 
 
-
-
 def _integer_arange(call: cst.Call, ctx) -> bool:
     """`torch.arange` counts in integers: an integer dtype, or only integer-valued arguments."""
     dtype = kwarg(call, "dtype")
