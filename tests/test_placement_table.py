@@ -651,6 +651,23 @@ CASES = [
                 self.weight = nn.Parameter(torch.ones(hidden_size))
             def forward(self, hidden_states):
                 reveal(self.weight * hidden_states)""", "device", "medium"),
+    ("module-submodule-is-not-a-tensor", """
+        from torch import nn
+        class Block(nn.Module):
+            def __init__(self, hidden_size):
+                super().__init__()
+                self.norm = nn.LayerNorm(hidden_size)
+            def forward(self, x):
+                reveal(self.norm)""", "other", "medium"),
+    ("nn-init-helper-is-not-a-parameter", """
+        from torch import nn
+        class Linear(nn.Module):
+            def reset_parameters(self):
+                fan_in, _ = torch.nn.init._calculate_fan_in_and_fan_out(self.weight)
+                reveal(fan_in)""", "unknown", "low"),
+    ("backends-query-is-not-a-tensor", """
+        def pick_kernel(params):
+            reveal(torch.backends.cuda.can_use_flash_attention(params))""", "unknown", "low"),
     ("plain-class-weight-unknown", """
         class Holder:
             def read(self):

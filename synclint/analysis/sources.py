@@ -36,8 +36,11 @@ HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 _ACCEL_PREFIXES = ("cuda", "xpu", "mps", "hpu", "npu", "mlu", "meta")
 # Attributes of an nn.Module that are its parameters (they move with `module.to(device)`).
 _PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
-# Calls whose result is a parameter or a submodule: it lives where the module is moved.
-_MODULE_MEMBER_CALLS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.")
+# Calls whose result is a parameter: it lives where its module is moved.
+_MODULE_MEMBER_CALLS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer")
+# torch namespaces whose calls return neither a tensor of their inputs nor a module:
+# configuration queries, initialisers that fill a tensor in place, utilities.
+_NOT_TENSOR_NAMESPACES = ("cuda.", "distributed.", "nn.init.", "nn.utils.", "backends.", "compiler.", "_dynamo.", "utils.")
 
 
 def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
@@ -400,12 +403,15 @@ class Evaluator:
             return placed(Place.HOST, HIGH, call, "`torch.from_numpy()` wraps pageable host memory")
         if name in api.TENSOR_FACTORIES:
             return self._factory(name, call, env)
-        if qual.startswith(_MODULE_MEMBER_CALLS) and not name.startswith("nn.functional."):
+        if name.startswith(_NOT_TENSOR_NAMESPACES):
+            return None
+        if qual in _MODULE_MEMBER_CALLS:
             if self._in_module_class():
-                return placed(Place.DEVICE, MEDIUM, call, "a parameter/submodule of an nn.Module moves with it (inferred)")
+                return placed(Place.DEVICE, MEDIUM, call, "a parameter of an nn.Module moves with it (inferred)")
             return None
-        if name.startswith(("cuda.", "distributed.", "nn.init.")):
-            return None
+        if name.startswith("nn.") and not name.startswith("nn.functional."):
+            # `nn.Linear(...)`: a submodule, not a tensor (its `.weight` is placed on its own).
+            return placed(Place.OTHER, MEDIUM, call, f"`torch.{name}()` builds a module")
         # Other torch functions (torch.cat, torch.where, F.softmax): the result lives with
         # their tensor inputs.
         tensor_args = [a.value for a in call.args if a.keyword is None or a.keyword.value in ("input", "other", "tensors")]
