@@ -55,7 +55,7 @@ DEFAULT_ALLOW_FUNCTIONS = (
     "*warmup*",
     "*warm_up*",
     "profile_run",
-    "_dummy_run",
+    "_dummy_*",  # vLLM: _dummy_run, _dummy_sampler_run, _dummy_pooler_run_task
     "*profile*",
     "log_*",
     "_log_*",
