@@ -1,7 +1,7 @@
 """The core: source bytes in, findings out. The CLI, the pre-commit hook, the GPU proof
 harness and the runtime tracer all call `lint_source` (or `fix_source` in synclint.fix).
 
-Flow for one file: decode -> skip-file? -> prefilter -> parse (libcst) -> one batched
+Flow for one file: decode -> skip-file? -> prefilter (which rules can match at all) -> parse (libcst) -> one batched
 visitor pass running every enabled rule (placement analysis is computed lazily, only for
 scopes a rule asks about) -> positions (only when something was found) -> Violation records
 -> suppressions and confidence filter.
@@ -189,7 +189,10 @@ def lint_source(source: bytes | str, filename: str, settings: Settings | None = 
     if suppressions.skips_file(text):
         return result
     rules = tuple(r for r in enabled_rules(settings) if r.code not in _file_ignores(settings, filename))
-    if not rules or not prefilter.may_match(text, rules):
+    # Only the rules whose trigger words appear in the file run (each rule's triggers are
+    # necessary for it to match), and a file no rule can match is not parsed with libcst.
+    rules = prefilter.rules_for(text, rules)
+    if not rules:
         # No parse with libcst needed; still report a syntax error, which ast finds cheaply.
         try:
             ast.parse(text, filename=filename)
