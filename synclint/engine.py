@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from synclint import prefilter, suppressions
 from synclint.analysis.imports import ImportTable
 from synclint.config import Settings
 from synclint.context import LintContext
+from synclint.positions import node_positions
 from synclint.rules import all_rules, select_codes
 from synclint.rules.base import Finding, FixSpec, Rule
 from synclint.violation import (
@@ -245,9 +245,8 @@ def _filtered(result: FileResult, settings: Settings) -> FileResult:
 
 
 def to_violations(module: cst.Module, findings: list[Finding], filename: str, settings: Settings) -> list[Violation]:
-    # Positions are computed once, only for files with findings. unsafe_skip_copy keeps node
-    # identity so the findings' nodes can be looked up.
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    # Positions only for files with findings, and only for the nodes they name.
+    positions = node_positions(module, _nodes_to_place(module, findings))
     import_anchor = _import_anchor(module, positions)
     seen = set()
     out: list[Violation] = []
@@ -292,17 +291,37 @@ def _rule_url(code: str) -> str | None:
     return None
 
 
+def _nodes_to_place(module: cst.Module, findings: list[Finding]) -> list[cst.CSTNode]:
+    nodes: list[cst.CSTNode] = []
+    for finding in findings:
+        nodes += [finding.node, finding.statement, *(ev.node for ev in finding.evidence)]
+        if finding.fix is not None:
+            nodes += [old for old, _ in finding.fix.replacements]
+            if finding.fix.imports:
+                nodes += _leading_block(module)
+    return nodes
+
+
+def _leading_block(module: cst.Module) -> list[cst.CSTNode]:
+    """The module's leading docstring and imports: where an added import goes after."""
+    block = []
+    for index, stmt in enumerate(module.body):
+        if _is_import_line(stmt) or (index == 0 and _is_docstring(stmt)):
+            block.append(stmt)
+        else:
+            break
+    return block
+
+
+def _is_import_line(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+
+
 def _import_anchor(module: cst.Module, positions) -> Location:
     """Where a new import goes: after the last import of the module's leading block of
     imports (a docstring and `__future__` imports included), else after the header comments."""
-    anchor_row = 0
-    for index, stmt in enumerate(module.body):
-        if isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
-            anchor_row = positions[stmt].end.line
-        elif index == 0 and _is_docstring(stmt):
-            anchor_row = positions[stmt].end.line
-        else:
-            break
+    block = _leading_block(module)
+    anchor_row = positions[block[-1]].end.line if block and block[-1] in positions else 0
     if anchor_row == 0:
         anchor_row = len(module.header)
     return Location(anchor_row + 1, 1)

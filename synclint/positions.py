@@ -1,0 +1,107 @@
+"""Positions of a few nodes, at the cost of generating the module's code once.
+
+libcst's PositionProvider tracks the line and column after every token and stores a range
+for every node of the module: about six times the cost of generating the code, and about
+twice the cost of parsing it. A file with findings needs the positions of a handful of
+nodes (the flagged ones, their statements, the evidence, the nodes a fix replaces). This
+generates the code once, notes the token index where each wanted node starts and ends, and
+turns only those indices into lines and columns. The ranges are the same as
+PositionProvider's (syntactic: a statement starts after its leading comments), which
+tests/test_positions.py checks node by node.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Iterable, Iterator
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import CodePosition, CodeRange
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+class _MarkingState(CodegenState):
+    """Code generation that records token indices for the wanted nodes only."""
+
+    def __init__(self, module: cst.Module, wanted: set[int]) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.wanted = wanted
+        self.opened: dict[int, int] = {}
+        self.marks: dict[int, tuple[int, int]] = {}
+        self.syntactic: set[int] = set()
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.wanted:
+            self.opened[id(node)] = len(self.tokens)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if key in self.wanted and key not in self.syntactic:  # whitespace-inclusive, as libcst
+            self.marks[key] = (self.opened[key], len(self.tokens))
+
+    def pop_trailing_newline(self) -> None:
+        """Keep it: libcst's positions count the newline a file without one loses at the end."""
+
+    @contextmanager
+    def record_syntactic_position(
+        self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None
+    ) -> Iterator[None]:
+        key = id(node)
+        if key not in self.wanted:
+            yield
+            return
+        # The range may be hoisted from children (a compound statement ends where its last
+        # statement does): want them too, before they are generated.
+        for child in (start_node, end_node):
+            if child is not None:
+                self.wanted.add(id(child))
+        start = len(self.tokens)
+        try:
+            yield
+        finally:
+            end = len(self.tokens)
+            if start_node is not None:
+                start = self.marks[id(start_node)][0]
+            if end_node is not None:
+                end = self.marks[id(end_node)][1]
+            self.marks[key] = (start, end)
+            self.syntactic.add(key)
+
+
+class NodePositions:
+    """`positions[node]` -> CodeRange (1-based lines, 0-based columns, as libcst's)."""
+
+    def __init__(self, ranges: dict[int, CodeRange], keep_alive: list[cst.CSTNode]) -> None:
+        self._ranges = ranges
+        self._nodes = keep_alive  # ids are only unique while the nodes live
+
+    def __contains__(self, node: object) -> bool:
+        return node is not None and id(node) in self._ranges
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        return self._ranges[id(node)]
+
+
+def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode | None]) -> NodePositions:
+    wanted_nodes = [n for n in nodes if n is not None]
+    state = _MarkingState(module, {id(n) for n in wanted_nodes})
+    module._codegen(state)
+    indices = sorted({i for pair in state.marks.values() for i in pair})
+    where: dict[int, CodePosition] = {}
+    line, column, done = 1, 0, 0
+    tokens = state.tokens
+    for index in indices:
+        text = "".join(tokens[done:index])
+        breaks = _NEWLINE.findall(text)
+        if breaks:
+            line += len(breaks)
+            column = len(text) - (text.rfind(breaks[-1]) + len(breaks[-1]))
+        else:
+            column += len(text)
+        done = index
+        where[index] = CodePosition(line, column)
+    ranges = {key: CodeRange(where[start], where[end]) for key, (start, end) in state.marks.items()}
+    return NodePositions(ranges, wanted_nodes)
