@@ -668,6 +668,16 @@ CASES = [
     ("backends-query-is-not-a-tensor", """
         def pick_kernel(params):
             reveal(torch.backends.cuda.can_use_flash_attention(params))""", "unknown", "low"),
+    ("to-default-dtype-is-a-dtype-change", """
+        def init_weights(module):
+            default_dtype = torch.get_default_dtype()
+            reveal(torch.arange(module.n_heads, dtype=torch.int64).to(default_dtype))""", "host", "high"),
+    ("to-int-named-like-a-rank-is-a-device", """
+        def load(weights, local_rank: int):
+            reveal(weights.cpu().to(local_rank))""", "device", "medium"),
+    ("to-plain-int-is-not-assumed-a-device", """
+        def scale(x, n_heads: int):
+            reveal(x.cpu().to(n_heads))""", "unknown", "low"),
     ("plain-class-weight-unknown", """
         class Holder:
             def read(self):

@@ -380,8 +380,12 @@ class Evaluator:
             )
         if d.is_(*TENSOR_PLACES):  # `.to(other_tensor)`: where the other tensor is
             return _unpinned(d)
-        if isinstance(expr, cst.Integer) or d.is_(Place.SCALAR):
+        if isinstance(expr, cst.Integer):
             return placed(Place.DEVICE, MEDIUM, expr, "an integer device index")
+        if d.is_(Place.SCALAR) and _names_a_device_index(expr):
+            # `.to(local_rank)`: an int names a CUDA device. Only where the name says so: a
+            # scalar could also be a dtype the analysis did not recognise.
+            return placed(Place.DEVICE, MEDIUM, expr, "an integer device index (inferred from its name)")
         return None
 
     def _qualified_call(self, qual: str, call: cst.Call, env: Env) -> Placement | None:
@@ -397,6 +401,8 @@ class Evaluator:
             return self._torch_device(call, env)
         if name == "cuda.current_device":
             return placed(Place.ACCEL_DEVICE, HIGH, call, "the current CUDA device")
+        if name in api.DTYPE_RESULT_FUNCTIONS:
+            return placed(Place.OTHER, HIGH, call, f"`torch.{name}()` returns a dtype")
         if name in api.HOST_RESULT_FUNCTIONS:
             return placed(Place.SCALAR, HIGH, call, f"`torch.{name}()` returns a Python value")
         if name == "from_numpy":
@@ -538,6 +544,14 @@ class Evaluator:
         if target.is_(Place.HOST) and base.is_(Place.PINNED, Place.HOST):
             return base
         return target.because(call, "`.to(...)` moves it there")
+
+
+_DEVICE_INDEX_WORDS = ("rank", "device", "gpu", "cuda", "dev_id")
+
+
+def _names_a_device_index(expr: cst.BaseExpression) -> bool:
+    name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return any(word in name.lower() for word in _DEVICE_INDEX_WORDS)
 
 
 def _unpinned(value: Placement) -> Placement:

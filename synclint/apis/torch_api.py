@@ -64,9 +64,11 @@ NUMPY_CONSTRUCTORS = frozenset(
 # torch.<name>(...) that return a Python value (bool/int/dtype), not a tensor, whatever
 # their inputs (`torch.equal` and `torch.allclose` read device data back to do so).
 HOST_RESULT_FUNCTIONS = frozenset(
-    {"equal", "allclose", "is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel", "result_type",
-     "get_default_dtype", "is_grad_enabled", "is_inference_mode_enabled", "are_deterministic_algorithms_enabled"}
+    {"equal", "allclose", "is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel",
+     "is_grad_enabled", "is_inference_mode_enabled", "are_deterministic_algorithms_enabled"}
 )
+# torch.<name>(...) that return a dtype: `.to(torch.get_default_dtype())` changes the dtype only.
+DTYPE_RESULT_FUNCTIONS = frozenset({"get_default_dtype", "result_type", "promote_types"})
 
 # Builtins whose result is a host scalar or a host sequence whatever they are given.
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "len", "round", "abs", "hash", "ord", "id"})
