@@ -10,6 +10,7 @@ scopes a rule asks about) -> positions (only when something was found) -> Violat
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import tokenize
 from dataclasses import dataclass, field
@@ -74,6 +75,22 @@ def _file_ignores(settings: Settings, filename: str) -> frozenset[str]:
     return per_file_ignored_codes(settings, filename)
 
 
+_LOOPS = (cst.For, cst.While)
+# Nodes that hold only whitespace, comments or punctuation (and so only more of the same).
+_TRIVIA = (
+    cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Comment, cst.Newline,
+    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+    cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.BaseBinaryOp,
+    cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp, cst.ImportStar,
+)
+
+
+@lru_cache(maxsize=None)
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """A node type's fields in declaration order (children first, as libcst declares them)."""
+    return tuple(f.name for f in dataclasses.fields(kind))
+
+
 class BatchedVisitor(cst.CSTVisitor):
     """One pass over the tree; calls each enabled rule's handler for each node type."""
 
@@ -118,6 +135,39 @@ class BatchedVisitor(cst.CSTVisitor):
         if isinstance(original_node, (cst.BaseStatement, cst.SimpleStatementSuite)):
             ctx.statements.pop()
         ctx.stack.pop()
+
+    def walk(self, node: cst.CSTNode) -> None:
+        """The same pass as `node.visit(self)`, without libcst's rebuilding of every node
+        (its generic visit reconstructs each node even for a read-only visitor) and without
+        descending into whitespace, comments and punctuation, which no rule reads."""
+        if not self.on_visit(node):
+            return
+        kind = type(node)
+        loop = kind in _LOOPS
+        for name in _child_fields(kind):
+            value = getattr(node, name)
+            if loop and name == "body":
+                self.ctx.loop_depth += 1
+            if isinstance(value, cst.CSTNode):
+                if not isinstance(value, self.skip):
+                    self.walk(value)
+            elif isinstance(value, (list, tuple)):
+                for child in value:
+                    if isinstance(child, cst.CSTNode) and not isinstance(child, self.skip):
+                        self.walk(child)
+            if loop and name == "body":
+                self.ctx.loop_depth -= 1
+        self.on_leave(node)
+
+    @property
+    def skip(self) -> tuple[type, ...]:
+        """Trivia types not to descend into (unless some rule asked for one of them)."""
+        if self._skip is None:
+            wanted = tuple(self.dispatch)
+            self._skip = tuple(t for t in _TRIVIA if not any(issubclass(w, t) for w in wanted))
+        return self._skip
+
+    _skip: tuple[type, ...] | None = None
 
     # Loops: the body (not the iterable or the `else`) runs once per iteration.
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
@@ -220,7 +270,7 @@ def run_rules(module: cst.Module, rules: tuple[Rule, ...], settings: Settings) -
     imports = ImportTable()
     imports.collect_top_level(module)
     ctx = LintContext(module, settings, imports)
-    module.visit(BatchedVisitor(ctx, rules))
+    BatchedVisitor(ctx, rules).walk(module)
     return ctx.findings
 
 

@@ -54,7 +54,7 @@ def reveal_placements(source: str, settings: Settings | None = None) -> list[Rev
     imports.collect_top_level(module)
     ctx = LintContext(module, settings or Settings(), imports)
     probe = _RevealProbe()
-    module.visit(BatchedVisitor(ctx, (probe,)))
+    BatchedVisitor(ctx, (probe,)).walk(module)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     out = []
     for call, expr, placement, target, hot in probe.found:

@@ -1,0 +1,40 @@
+"""The engine's own tree walk finds exactly what libcst's generic visit finds."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from synclint import engine
+from synclint.config import Settings
+from synclint.violation import Confidence
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").rglob("*.py"))
+SETTINGS = Settings(min_confidence=Confidence.LOW)
+
+
+def _with_libcst_visit(module, rules, settings):
+    imports = engine.ImportTable()
+    imports.collect_top_level(module)
+    ctx = engine.LintContext(module, settings, imports)
+    module.visit(engine.BatchedVisitor(ctx, rules))
+    return ctx.findings
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_walk_and_visit_report_the_same(path, monkeypatch):
+    text = path.read_bytes()
+    walked = engine.lint_source(text, str(path), SETTINGS).violations
+    monkeypatch.setattr(engine, "run_rules", _with_libcst_visit)
+    visited = engine.lint_source(text, str(path), SETTINGS).violations
+    assert [dataclasses.astuple(v) for v in walked] == [dataclasses.astuple(v) for v in visited]
+
+
+def test_walk_counts_loop_bodies_only():
+    # The iterable of a `for` runs once; its body once per iteration (hot "in a loop").
+    text = "import torch\nx = torch.zeros(3, device='cuda')\nfor v in [x.sum().item()]:\n    v = x.sum().item()\n"
+    found = engine.lint_source(text, "loop.py", Settings(select=("SL201",))).violations
+    assert [(v.location.row, v.hot_path) for v in found] == [(3, None), (4, "in a loop")]
