@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.imports import dotted_name
 from synclint.analysis.placement import Place
 from synclint.rules.base import Rule
 from synclint.rules.helpers import code, device_confidence, is_true, kwarg, method_name, positional, receiver
@@ -21,12 +22,7 @@ _READ_BUILTINS = frozenset({"int", "float", "bool", "complex", "print", "str", "
 
 def _key(expr: cst.BaseExpression) -> str | None:
     """`y` -> "y", `self.buf` -> "self.buf": names a copy destination across statements."""
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        head = _key(expr.value)
-        return f"{head}.{expr.attr.value}" if head else None
-    return None
+    return dotted_name(expr)
 
 
 def _root(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
+from synclint.rules.sl1xx_h2d import helper_call
 from synclint.rules.helpers import (
     DEVICE_ORIGIN_TRIGGERS,
     device_confidence,
@@ -11,7 +12,6 @@ from synclint.rules.helpers import (
     literal_kind,
     python_list_index,
     simple_reference,
-    split_helper_path,
 )
 from synclint.violation import Applicability, Confidence
 
@@ -134,21 +134,18 @@ class HostIndex(Rule):
         a list of integers indexes exactly as the int64 tensor of the same values."""
         if not simple_reference(node.value) or ctx.imports.aliases.get("torch") != "torch":
             return None
-        module, helper = split_helper_path(self.settings.h2d_helper)
-        no_space = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-        moved = cst.Call(
-            func=cst.Name(helper),
-            args=(
-                cst.Arg(index),
-                cst.Arg(cst.parse_expression("torch.long"), keyword=cst.Name("dtype"), equal=no_space),
-                cst.Arg(cst.Attribute(value=node.value, attr=cst.Name("device")), keyword=cst.Name("device"), equal=no_space),
-            ),
+        moved, imports = helper_call(
+            self.settings,
+            index,
+            dtype=cst.parse_expression("torch.long"),
+            device=cst.Attribute(value=node.value, attr=cst.Name("device")),
         )
+        helper = moved.func.value
         return FixSpec(
             f"Copy the index with `{helper}` (pinned, non-blocking)",
             replacements=((index, moved),),
             applicability=Applicability.SAFE,
-            imports=((module, helper),),
+            imports=imports,
         )
 
     def _fix(self, node: cst.Subscript, index, value) -> FixSpec | None:

@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
+from synclint.rules.sl1xx_h2d import helper_call
 from synclint.rules.helpers import (
     DEVICE_ORIGIN_TRIGGERS,
     device_confidence,
@@ -11,7 +12,6 @@ from synclint.rules.helpers import (
     literal_kind,
     python_list_index,
     simple_reference,
-    split_helper_path,
 )
 from synclint.violation import Applicability
 
@@ -100,16 +100,13 @@ class ListIndexAssignment(Rule):
             return None
         if not simple_reference(target.value) or ctx.imports.aliases.get("torch") != "torch":
             return None
-        module, helper = split_helper_path(self.settings.h2d_helper)
-        no_space = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-        device_index = cst.Call(
-            func=cst.Name(helper),
-            args=(
-                cst.Arg(index),
-                cst.Arg(cst.parse_expression("torch.long"), keyword=cst.Name("dtype"), equal=no_space),
-                cst.Arg(cst.Attribute(value=target.value, attr=cst.Name("device")), keyword=cst.Name("device"), equal=no_space),
-            ),
+        device_index, imports = helper_call(
+            self.settings,
+            index,
+            dtype=cst.parse_expression("torch.long"),
+            device=cst.Attribute(value=target.value, attr=cst.Name("device")),
         )
+        helper = device_index.func.value
         call = cst.Call(
             func=cst.Attribute(value=target.value, attr=cst.Name("index_fill_")),
             args=(cst.Arg(cst.Integer(str(dim))), cst.Arg(device_index), cst.Arg(node.value)),
@@ -118,5 +115,5 @@ class ListIndexAssignment(Rule):
             f"Use `index_fill_` with the index copied by `{helper}`",
             replacements=((node, cst.Expr(call)),),
             applicability=Applicability.SAFE,
-            imports=((module, helper),),
+            imports=imports,
         )
