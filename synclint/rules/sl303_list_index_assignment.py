@@ -4,7 +4,6 @@ import libcst as cst
 
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
-from synclint.rules.sl1xx_h2d import helper_call
 from synclint.rules.helpers import (
     DEVICE_ORIGIN_TRIGGERS,
     device_confidence,
@@ -13,6 +12,7 @@ from synclint.rules.helpers import (
     python_list_index,
     simple_reference,
 )
+from synclint.rules.sl1xx_h2d import helper_call
 from synclint.violation import Applicability
 
 
