@@ -4,7 +4,7 @@ from functools import cached_property
 
 import libcst as cst
 
-from synclint.analysis.placement import Place
+from synclint.analysis.placement import Place, Placement
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import kwarg, positional, split_helper_path
 from synclint.violation import Applicability, Confidence
@@ -72,6 +72,12 @@ class BlockingTensorFactory(Rule):
         if device_arg is None or not args:
             return
         target = ctx.device_target(device_arg.value)
+        if target is None and not ctx.placement(device_arg.value).known:
+            # `device=d` with nothing showing what `d` is: it may be an accelerator. Reported
+            # at low confidence (hidden by default), never guessed into a higher one.
+            target = Placement(frozenset({Place.DEVICE, Place.HOST}), Confidence.LOW).because(
+                device_arg.value, "`device=` of a value nothing in this file places"
+            )
         if target is None or not target.may_be(Place.DEVICE):
             return
         data = ctx.placement(args[0].value)
