@@ -91,6 +91,11 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(kind))
 
 
+@lru_cache(maxsize=None)
+def _is_statement(kind: type) -> bool:
+    return issubclass(kind, (cst.BaseStatement, cst.SimpleStatementSuite))
+
+
 class BatchedVisitor(cst.CSTVisitor):
     """One pass over the tree; calls each enabled rule's handler for each node type."""
 
@@ -98,6 +103,7 @@ class BatchedVisitor(cst.CSTVisitor):
         super().__init__()
         self.ctx = ctx
         self.dispatch: dict[type, list] = {}
+        self._descend: dict[type, bool] = {}  # node type -> whether the walk goes into it
         for rule in rules:
             for type_name, method in rule.handlers().items():
                 node_type = getattr(cst, type_name, None)
@@ -109,7 +115,7 @@ class BatchedVisitor(cst.CSTVisitor):
         ctx = self.ctx
         ctx.stack.append(node)
         kind = type(node)
-        if isinstance(node, (cst.BaseStatement, cst.SimpleStatementSuite)):
+        if _is_statement(kind):
             ctx.statements.append(node)
         if kind is cst.FunctionDef:
             ctx.enter_function(node)
@@ -132,42 +138,52 @@ class BatchedVisitor(cst.CSTVisitor):
             ctx.chain.pop()
         elif kind is cst.With:
             ctx.leave_with()
-        if isinstance(original_node, (cst.BaseStatement, cst.SimpleStatementSuite)):
+        if _is_statement(kind):
             ctx.statements.pop()
         ctx.stack.pop()
 
     def walk(self, node: cst.CSTNode) -> None:
         """The same pass as `node.visit(self)`, without libcst's rebuilding of every node
         (its generic visit reconstructs each node even for a read-only visitor) and without
-        descending into whitespace, comments and punctuation, which no rule reads."""
+        descending into whitespace, comments and punctuation, which no rule reads. Type tests
+        are answered once per node type (libcst's base classes are ABCs: `isinstance` on them
+        is slow enough to show in a profile)."""
         if not self.on_visit(node):
             return
         kind = type(node)
         loop = kind in _LOOPS
+        descend = self._descend
         for name in _child_fields(kind):
             value = getattr(node, name)
+            value_type = type(value)
+            if value_type is list or value_type is tuple:
+                for child in value:
+                    go = descend.get(type(child))
+                    if go is None:
+                        go = self._learn(type(child))
+                    if go:
+                        self.walk(child)
+                continue
+            go = descend.get(value_type)
+            if go is None:
+                go = self._learn(value_type)
+            if not go:
+                continue
             if loop and name == "body":
                 self.ctx.loop_depth += 1
-            if isinstance(value, cst.CSTNode):
-                if not isinstance(value, self.skip):
-                    self.walk(value)
-            elif isinstance(value, (list, tuple)):
-                for child in value:
-                    if isinstance(child, cst.CSTNode) and not isinstance(child, self.skip):
-                        self.walk(child)
-            if loop and name == "body":
+                self.walk(value)
                 self.ctx.loop_depth -= 1
+            else:
+                self.walk(value)
         self.on_leave(node)
 
-    @property
-    def skip(self) -> tuple[type, ...]:
-        """Trivia types not to descend into (unless some rule asked for one of them)."""
-        if self._skip is None:
-            wanted = tuple(self.dispatch)
-            self._skip = tuple(t for t in _TRIVIA if not any(issubclass(w, t) for w in wanted))
-        return self._skip
-
-    _skip: tuple[type, ...] | None = None
+    def _learn(self, value_type: type) -> bool:
+        """Whether the walk goes into values of this type: nodes, except trivia no rule reads."""
+        wanted = tuple(self.dispatch)
+        skip = tuple(t for t in _TRIVIA if not any(issubclass(w, t) for w in wanted))
+        go = isinstance(value_type, type) and issubclass(value_type, cst.CSTNode) and not issubclass(value_type, skip)
+        self._descend[value_type] = go
+        return go
 
     # Loops: the body (not the iterable or the `else`) runs once per iteration.
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:

@@ -180,7 +180,7 @@ class ImplicitReadback(Rule):
             self._truth_test(expr.right, tested, what, ctx)
         elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
             self._truth_test(expr.expression, True, what, ctx)
-        elif tested and not _python_bool_call(expr, ctx) and not _is_submodule(expr, ctx):
+        elif tested and not _python_bool_call(expr, ctx):
             self._report_if_device(expr, expr, f"{what} on a device tensor", ctx)
 
     # --- text ----------------------------------------------------------------------------
@@ -241,48 +241,6 @@ def _python_bool_call(expr: cst.BaseExpression, ctx) -> bool:
     if qual.startswith("torch."):
         return qual[6:] in _METADATA_PREDICATES
     return method_name(expr) in _METADATA_PREDICATES
-
-
-def _is_submodule(expr: cst.BaseExpression, ctx) -> bool:
-    """`self.norm` assigned `nn.LayerNorm(...)` in the class: a module object, whose truth
-    test (`if self.norm:`) is answered on the host. The placement analysis places
-    submodules with their parameters (on the device), which is right for `.to()` targets
-    but not for `bool()`."""
-    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
-        return False
-    class_def = next((scope for scope in reversed(ctx.chain) if isinstance(scope, cst.ClassDef)), None)
-    if class_def is None:
-        return False
-    cache = ctx.__dict__.setdefault("_sl203_submodules", {})
-    entry = cache.get(id(class_def))
-    if entry is None or entry[0] is not class_def:
-        entry = (class_def, _submodule_attributes(class_def, ctx))
-        cache[id(class_def)] = entry
-    return expr.attr.value in entry[1]
-
-
-def _submodule_attributes(class_def: cst.ClassDef, ctx) -> frozenset[str]:
-    """Names `x` of `self.x = torch.nn.<Module>(...)` anywhere in the class."""
-    found: set[str] = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            if isinstance(value, cst.IfExp):  # `nn.LayerNorm(d) if config.pre_norm else None`
-                value = value.body if isinstance(value.body, cst.Call) else value.orelse
-            if not isinstance(value, cst.Call):
-                return
-            qual = ctx.qualname(value.func) or ""
-            last = qual.rsplit(".", 1)[-1]
-            if not qual.startswith("torch.nn.") or not last[:1].isupper() or last in ("Parameter", "Buffer"):
-                return
-            for target in node.targets:
-                t = target.target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                    found.add(t.attr.value)
-
-    class_def.visit(Collector())
-    return frozenset(found)
 
 
 def _mask_rule_enabled(ctx) -> bool:
