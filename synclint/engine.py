@@ -91,6 +91,13 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(kind))
 
 
+@lru_cache(maxsize=64)
+def _walk_tables(wanted: frozenset) -> tuple[tuple[type, ...], dict]:
+    """Trivia types to skip (unless a rule asked for one) and an empty per-type decision cache."""
+    skip = tuple(t for t in _TRIVIA if not any(issubclass(w, t) for w in wanted))
+    return skip, {}
+
+
 @lru_cache(maxsize=None)
 def _is_statement(kind: type) -> bool:
     return issubclass(kind, (cst.BaseStatement, cst.SimpleStatementSuite))
@@ -103,13 +110,14 @@ class BatchedVisitor(cst.CSTVisitor):
         super().__init__()
         self.ctx = ctx
         self.dispatch: dict[type, list] = {}
-        self._descend: dict[type, bool] = {}  # node type -> whether the walk goes into it
         for rule in rules:
             for type_name, method in rule.handlers().items():
                 node_type = getattr(cst, type_name, None)
                 if node_type is None:
                     raise TypeError(f"{type(rule).__name__}.{method}: libcst has no node {type_name}")
                 self.dispatch.setdefault(node_type, []).append(getattr(rule, method))
+        # Node type -> whether the walk goes into it; shared by every walk with the same rules.
+        self._skip, self._descend = _walk_tables(frozenset(self.dispatch))
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         ctx = self.ctx
@@ -179,9 +187,7 @@ class BatchedVisitor(cst.CSTVisitor):
 
     def _learn(self, value_type: type) -> bool:
         """Whether the walk goes into values of this type: nodes, except trivia no rule reads."""
-        wanted = tuple(self.dispatch)
-        skip = tuple(t for t in _TRIVIA if not any(issubclass(w, t) for w in wanted))
-        go = isinstance(value_type, type) and issubclass(value_type, cst.CSTNode) and not issubclass(value_type, skip)
+        go = isinstance(value_type, type) and issubclass(value_type, cst.CSTNode) and not issubclass(value_type, self._skip)
         self._descend[value_type] = go
         return go
 

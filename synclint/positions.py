@@ -13,8 +13,8 @@ tests/test_positions.py checks node by node.
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
-from typing import Iterable, Iterator
+from contextlib import nullcontext
+from typing import Iterable
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -45,30 +45,44 @@ class _MarkingState(CodegenState):
     def pop_trailing_newline(self) -> None:
         """Keep it: libcst's positions count the newline a file without one loses at the end."""
 
-    @contextmanager
     def record_syntactic_position(
         self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None
-    ) -> Iterator[None]:
-        key = id(node)
-        if key not in self.wanted:
-            yield
-            return
+    ):
+        # Called for most nodes: a shared do-nothing context for the nodes nobody asked
+        # about (a generator-based context manager per node costs more than the codegen).
+        if id(node) not in self.wanted:
+            return _NOTHING
         # The range may be hoisted from children (a compound statement ends where its last
         # statement does): want them too, before they are generated.
         for child in (start_node, end_node):
             if child is not None:
                 self.wanted.add(id(child))
-        start = len(self.tokens)
-        try:
-            yield
-        finally:
-            end = len(self.tokens)
-            if start_node is not None:
-                start = self.marks[id(start_node)][0]
-            if end_node is not None:
-                end = self.marks[id(end_node)][1]
-            self.marks[key] = (start, end)
-            self.syntactic.add(key)
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """Records a wanted node's syntactic range around the generation of its code."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _MarkingState, node, start_node, end_node) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exc) -> None:
+        state = self.state
+        start, end = self.start, len(state.tokens)
+        if self.start_node is not None:
+            start = state.marks[id(self.start_node)][0]
+        if self.end_node is not None:
+            end = state.marks[id(self.end_node)][1]
+        state.marks[id(self.node)] = (start, end)
+        state.syntactic.add(id(self.node))
+
+
+_NOTHING = nullcontext()
 
 
 class NodePositions:
