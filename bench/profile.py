@@ -55,7 +55,7 @@ def instrument() -> None:
     from synclint.rules import all_rules
 
     engine.decode = timed("decode", engine.decode)
-    prefilter.may_match = timed("prefilter", prefilter.may_match)
+    prefilter.rules_for = timed("prefilter", prefilter.rules_for)
     ast.parse = timed("ast parse (prefiltered files)", ast.parse)
     libcst.parse_module = timed("libcst parse", libcst.parse_module)
     engine.cst.parse_module = libcst.parse_module
@@ -69,36 +69,13 @@ def instrument() -> None:
             setattr(rule, method, timed(f"rule {rule.code}", getattr(rule, method)))
 
 
-def gate_rules_by_triggers() -> None:
-    """Simulate an engine that visits each file with only the rules whose triggers appear
-    in it (`prefilter.rules_for`), to measure what that would save."""
-    from synclint import engine, prefilter
-
-    seen = {}
-    decode, run_rules = engine.decode, engine.run_rules
-
-    def remembering_decode(source):
-        text, encoding = decode(source)
-        seen["text"] = text
-        return text, encoding
-
-    def gated_run_rules(module, rules, settings):
-        return run_rules(module, prefilter.rules_for(seen["text"], rules), settings)
-
-    engine.decode = remembering_decode
-    engine.run_rules = gated_run_rules
-
-
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--every", type=int, default=10, help="profile every Nth corpus file")
-    p.add_argument("--gate-rules", action="store_true", help="visit each file only with the rules its words trigger")
     args = p.parse_args()
     root = corpus.fetch()
     files = corpus.python_files(root)[:: args.every]
     lines = corpus.count_lines(files)
-    if args.gate_rules:
-        gate_rules_by_triggers()
     instrument()
     from synclint.config import Settings
     from synclint.engine import lint_source

@@ -14,35 +14,8 @@ against the fixtures and real PyTorch code.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 _WORD = re.compile(r"\w+")
-
-
-@lru_cache(maxsize=64)
-def _pattern(triggers: frozenset[str]) -> re.Pattern[str] | None:
-    if not triggers:
-        return None
-    words = "|".join(sorted(re.escape(t) for t in triggers))
-    return re.compile(rf"\b(?:{words})\b")
-
-
-def triggers_of(rules) -> frozenset[str]:
-    found: set[str] = set()
-    for rule in rules:
-        if not rule.triggers:
-            return frozenset()  # a rule without triggers may match anything: no prefilter
-        found.update(rule.triggers)
-    return frozenset(found)
-
-
-def may_match(text: str, rules) -> bool:
-    """False only when no enabled rule can possibly match `text`."""
-    triggers = triggers_of(rules)
-    if not triggers:
-        return True
-    pattern = _pattern(triggers)
-    return pattern is not None and pattern.search(text) is not None
 
 
 def words_in(text: str) -> frozenset[str]:
@@ -55,3 +28,8 @@ def rules_for(text: str, rules) -> tuple:
     with at least one trigger among the words of `text`."""
     words = words_in(text)
     return tuple(rule for rule in rules if not rule.triggers or not words.isdisjoint(rule.triggers))
+
+
+def may_match(text: str, rules) -> bool:
+    """False only when none of `rules` can possibly match `text` (no rules: no filter)."""
+    return not rules or bool(rules_for(text, rules))

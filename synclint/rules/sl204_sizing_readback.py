@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.rules.base import Rule
-from synclint.rules.helpers import device_confidence, method_name, positional, receiver
+from synclint.rules.helpers import code, device_confidence, method_name, positional, receiver
 
 # Reductions whose value, read back, is typically a size or a count (`int(ids.max()) + 1`).
 _SIZE_REDUCTIONS = frozenset({"max", "amax", "sum", "count_nonzero"})
@@ -40,7 +40,7 @@ def _is_offset_difference(expr: cst.BaseExpression) -> bool:
         and isinstance(expr.operator, cst.Subtract)
         and isinstance(expr.left, cst.Subscript)
         and isinstance(expr.right, cst.Subscript)
-        and cst.Module(body=[]).code_for_node(expr.left.value) == cst.Module(body=[]).code_for_node(expr.right.value)
+        and code(expr.left.value) == code(expr.right.value)
     )
 
 

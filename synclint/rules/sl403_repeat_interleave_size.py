@@ -7,6 +7,7 @@ from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.sl1xx_h2d import helper_names
 from synclint.rules.helpers import (
     append_keyword,
+    code,
     device_confidence,
     is_int_literal,
     kwarg,
@@ -159,7 +160,7 @@ def _unchanged_parameter(name: str, ctx) -> bool:
     param = next((p for p in params if p.name.value == name), None)
     if param is None or param.annotation is None:
         return False
-    annotation = cst.Module(body=[]).code_for_node(param.annotation.annotation)
+    annotation = code(param.annotation.annotation)
     if not annotation.startswith(("list[int]", "List[int]", "tuple[int", "Tuple[int", "Sequence[int]")):
         return False
     index = _assignment_index(ctx)
