@@ -1,7 +1,8 @@
 """The core: source bytes in, findings out. The CLI, the pre-commit hook, the GPU proof
 harness and the runtime tracer all call `lint_source` (or `fix_source` in synclint.fix).
 
-Flow for one file: decode -> skip-file? -> prefilter (which rules can match at all) -> parse (libcst) -> one batched
+Flow for one file: decode -> skip-file? -> prefilter (which rules can match at all) ->
+screen (which functions can hold a finding, with `ast`) -> parse those (libcst) -> one batched
 visitor pass running every enabled rule (placement analysis is computed lazily, only for
 scopes a rule asks about) -> positions (only when something was found) -> Violation records
 -> suppressions and confidence filter.
@@ -18,7 +19,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from synclint import prefilter, suppressions
+from synclint import prefilter, screen, suppressions
 from synclint.analysis.imports import ImportTable
 from synclint.config import Settings
 from synclint.context import LintContext
@@ -273,8 +274,13 @@ def lint_source(source: bytes | str, filename: str, settings: Settings | None = 
         except (ValueError, RecursionError) as exc:  # null bytes, absurd nesting
             result.violations.append(syntax_error_violation(filename, exc))
         return _filtered(result, settings)
+    # Only the functions that can hold a finding (and what their analysis reads) are parsed
+    # with libcst; the rest of the lines are blank, so positions are those of the file.
+    reduced = screen.reduce(text, rules, settings.min_confidence) if settings.screen else None
+    if reduced == screen.NOTHING:
+        return _filtered(result, settings)  # ast parsed it, and no unit can hold a finding
     try:
-        module = cst.parse_module(text)
+        module = _parse(text, reduced)
     except cst.ParserSyntaxError as exc:
         result.violations.append(syntax_error_violation(filename, _python_syntax_error(text) or exc))
         return _filtered(result, settings)
@@ -286,6 +292,15 @@ def lint_source(source: bytes | str, filename: str, settings: Settings | None = 
     if findings:
         result.violations.extend(to_violations(module, findings, filename, settings))
     return _filtered(result, settings)
+
+
+def _parse(text: str, reduced: str | None) -> cst.Module:
+    if reduced is not None:
+        try:
+            return cst.parse_module(reduced)
+        except (cst.ParserSyntaxError, RecursionError, ValueError):
+            pass  # the whole text's parse gives the error, where it is in the file
+    return cst.parse_module(text)
 
 
 def run_rules(module: cst.Module, rules: tuple[Rule, ...], settings: Settings) -> list[Finding]:

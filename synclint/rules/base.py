@@ -64,6 +64,23 @@ class Rule:
     # Identifiers at least one of which appears in any source this rule can flag. The
     # prefilter skips a file (before parsing) when no enabled rule's trigger appears in it.
     triggers: ClassVar[tuple[str, ...]] = ()
+    # For the function-level screen (synclint/screen.py), which decides before the libcst
+    # parse which functions can hold a finding. `shape_words`: names of the functions or
+    # methods (or of keywords passed to a call) one of which a function must call for this
+    # rule to flag anything in it; None: any function. `device_only`: the rule reports only
+    # values the placement analysis puts on the device (medium confidence or more), so a
+    # function with no device source in reach cannot hold its finding. A rule that sets
+    # neither turns the screen off: every function is parsed.
+    shape_words: ClassVar[tuple[str, ...] | None] = None
+    device_only: ClassVar[bool] = False
+    # With `device_only`: the places where the rule looks for a device value, as the screen
+    # names them (synclint/screen_device.py `DeviceModel.holds`): "truth" (tested values),
+    # "convert" (arguments of int()/float()/print()/max()...), "text" (f-string and `%`
+    # values), "sizing" (int()/range() arguments, `.item()` receivers), "move" (`.cuda()`,
+    # `.to(<device>)`), "store" (`t[...] = v` targets), "index" (subscripted values with a
+    # non-literal index), "mask" (index values), "bound" (slice bounds). None: the screen
+    # asks only whether a device source is in reach of the function.
+    device_sites: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, settings) -> None:
         self.settings = settings

@@ -62,6 +62,7 @@ class BlockingTensorFactory(Rule):
     summary = "host data copied to the device with a blocking copy"
     fix_availability = FixAvailability.SOMETIMES
     triggers = ("tensor", "as_tensor", "asarray")
+    shape_words = ("tensor", "as_tensor", "asarray")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func)

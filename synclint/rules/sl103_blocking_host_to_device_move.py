@@ -85,6 +85,9 @@ class BlockingHostToDeviceMove(Rule):
     summary = "host tensor moved to the device with a blocking copy"
     fix_availability = FixAvailability.SOMETIMES
     triggers = ("to", "cuda")
+    shape_words = ("to", "cuda")
+    device_only = True
+    device_sites = ("move",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         move = read_move(node, ctx)

@@ -72,6 +72,7 @@ class ScalarTensorOperand(Rule):
     fix_availability = FixAvailability.SOMETIMES
     # Every finding contains the scalar tensor factory (the bound-only clamp finding, too).
     triggers = ("tensor", "as_tensor", "scalar_tensor")
+    shape_words = ("tensor", "as_tensor", "scalar_tensor")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func)

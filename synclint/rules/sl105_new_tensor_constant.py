@@ -60,6 +60,7 @@ class NewTensorConstant(Rule):
     summary = "`x.new_tensor(data)` copies host data to the device"
     fix_availability = FixAvailability.SOMETIMES
     triggers = ("new_tensor",)
+    shape_words = ("new_tensor",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if method_name(node) != "new_tensor":

@@ -63,6 +63,7 @@ class ConstantH2DInHotPath(Rule):
     summary = "constant host data copied to the device on every call"
     fix_availability = FixAvailability.NEVER
     triggers = ("tensor", "as_tensor", "asarray", "async_tensor_h2d")
+    shape_words = ("tensor", "as_tensor", "asarray", "async_tensor_h2d")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         hot = ctx.hot_path

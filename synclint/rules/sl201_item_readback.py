@@ -51,6 +51,7 @@ class ItemReadback(Rule):
     name = "item-readback"
     summary = "`.item()` reads a device tensor back to the host"
     triggers = ("item",)
+    shape_words = ("item",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if method_name(node) != "item" or node.args:

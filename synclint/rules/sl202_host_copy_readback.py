@@ -68,6 +68,7 @@ class HostCopyReadback(Rule):
     name = "host-copy-readback"
     summary = "a device tensor copied to the host with a blocking copy"
     triggers = ("tolist", "numpy", "cpu")
+    shape_words = ("tolist", "numpy", "cpu")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         method = method_name(node)

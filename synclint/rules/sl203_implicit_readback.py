@@ -106,6 +106,8 @@ class ImplicitReadback(Rule):
         "if", "while", "assert", "and", "or", "not", *_FSTRING_PREFIXES,
         *DEVICE_ORIGIN_TRIGGERS, *_TENSOR_ANNOTATIONS,
     )
+    device_only = True
+    device_sites = ("truth", "convert", "text")
 
     # --- conversions, builtins and bool-returning functions ---------------------------------
     def visit_Call(self, node: cst.Call, ctx) -> None:

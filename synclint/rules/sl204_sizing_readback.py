@@ -144,6 +144,9 @@ class SizingReadback(Rule):
     name = "sizing-readback"
     summary = "a reduction read back to the host to size something"
     triggers = ("int", "range", "item")
+    shape_words = ("int", "range", "item")
+    device_only = True
+    device_sites = ("sizing",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         value = sizing_readback(node, ctx)

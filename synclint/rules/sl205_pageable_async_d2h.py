@@ -123,6 +123,7 @@ class PageableAsyncDeviceToHost(Rule):
     name = "pageable-async-device-to-host"
     summary = "a non_blocking device-to-host copy into pageable memory blocks anyway"
     triggers = ("copy_",)
+    shape_words = ("copy_",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         copy = non_blocking_copy(node)

@@ -267,6 +267,7 @@ class UnsyncedAsyncReadback(Rule):
     summary = "the result of a non_blocking device-to-host copy read before any sync"
     severity = Severity.ERROR
     triggers = ("non_blocking",)
+    shape_words = ("non_blocking",)
 
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
         scan = _FunctionScan(ctx, node)

@@ -76,6 +76,8 @@ class HostIndex(Rule):
     summary = "a device tensor indexed by a host index (blocking index copy)"
     fix_availability = FixAvailability.SOMETIMES
     triggers = DEVICE_ORIGIN_TRIGGERS
+    device_only = True
+    device_sites = ("index",)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         if self._is_scalar_list_assignment(node, ctx):

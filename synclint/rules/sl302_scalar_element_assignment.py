@@ -78,6 +78,8 @@ class ScalarElementAssignment(Rule):
     summary = "a Python scalar assigned to a 0-dim device element (blocking scalar copy)"
     fix_availability = FixAvailability.SOMETIMES
     triggers = DEVICE_ORIGIN_TRIGGERS
+    device_only = True
+    device_sites = ("store",)
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Subscript):

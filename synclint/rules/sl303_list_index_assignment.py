@@ -69,6 +69,8 @@ class ListIndexAssignment(Rule):
     summary = "a Python scalar written through a Python list index (blocking index copy)"
     fix_availability = FixAvailability.SOMETIMES
     triggers = DEVICE_ORIGIN_TRIGGERS
+    device_only = True
+    device_sites = ("store",)
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Subscript):

@@ -55,6 +55,8 @@ class TensorSliceBounds(Rule):
     name = "tensor-slice-bounds"
     summary = "a slice with device-tensor bounds reads them back to the host"
     triggers = DEVICE_ORIGIN_TRIGGERS
+    device_only = True
+    device_sites = ("bound",)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         best = None

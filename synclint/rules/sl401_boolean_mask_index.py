@@ -58,6 +58,8 @@ class BooleanMaskIndex(Rule):
     name = "boolean-mask-index"
     summary = "boolean-mask indexing of a device tensor reads the mask's count back"
     triggers = DEVICE_ORIGIN_TRIGGERS
+    device_only = True
+    device_sites = ("mask",)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         if self._is_masked_fill(node, ctx):

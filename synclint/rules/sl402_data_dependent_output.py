@@ -56,6 +56,7 @@ class DataDependentOutput(Rule):
     name = "data-dependent-output"
     summary = "an op whose output size depends on device data reads the size back"
     triggers = ("nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "where")
+    shape_words = ("nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "where")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func) or ""

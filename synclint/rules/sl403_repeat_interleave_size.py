@@ -74,6 +74,7 @@ class RepeatInterleaveSize(Rule):
     summary = "`repeat_interleave` without `output_size` reads the total length back"
     fix_availability = FixAvailability.SOMETIMES
     triggers = ("repeat_interleave",)
+    shape_words = ("repeat_interleave",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func) or ""

@@ -72,6 +72,7 @@ class UnboundedHistogram(Rule):
     name = "unbounded-histogram"
     summary = "an op whose output size is the data's maximum reads it back"
     triggers = ("bincount", "histc", "one_hot")
+    shape_words = ("bincount", "histc", "one_hot")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func) or ""

@@ -69,6 +69,7 @@ class ExplicitSyncHotPath(Rule):
     name = "explicit-sync-hot-path"
     summary = "an explicit device/event/stream synchronization on a hot path"
     triggers = ("synchronize",)
+    shape_words = ("synchronize",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if ctx.hot_path is None:

@@ -1,0 +1,283 @@
+"""What the screen (synclint/screen.py) reads from one unit of a file, in one walk of its
+`ast`: identifiers, the names it reads and binds (and from what), the `self.` attributes it
+reads and writes, the methods it calls through `self.`, and the places where a rule that
+reports only device values would look (a truth test, a conversion, a subscript...).
+
+The walk is a plain stack over each node's fields: `ast.walk`/`iter_child_nodes` cost more
+than the `ast.parse` they follow.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+# Builtins whose argument SL203 reports when it is a device tensor (conversions, text,
+# host comparisons) or SL204 when it sizes something.
+CONVERTING_BUILTINS = frozenset(
+    {"int", "float", "bool", "complex", "range", "str", "repr", "format", "print", "max", "min", "any", "all", "len"}
+)
+BOOL_RESULT_METHODS = frozenset({"equal", "allclose", "is_nonzero"})
+SIZING_BUILTINS = frozenset({"int", "range"})
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass
+class Unit:
+    """A module-level statement or a member of a module-level class: kept or blanked whole."""
+
+    node: ast.AST | None
+    first: int  # first line (decorators included), 1-based
+    last: int
+    owner: object | None = None  # the class (screen.ClassUnits) of a member
+    name: str | None = None  # a method's name
+    method: bool = False
+    identifiers: set[str] = field(default_factory=set)
+    called: set[str] = field(default_factory=set)  # names of what it calls, and keywords passed
+    loads: set[str] = field(default_factory=set)  # names read
+    defines: set[str] = field(default_factory=set)  # names bound at module or class level
+    self_reads: set[str] = field(default_factory=set)
+    self_writes: dict[str, list] = field(default_factory=dict)  # attr -> values (None: a buffer)
+    self_calls: set[str] = field(default_factory=set)
+    # (names, value): a binding; value None means "a device source" (a forward() tensor
+    # input, a device-named parameter), `("aug", expr)` an augmented assignment.
+    bindings: list = field(default_factory=list)
+    bound: set[str] = field(default_factory=set)
+    local_defs: dict[str, list] = field(default_factory=dict)  # nested def name -> nodes
+    sites: dict[str, list] = field(default_factory=dict)  # site kind -> nodes
+    device_source: bool = False
+    has_import: bool = False
+    import_line: bool = False
+    docstring: bool = False
+    first_indent: tuple[int, str] | None = None
+
+
+def first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", ())
+    return min([node.lineno, *(d.lineno for d in decorators)]) if decorators else node.lineno
+
+
+def is_self(node: ast.AST) -> bool:
+    return type(node) is ast.Name and node.id == "self"
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = tuple(f for f in getattr(kind, "_fields", ()) if f not in ("ctx", "type_comment")) if issubclass(kind, ast.AST) else ()
+        _FIELDS[kind] = fields
+    return fields
+
+
+class FactReader:
+    """Reads a unit's facts; `device_words` etc. come from the screen's tables."""
+
+    def __init__(self, lines: list[str], tables) -> None:
+        self.lines = lines
+        self.t = tables
+        self.aliases: dict[str, str] = {}  # `from m import a as b`: b -> a
+
+    def read(self, root: ast.AST, unit: Unit) -> None:
+        t = self.t
+        ids = unit.identifiers
+        sites = unit.sites
+        device = False
+        pending: list = [root]
+        pop, push = pending.pop, pending.append
+        while pending:
+            node = pop()
+            kind = type(node)
+            if kind is ast.Name:
+                ids.add(node.id)
+                if type(node.ctx) is ast.Load:
+                    unit.loads.add(node.id)
+                else:
+                    unit.bound.add(node.id)
+                continue
+            if kind is ast.Constant:
+                if type(node.value) is str and node.value.split(":", 1)[0] in t.ACCELERATOR_PREFIXES:
+                    device = True
+                continue
+            if kind is ast.Attribute:
+                attr = node.attr
+                ids.add(attr)
+                if is_self(node.value):
+                    if type(node.ctx) is ast.Load:
+                        unit.self_reads.add(attr)
+                    continue
+                if attr in t.PARAMETER_ATTRIBUTES:
+                    device = True
+            elif kind is ast.Call:
+                self._call(node, unit, sites)
+                func = node.func
+                if type(func) is ast.Attribute and func.attr == "to" and t.moves_to_a_device(node):
+                    device = True
+            elif kind is ast.Subscript:
+                sites.setdefault("subscript", []).append(node)
+            elif kind is ast.Assign:
+                for target in node.targets:
+                    self._bind(target, node.value, unit)
+                if len(node.targets) == 1 and type(node.targets[0]) is ast.Subscript:
+                    sites.setdefault("store", []).append(node.targets[0])
+            elif kind is ast.AugAssign:
+                self._bind(node.target, ("aug", node.target, node.value), unit)
+            elif kind is ast.AnnAssign:
+                if node.value is not None:
+                    self._bind(node.target, node.value, unit)
+            elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+                self._bind(node.target, node.iter, unit)
+                if kind is ast.comprehension and node.ifs:
+                    sites.setdefault("truth", []).extend(node.ifs)
+            elif kind is ast.withitem:
+                if node.optional_vars is not None:
+                    self._bind(node.optional_vars, node.context_expr, unit)
+            elif kind is ast.NamedExpr:
+                self._bind(node.target, node.value, unit)
+            elif kind is ast.If or kind is ast.While or kind is ast.Assert or kind is ast.IfExp:
+                sites.setdefault("truth", []).append(node.test)
+            elif kind is ast.BoolOp:
+                sites.setdefault("truth", []).append(node)
+            elif kind is ast.UnaryOp:
+                if type(node.op) is ast.Not:
+                    sites.setdefault("truth", []).append(node.operand)
+            elif kind is ast.FormattedValue:
+                sites.setdefault("text", []).append(node.value)
+            elif kind is ast.BinOp:
+                if type(node.op) is ast.Mod:
+                    sites.setdefault("text", []).append(node.right)
+            elif kind in FUNCTIONS or kind is ast.Lambda:
+                if kind is not ast.Lambda:
+                    ids.add(node.name)
+                    unit.bound.add(node.name)
+                    if node is not root:
+                        unit.local_defs.setdefault(node.name, []).append(node)
+                self._parameters(node, unit, forward=kind is not ast.Lambda and node.name == "forward")
+            elif kind is ast.ClassDef:
+                ids.add(node.name)
+                unit.bound.add(node.name)
+            elif kind is ast.keyword:
+                if node.arg is not None:
+                    ids.add(node.arg)
+                    unit.called.add(node.arg)
+            elif kind is ast.arg:
+                ids.add(node.arg)
+            elif kind is ast.alias:
+                ids.add(node.name.rpartition(".")[2])
+                if node.asname:
+                    ids.add(node.asname)
+                    self.aliases[node.asname] = node.name
+                unit.bound.add((node.asname or node.name).partition(".")[0])
+                continue
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                unit.has_import = True
+            elif kind is ast.ExceptHandler:
+                if node.name:
+                    unit.bound.add(node.name)
+            elif kind is ast.MatchAs or kind is ast.MatchStar:
+                if node.name:  # a capture pattern: bound to anything the subject holds
+                    unit.bindings.append(((node.name,), None))
+                    unit.bound.add(node.name)
+            elif kind is ast.MatchMapping:
+                if node.rest:
+                    unit.bindings.append(((node.rest,), None))
+                    unit.bound.add(node.rest)
+            if isinstance(node, ast.stmt) and node.col_offset:
+                self._note_indent(node, unit)
+            for name in _fields(kind):
+                value = getattr(node, name)
+                if type(value) is list:
+                    pending.extend(value)
+                elif value is not None:
+                    push(value)
+        unit.device_source = device or t.device_identifier(ids) or not unit.self_reads.isdisjoint(t.SELF_DEVICE_ATTRIBUTES)
+
+    def _call(self, node: ast.Call, unit: Unit, sites: dict) -> None:
+        func = node.func
+        if type(func) is ast.Name:
+            unit.called.add(func.id)
+            if func.id in CONVERTING_BUILTINS:
+                sites.setdefault("convert", []).extend(node.args)
+                if func.id in SIZING_BUILTINS:
+                    sites.setdefault("sizing", []).extend(node.args)
+        elif type(func) is ast.Attribute:
+            attr = func.attr
+            unit.called.add(attr)
+            if is_self(func.value):
+                unit.self_calls.add(attr)
+            if attr in BOOL_RESULT_METHODS:
+                sites.setdefault("convert", []).extend([func.value, *node.args])
+            elif attr == "format":
+                sites.setdefault("convert", []).extend(node.args)
+            elif attr == "item":
+                sites.setdefault("sizing", []).append(func.value)
+            elif attr == "register_buffer" and node.args and type(node.args[0]) is ast.Constant and type(node.args[0].value) is str:
+                unit.self_writes.setdefault(node.args[0].value, []).append(None)
+            elif attr == "cuda" or attr == "to":
+                sites.setdefault("move", []).append(node)
+
+    def _bind(self, target: ast.AST, value, unit: Unit) -> None:
+        """Record `target = value`: names (through tuples, lists and stars) and `self.x`."""
+        kind = type(target)
+        if kind is ast.Name:
+            unit.bindings.append(((target.id,), value))
+        elif kind is ast.Tuple or kind is ast.List:
+            for element in target.elts:
+                self._bind(element, value, unit)
+        elif kind is ast.Starred:
+            self._bind(target.value, value, unit)
+        elif kind is ast.Attribute and is_self(target.value):
+            unit.self_writes.setdefault(target.attr, []).append(value)
+
+    def _parameters(self, func, unit: Unit, forward: bool) -> None:
+        args = func.args
+        t = self.t
+        positional = [*args.posonlyargs, *args.args]
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        for arg, default in pairs:
+            name = arg.arg
+            unit.bound.add(name)
+            if name in ("self", "cls"):
+                continue
+            if (forward and arg.annotation is not None and t.tensor_annotation(arg.annotation)) or name in t.DEVICE_NAMES:
+                unit.bindings.append(((name,), None))
+            if default is not None:
+                unit.bindings.append(((name,), default))
+        for star in (args.vararg, args.kwarg):
+            if star is not None:
+                unit.bound.add(star.arg)
+
+    def _note_indent(self, stmt: ast.stmt, unit: Unit) -> None:
+        decorators = getattr(stmt, "decorator_list", None)
+        row, column = (decorators[0].lineno, decorators[0].col_offset - 1) if decorators else (stmt.lineno, stmt.col_offset)
+        if unit.first_indent is not None and unit.first_indent[0] <= row:
+            return
+        line = self.lines[row - 1] if row <= len(self.lines) else ""
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if len(indent) == column:  # the statement begins its line: an INDENT token there
+            unit.first_indent = (row, indent)
+
+
+def collect_defines(stmt: ast.stmt, out: set[str]) -> None:
+    """Names a module- or class-level statement binds: assignment targets, imports,
+    definitions (not the locals of the functions it defines)."""
+    pending: list[ast.AST] = [stmt]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            out.add(node.name)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            out.add(node.id)
+        elif isinstance(node, ast.alias):
+            out.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            out.add(node.name)
+        pending.extend(ast.iter_child_nodes(node))
