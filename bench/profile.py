@@ -50,13 +50,15 @@ def instrument() -> None:
 
     import libcst
 
-    from synclint import engine, prefilter, suppressions
+    from synclint import engine, prefilter, screen, suppressions
     from synclint.analysis import placement
     from synclint.rules import all_rules
 
     engine.decode = timed("decode", engine.decode)
     prefilter.rules_for = timed("prefilter", prefilter.rules_for)
-    ast.parse = timed("ast parse (prefiltered files)", ast.parse)
+    ast.parse = timed("ast parse (in the screen, or for syntax errors)", ast.parse)
+    screen.reduce = timed("screen (ast parse included)", screen.reduce)
+    engine.screen.reduce = screen.reduce
     libcst.parse_module = timed("libcst parse", libcst.parse_module)
     engine.cst.parse_module = libcst.parse_module
     engine.run_rules = timed("visitor pass (traversal + rules)", engine.run_rules)

@@ -60,17 +60,20 @@ def reduce(text: str, rules, min_confidence: Confidence) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # libcst gives the error (or parses what this Python cannot)
     lines = _PHYSICAL_LINE.findall(text)
-    reader = FactReader(lines, screen_device)
+    reader = FactReader(lines, screen_device, frozenset(w for r in rules for w in (r.shape_words or ())))
     units, classes = _units(tree, reader)
     if not units:
         return None
     if reader.aliases:  # `from torch import tensor as T`: a unit calling `T(...)` calls `tensor`
         for unit in units:
-            unit.called.update(reader.aliases[n] for n in unit.called & reader.aliases.keys())
+            for name in unit.called & reader.aliases.keys():
+                unit.called.add(reader.aliases[name])
+                if name in unit.calls:
+                    unit.calls.setdefault(reader.aliases[name], []).extend(unit.calls[name])
     by_name = _definitions(units)
     model = None
     if min_confidence >= Confidence.MEDIUM and any(r.device_only for r in rules):
-        model = screen_device.DeviceModel(by_name, _class_definitions(classes), _imports(tree))
+        model = screen_device.DeviceModel(by_name, _class_definitions(classes), {n: tuple(p) for n, p in reader.imports.items()})
     candidates = [u for u in units if _may_hold(u, rules, model, by_name)]
     if not candidates:
         return NOTHING
@@ -154,23 +157,6 @@ def _class_definitions(classes: list[ClassUnits]) -> dict[tuple[int, str], list[
     return out
 
 
-def _imports(tree: ast.Module) -> dict[str, tuple[str, ...]]:
-    """Local name -> the dotted names it may stand for, from every import in the file."""
-    found: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    found.setdefault(alias.asname, set()).add(alias.name)
-                else:
-                    head = alias.name.partition(".")[0]
-                    found.setdefault(head, set()).add(head)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                found.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
-    return {name: tuple(paths) for name, paths in found.items()}
-
-
 # --- which units can hold a finding -----------------------------------------------------------
 
 
@@ -202,7 +188,7 @@ def _may_hold(unit: Unit, rules, model, by_name) -> bool:
             if sites is None:
                 if not _reaches_device(unit, by_name):
                     continue
-            elif not any(model.holds(unit, kind) for kind in sites):
+            elif not any(model.holds(unit, kind, words) for kind in sites):
                 continue
         return True
     return False
@@ -226,7 +212,8 @@ def _reaches_device(unit: Unit, by_name) -> bool:
 def _with_context(candidates: list[Unit], units: list[Unit], by_name) -> set[int]:
     """The candidates and everything their analysis reads, transitively: module imports,
     definitions of the names used, the class header and class-level statements, the methods
-    that write `self.<attr>` (the analysis joins every write) and those called via `self.`,
+    that write a `self.<attr>` they read (the analysis joins every write) and those they call
+    via `self.`,
     and any unit that mentions `compile` (`torch.compile(fn)` makes `fn` hot). Also the
     module's leading docstring and imports and the statement after them (where a fix adds its
     import), and whatever shares a line with a kept unit (`a = 1; b = 2`)."""
@@ -242,9 +229,6 @@ def _with_context(candidates: list[Unit], units: list[Unit], by_name) -> set[int
                 continue
             kept.add(id(unit))
             pending += _reads(unit, by_name)
-            cls = unit.owner
-            if cls is not None and unit is not cls.header:
-                pending += [m for m in cls.members if m.method and m.self_writes]
         kept_lines = {row for u in units if id(u) in kept for row in range(u.first, u.last + 1)}
         pending = [u for u in units if id(u) not in kept and (u.first in kept_lines or u.last in kept_lines)]
         if not pending:

@@ -1,14 +1,16 @@
-"""Can this expression be a device value? The screen's `ast` mirror of the placement
-analysis (synclint/analysis/sources.py), answering only "maybe" or "no".
+"""Where can this expression live? The screen's `ast` mirror of the placement analysis
+(synclint/analysis/sources.py), answering with the places it *may* have.
 
-Rules that report only device values (SL203, SL204, SL3xx, SL401, SL103) report where the
-analysis places a value on the device with medium confidence or more. This module answers,
-without libcst, whether that is possible for a given expression, and errs only towards
-"maybe": each case below follows the evaluator's own case (a name looks up its bindings,
-`.shape` is host metadata, `x.size(0)` a Python int, `torch.cat(xs)` lives with its inputs,
-a call to an unknown function is unknown, `self.proj(x)` calls a submodule...), and where
-the evaluator can say "device", so does this. Bindings are joined over the whole function
-(not per statement), so this says "maybe" more often than the analysis, never less.
+Rules that report only device values (SL203, SL204, SL3xx, SL401, SL2xx readbacks) report
+where the analysis places a value on the device with medium confidence or more; SL103 and
+SL301 also need host data (the source of a copy, an index). This module answers, without
+libcst, which of these places an expression may have, as a mask of DEVICE, HOST (a host or
+pinned tensor), NUMPY and LIST (a Python list the analysis can see as one), and errs only
+towards "may": each case below follows the evaluator's own case (a name looks up its
+bindings, `.shape` is host metadata, `x.size(0)` a Python int, `torch.cat(xs)` lives with
+its inputs, a call to an unknown function is unknown, `self.proj(x)` calls a submodule...),
+and where the evaluator can give a place, so does this. Bindings are joined over the whole
+function (not per statement), so this says "may" more often than the analysis, never less.
 
 A low-confidence placement (a `torch.Tensor` annotation outside forward()) cannot make a
 medium finding (the analysis joins confidences by their minimum), so it is not a source.
@@ -20,6 +22,12 @@ import ast
 
 from synclint.apis import torch_api as api
 
+# Places, as bits of a mask.
+# DEVICE: a device tensor or an accelerator device object; CPU: a CPU device object.
+DEVICE, HOST, NUMPY, LIST, CPU = 1, 2, 4, 8, 16
+TENSORS = DEVICE | HOST | NUMPY  # what indexing, methods and arithmetic carry over
+ANYTHING = DEVICE | HOST | NUMPY | LIST | CPU
+
 ACCELERATOR_PREFIXES = frozenset({"cuda", "xpu", "mps", "hpu", "npu", "mlu", "meta"})
 DEVICE_NAMES = frozenset(api.DEVICE_LIKE_NAMES)
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
@@ -30,6 +38,7 @@ _HOST_ATTRIBUTES = api.SEQUENCE_ATTRIBUTES | api.SCALAR_ATTRIBUTES | api.OTHER_A
 _HOST_METHODS = api.SCALAR_RESULT_METHODS | api.SEQUENCE_RESULT_METHODS | api.NUMPY_RESULT_METHODS | {"cpu", "pin_memory"}
 _NOT_TENSOR_NAMESPACES = ("cuda.", "distributed.", "nn.init.", "nn.utils.", "backends.", "compiler.", "_dynamo.", "utils.")
 _MODULE_MEMBER_CALLS = frozenset({"nn.Parameter", "nn.parameter.Parameter", "nn.Buffer"})
+_DEVICE_INDEX_WORDS = ("rank", "device", "gpu", "cuda", "dev_id")  # as sources._names_a_device_index
 _TENSOR_ARG_KEYWORDS = frozenset({"input", "other", "tensors"})
 
 
@@ -71,6 +80,39 @@ def tensor_annotation(annotation: ast.expr) -> bool:
     return False
 
 
+def annotation_mask(annotation: ast.expr) -> int:
+    """What an annotation says with high confidence: a numpy array, or a Python list (the
+    analysis reads `list[int]` parameters as list indices)."""
+    expr = annotation
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        try:
+            expr = ast.parse(expr.value, mode="eval").body
+        except SyntaxError:
+            return 0
+    while type(expr) is ast.Subscript and _last_name(expr.value) in ("Optional", "Final", "Annotated"):
+        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
+        return annotation_mask(expr.left) | annotation_mask(expr.right)
+    head = expr.value if type(expr) is ast.Subscript else expr
+    name = _last_name(head)
+    if name in ("ndarray", "NDArray", "ArrayLike"):
+        return NUMPY
+    if name in ("list", "List"):
+        return LIST
+    return 0
+
+
+def _device_string(text: str) -> int:
+    head = text.split(":", 1)[0]
+    return DEVICE if head in ACCELERATOR_PREFIXES else CPU if head == "cpu" else 0
+
+
+def _last_name(expr) -> str:
+    if type(expr) is ast.Attribute:
+        return expr.attr
+    return expr.id if type(expr) is ast.Name else ""
+
+
 def _literal(expr: ast.expr) -> bool:
     """A number, None or `...` (negative numbers too): an index or bound that copies nothing."""
     if type(expr) is ast.UnaryOp:
@@ -82,36 +124,57 @@ def _literal(expr: ast.expr) -> bool:
 
 
 class DeviceModel:
-    """Per file: which names, `self.` attributes and function results may hold a device value."""
+    """Per file: the places names, `self.` attributes and function results may hold."""
 
     def __init__(self, by_name, class_defines, imports: dict[str, tuple[str, ...]]) -> None:
         self.by_name = by_name  # module-level name -> units binding it
         self.class_defines = class_defines  # (class, name) -> class-level units binding it
-        self.imports = imports  # local name -> dotted module path (`F` -> torch.nn.functional)
-        self._taint: dict[int, set[str]] = {}
-        self._partial: dict[int, set[str]] = {}  # scopes whose fixpoint is under way
-        self._memo: dict[tuple, bool] = {}
+        self.imports = imports  # local name -> dotted names (`F` -> torch.nn.functional)
+        self._taint: dict[int, dict[str, int]] = {}
+        self._partial: dict[int, dict[str, int]] = {}  # scopes whose fixpoint is under way
+        self._memo: dict[tuple, int] = {}
         self._active: set = set()
+        # Scopes whose unfinished bindings were read: an answer computed meanwhile is kept
+        # only if it read none but its own.
+        self._partial_reads: list[int] = []
+        self._returns_of: dict[int, list] = {}
 
     # --- sites --------------------------------------------------------------------------
-    def holds(self, unit, kind: str) -> bool:
-        """Whether some site of `kind` in `unit` may see a device value."""
+    def holds(self, unit, kind: str, words=()) -> bool:
+        """Whether some site of `kind` in `unit` may see what the rule reports. `words`: the
+        names of the calls a rule flags (for "data" and "factory")."""
         sites = unit.sites
         dev = self.dev
+        if kind == "data":  # a device receiver or argument of a call the rule flags
+            return any(
+                (type(call.func) is ast.Attribute and dev(call.func.value, unit))
+                or any(dev(a, unit) for a in call.args)
+                or any(dev(kw.value, unit) for kw in call.keywords)
+                for word in words or ()
+                for call in unit.calls.get(word, ())
+            )
+        if kind == "factory":  # `torch.tensor(data, device=<maybe an accelerator>)`
+            return any(
+                kw.arg == "device" and self._target(kw.value, unit) & DEVICE
+                for word in words or ()
+                for call in unit.calls.get(word, ())
+                for kw in call.keywords
+            )
         if kind == "truth":
             return any(dev(leaf, unit) for site in sites.get("truth", ()) for leaf in _truth_leaves(site))
         if kind in ("convert", "sizing"):
             return any(dev(e, unit) for e in sites.get(kind, ()))
         if kind == "text":
             return any(dev(e, unit) for site in sites.get("text", ()) for e in _elements(site))
-        if kind == "move":
-            return any(_is_move(call) for call in sites.get("move", ()))
+        if kind == "move":  # host data sent to the device
+            return any(_is_move(call) and self.place(call.func.value, unit) & HOST for call in sites.get("move", ()))
         if kind == "store":
             return any(dev(target.value, unit) for target in sites.get("store", ()))
         subscripts = sites.get("subscript", ())
-        if kind == "index":
+        if kind == "index":  # a device tensor indexed by host data
             return any(
-                any(type(e) is not ast.Slice and not _literal(e) for e in _index_elements(s)) and dev(s.value, unit)
+                any(type(e) is not ast.Slice and not _literal(e) and self.place(e, unit) & (HOST | NUMPY | LIST) for e in _index_elements(s))
+                and dev(s.value, unit)
                 for s in subscripts
             )
         if kind == "mask":
@@ -129,6 +192,9 @@ class DeviceModel:
 
     # --- expressions --------------------------------------------------------------------
     def dev(self, expr, unit) -> bool:
+        return bool(self.place(expr, unit) & DEVICE)
+
+    def place(self, expr, unit) -> int:
         kind = type(expr)
         if kind is ast.Name:
             return self._name(expr.id, unit)
@@ -137,204 +203,272 @@ class DeviceModel:
         if kind is ast.Call:
             return self._call(expr, unit)
         if kind is ast.Subscript:
-            return self.dev(expr.value, unit)
+            return self.place(expr.value, unit) & TENSORS  # indexing keeps a tensor's place
         if kind is ast.Constant:
-            return type(expr.value) is str and expr.value.split(":", 1)[0] in ACCELERATOR_PREFIXES
+            return _device_string(expr.value) if type(expr.value) is str else 0
         if kind is ast.JoinedStr:
             head = expr.values[0] if expr.values else None
-            return type(head) is ast.Constant and str(head.value).split(":", 1)[0] in ACCELERATOR_PREFIXES
+            return _device_string(str(head.value)) if type(head) is ast.Constant else 0
         if kind is ast.BinOp:
-            return self.dev(expr.left, unit) or self.dev(expr.right, unit)
+            return (self.place(expr.left, unit) | self.place(expr.right, unit)) & TENSORS
         if kind is ast.UnaryOp:
-            return type(expr.op) is not ast.Not and self.dev(expr.operand, unit)
+            return 0 if type(expr.op) is ast.Not else self.place(expr.operand, unit) & TENSORS
         if kind is ast.Compare:
             if any(type(op) in (ast.Is, ast.IsNot, ast.In, ast.NotIn) for op in expr.ops):
-                return False  # identity and membership give a Python bool
-            return self.dev(expr.left, unit) or any(self.dev(c, unit) for c in expr.comparators)
+                return 0  # identity and membership give a Python bool
+            mask = self.place(expr.left, unit)
+            for other in expr.comparators:
+                mask |= self.place(other, unit)
+            return mask & TENSORS
         if kind is ast.BoolOp:
-            return any(self.dev(v, unit) for v in expr.values)
+            mask = 0
+            for value in expr.values:
+                mask |= self.place(value, unit)
+            return mask
         if kind is ast.IfExp:
-            return self.dev(expr.body, unit) or self.dev(expr.orelse, unit)
+            return self.place(expr.body, unit) | self.place(expr.orelse, unit)
         if kind is ast.NamedExpr:
-            return self.dev(expr.value, unit)
-        # Lists, tuples, dicts, comprehensions, lambdas are Python objects; anything else
+            return self.place(expr.value, unit)
+        if kind is ast.List or kind is ast.ListComp:
+            return LIST
+        # Tuples, dicts, sets, comprehensions, lambdas are Python objects; anything else
         # (await, yield, starred) the analysis does not place.
-        return False
+        return 0
 
-    def _name(self, name: str, unit) -> bool:
-        if name in DEVICE_NAMES and name not in self.imports:
-            return True
+    def _name(self, name: str, unit) -> int:
+        mask = DEVICE if name in DEVICE_NAMES and name not in self.imports else 0
         if name in unit.bound:
-            if name in self.taint(unit):
-                return True
+            mask |= self.taint(unit).get(name, 0)
         cls = unit.owner
         if cls is not None:
             for other in self.class_defines.get((id(cls), name), ()):
-                if other is not unit and name in self.taint(other):
-                    return True
+                if other is not unit:
+                    mask |= self.taint(other).get(name, 0)
         for other in self.by_name.get(name, ()):
             if other is not unit and not isinstance(other.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if name in self.taint(other):
-                    return True
-        return False
+                mask |= self.taint(other).get(name, 0)
+        return mask
 
-    def _attribute(self, expr: ast.Attribute, unit) -> bool:
+    def _attribute(self, expr: ast.Attribute, unit) -> int:
         attr = expr.attr
         if attr == "device":
-            return True  # `.device` of a tensor or a model: an accelerator, inferred
+            # `.device` of a host tensor is the CPU; of anything else an accelerator, inferred.
+            base = self.place(expr.value, unit) if not is_self_name(expr.value) else self._self_attribute("device", unit)
+            return DEVICE | (CPU if base & (HOST | CPU) else 0)
         if is_self_name(expr.value):
             return self._self_attribute(attr, unit)
         if attr in PARAMETER_ATTRIBUTES:
-            return True  # a submodule's parameter, or that of a module on the device
+            return DEVICE  # a submodule's parameter, or that of a module on the device
         if attr in api.SAME_PLACE_ATTRIBUTES:
-            return self.dev(expr.value, unit)
-        return False  # host metadata (`.shape`, `.dtype`) or an attribute the analysis cannot place
+            return self.place(expr.value, unit) & TENSORS
+        return 0  # host metadata (`.shape`, `.dtype`) or an attribute the analysis cannot place
 
-    def _self_attribute(self, attr: str, unit) -> bool:
-        if attr in SELF_DEVICE_ATTRIBUTES:
-            return True
+    def _self_attribute(self, attr: str, unit) -> int:
+        mask = DEVICE if attr in SELF_DEVICE_ATTRIBUTES else 0
         cls = unit.owner
         if cls is None:
-            return False
-        return self._memoized(("attr", id(cls), attr), lambda: self._written_device(cls, attr))
+            return mask
+        return mask | self._memoized(("attr", id(cls), attr), lambda: self._written(cls, attr))
 
-    def _written_device(self, cls, attr: str) -> bool:
-        """Whether some `self.<attr> = value` in the class may assign a device value (the
-        analysis joins every write); a registered buffer is on the device."""
+    def _written(self, cls, attr: str) -> int:
+        """The places `self.<attr> = value` may assign anywhere in the class (the analysis
+        joins every write); a registered buffer is on the device."""
+        mask = 0
         for member in cls.members:
             for value in member.self_writes.get(attr, ()):
-                if value is None:
-                    return True
-                operand = value[2] if isinstance(value, tuple) else value  # `self.x += v`: v
-                if self.dev(operand, member):
-                    return True
-        return False
+                if type(value) is int:
+                    mask |= value
+                elif isinstance(value, tuple):  # `self.x += v`: v (the other writes give x)
+                    mask |= self.place(value[2], member) & TENSORS
+                else:
+                    mask |= self.place(value, member)
+        return mask
 
-    def _call(self, call: ast.Call, unit) -> bool:
+    def _call(self, call: ast.Call, unit) -> int:
         func = call.func
+        mask = 0
         for qual in self._qualnames(func):
-            if qual.startswith("torch.") and self._torch_call(qual[6:], call, unit):
-                return True
+            if qual.startswith("torch."):
+                mask |= self._torch_call(qual[6:], call, unit)
+            elif qual.startswith("numpy."):
+                mask |= NUMPY
         if type(func) is ast.Name:
             name = func.id
             if name not in unit.bound and name not in self.by_name:
-                if name in api.SCALAR_BUILTINS or name in api.SEQUENCE_BUILTINS:
-                    return False
+                if name in api.SCALAR_BUILTINS:
+                    return mask
+                if name in api.SEQUENCE_BUILTINS:
+                    return mask | (LIST if name in ("list", "sorted") else 0)
                 if name in api.TENSOR_PRESERVING_BUILTINS:
-                    return any(self.dev(a, unit) for a in call.args)
-            return self._local_function_returns(name, unit)
+                    for arg in call.args:
+                        mask |= self.place(arg, unit) & TENSORS
+                    return mask
+            return mask | self._local_function_returns(name, unit)
         if type(func) is ast.Attribute:
             method = func.attr
             if is_self_name(func.value) and unit.owner is not None:
                 for member in unit.owner.members:
-                    if member.method and member.name == method and self._returns(member.node, member):
-                        return True
-            return self._method(method, call, func.value, unit)
-        return False
+                    if member.method and member.name == method:
+                        mask |= self._returns(member.node, member)
+            return mask | self._method(method, call, func.value, unit)
+        return mask
 
-    def _torch_call(self, name: str, call: ast.Call, unit) -> bool:
-        if name == "device" or name == "cuda.current_device":
-            return True
-        if name in api.DTYPE_RESULT_FUNCTIONS or name in api.HOST_RESULT_FUNCTIONS or name == "from_numpy":
-            return False
+    def _torch_call(self, name: str, call: ast.Call, unit) -> int:
+        if name == "cuda.current_device":
+            return DEVICE
+        if name == "device":  # torch.device("cuda:0"), torch.device(0), torch.device(type="cpu")
+            first = call.args[0] if call.args else next((kw.value for kw in call.keywords if kw.arg == "type"), None)
+            if first is None:
+                return 0
+            if type(first) is ast.Constant:
+                return _device_string(first.value) if type(first.value) is str else DEVICE
+            return DEVICE | CPU
+        if name in api.DTYPE_RESULT_FUNCTIONS or name in api.HOST_RESULT_FUNCTIONS:
+            return 0
+        if name == "from_numpy":
+            return HOST
         if name in api.TENSOR_FACTORIES:
             for kw in call.keywords:
                 if kw.arg == "device":
-                    return self._device_target(kw.value, unit)
-            return bool(call.args) and self.dev(call.args[0], unit)
+                    return self._target(kw.value, unit)
+            data = self.place(call.args[0], unit) & (DEVICE | HOST) if call.args else 0
+            return data | HOST  # without device= on the host (or where a tensor argument is)
         if name in _MODULE_MEMBER_CALLS:
-            return True
+            return DEVICE
         if name.startswith(_NOT_TENSOR_NAMESPACES):
-            return False
+            return 0
         if name.startswith("nn.") and not name.startswith("nn.functional."):
-            return False  # a module, not a tensor
-        values = [*call.args, *(kw.value for kw in call.keywords if kw.arg in _TENSOR_ARG_KEYWORDS)]
-        return any(self.dev(v, unit) or (type(v) in (ast.List, ast.Tuple) and any(self.dev(e, unit) for e in v.elts)) for v in values)
+            return 0  # a module, not a tensor
+        mask = 0
+        for value in [*call.args, *(kw.value for kw in call.keywords if kw.arg in _TENSOR_ARG_KEYWORDS)]:
+            if type(value) in (ast.List, ast.Tuple):
+                for element in value.elts:
+                    mask |= self.place(element, unit)
+            else:
+                mask |= self.place(value, unit)
+        return mask & TENSORS
 
-    def _method(self, method: str, call: ast.Call, base, unit) -> bool:
+    def _method(self, method: str, call: ast.Call, base, unit) -> int:
         if method == "cuda":
-            return True
+            return DEVICE
+        if method == "cpu" or method == "pin_memory":
+            return HOST
+        if method in api.NUMPY_RESULT_METHODS:
+            return NUMPY
+        if method == "tolist":
+            return LIST
         if method in _HOST_METHODS:
-            return False
+            return 0
         if method == "to":
             keywords = {kw.arg: kw.value for kw in call.keywords}
             target = keywords.get("device", keywords.get("other", call.args[0] if call.args else None))
-            if target is not None and not plainly_a_dtype(target) and self._device_target(target, unit):
-                return True
-            return self.dev(base, unit)
+            mask = self.place(base, unit) & TENSORS
+            if target is not None and not plainly_a_dtype(target):
+                mask |= self._target(target, unit)
+            return mask
         if method in api.NEW_METHODS:
             for kw in call.keywords:
-                if kw.arg == "device" and self._device_target(kw.value, unit):
-                    return True
-        return self.dev(base, unit)
+                if kw.arg == "device":
+                    return self._target(kw.value, unit) | (self.place(base, unit) & (DEVICE | HOST))
+        return self.place(base, unit) & TENSORS
 
-    def _device_target(self, expr, unit) -> bool:
-        """A `device=` / `.to()` target that may send the tensor to the device: a device or
-        a device tensor, an integer index, or a name (the analysis reads `local_rank` as one)."""
+    def _target(self, expr, unit) -> int:
+        """Where a `device=` / `.to()` target may send a tensor: to the device for an
+        accelerator, an integer index or a name the analysis reads as an index
+        (`local_rank`); to the host for the CPU; where a tensor target lives."""
         if type(expr) is ast.Constant:
-            return type(expr.value) is int or (type(expr.value) is str and expr.value.split(":", 1)[0] in ACCELERATOR_PREFIXES)
-        return type(expr) in (ast.Name, ast.Attribute) or self.dev(expr, unit)
+            if type(expr.value) is int:
+                return DEVICE
+            return HOST if type(expr.value) is str and _device_string(expr.value) & CPU else (DEVICE if type(expr.value) is str and _device_string(expr.value) else 0)
+        place = self.place(expr, unit)
+        mask = (place & TENSORS) | (HOST if place & CPU else 0)
+        name = expr.attr if type(expr) is ast.Attribute else expr.id if type(expr) is ast.Name else ""
+        if any(word in name.lower() for word in _DEVICE_INDEX_WORDS):
+            mask |= DEVICE
+        return mask
 
     # --- scopes ---------------------------------------------------------------------------
-    def taint(self, unit):
-        """The names `unit` binds that may hold a device value: a fixpoint over its bindings.
-        While it is worked out, questions that reach it see the names found so far, and
-        nothing computed meanwhile is remembered (it may change as the set grows)."""
+    def taint(self, unit) -> dict[str, int]:
+        """Name -> the places it may hold, over every binding in `unit` (a fixpoint). While it
+        is worked out, questions that reach it see the places found so far, and nothing
+        computed meanwhile is remembered (it may change as they grow)."""
         key = id(unit)
         done = self._taint.get(key)
         if done is not None:
             return done
         partial = self._partial.get(key)
         if partial is not None:
+            self._partial_reads.append(key)
             return partial
-        tainted: set[str] = set()
-        self._partial[key] = tainted
+        places: dict[str, int] = {}
+        self._partial[key] = places
+        start = len(self._partial_reads)
         try:
             changed = True
             while changed:
                 changed = False
                 for names, value in unit.bindings:
-                    if all(n in tainted for n in names):
-                        continue
-                    if value is None or self._binding_device(value, unit, tainted):
-                        tainted.update(names)
-                        changed = True
+                    mask = self._binding(value, unit, places)
+                    for name in names:
+                        old = places.get(name, 0)
+                        if mask | old != old:
+                            places[name] = mask | old
+                            changed = True
         finally:
             del self._partial[key]
-        if not self._partial:
-            self._taint[key] = tainted
-        return tainted
+        reads = self._partial_reads
+        others = [k for k in reads[start:] if k != key]
+        del reads[start:]
+        if others:
+            reads += others  # it read unfinished scopes: the questions above must not keep it
+        else:
+            self._taint[key] = places
+        return places
 
-    def _binding_device(self, value, unit, tainted) -> bool:
+    def _binding(self, value, unit, places) -> int:
+        if type(value) is int:
+            return value
         if isinstance(value, tuple):  # ("aug", target, value)
             _, target, operand = value
-            return (type(target) is ast.Name and target.id in tainted) or self.dev(operand, unit)
-        return self.dev(value, unit)
+            old = places.get(target.id, 0) if type(target) is ast.Name else 0
+            return (old | self.place(operand, unit)) & TENSORS
+        return self.place(value, unit)
 
-    def _local_function_returns(self, name: str, unit) -> bool:
+    def _local_function_returns(self, name: str, unit) -> int:
+        mask = 0
         for node in unit.local_defs.get(name, ()):
-            if self._returns(node, unit):
-                return True
+            mask |= self._returns(node, unit)
         for other in self.by_name.get(name, ()):
-            if isinstance(other.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and self._returns(other.node, other):
-                return True
-        return False
+            if isinstance(other.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                mask |= self._returns(other.node, other)
+        return mask
 
-    def _returns(self, func, unit) -> bool:
-        """Whether `func` (evaluated in `unit`'s bindings) may return a device value."""
-        return self._memoized(("returns", id(func)), lambda: any(self.dev(r, unit) for r in _return_values(func)))
+    def _returns(self, func, unit) -> int:
+        """The places `func` (evaluated in `unit`'s bindings) may return."""
+        values = self._returns_of.get(id(func))
+        if values is None:
+            values = self._returns_of[id(func)] = _return_values(func)
 
-    def _memoized(self, key, compute) -> bool:
+        def compute() -> int:
+            mask = 0
+            for value in values:
+                mask |= self.place(value, unit)
+            return mask
+
+        return self._memoized(("returns", id(func)), compute)
+
+    def _memoized(self, key, compute) -> int:
         if key in self._memo:
             return self._memo[key]
         if key in self._active:
-            return True  # a cycle (recursion, attributes written from each other): maybe
+            return ANYTHING  # a cycle (recursion, attributes written from each other): anything
         self._active.add(key)
+        start = len(self._partial_reads)
         try:
             value = compute()
         finally:
             self._active.discard(key)
-        if not self._partial:
+        if len(self._partial_reads) == start:
             self._memo[key] = value
         return value
 

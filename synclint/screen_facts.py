@@ -37,14 +37,16 @@ class Unit:
     loads: set[str] = field(default_factory=set)  # names read
     defines: set[str] = field(default_factory=set)  # names bound at module or class level
     self_reads: set[str] = field(default_factory=set)
-    self_writes: dict[str, list] = field(default_factory=dict)  # attr -> values (None: a buffer)
+    self_writes: dict[str, list] = field(default_factory=dict)  # attr -> values (as in bindings)
     self_calls: set[str] = field(default_factory=set)
-    # (names, value): a binding; value None means "a device source" (a forward() tensor
-    # input, a device-named parameter), `("aug", expr)` an augmented assignment.
+    # (names, value): a binding. The value is an expression, a place mask (screen_device:
+    # a forward() tensor input, a device-named parameter, an annotation), or
+    # `("aug", target, expr)` for an augmented assignment.
     bindings: list = field(default_factory=list)
     bound: set[str] = field(default_factory=set)
     local_defs: dict[str, list] = field(default_factory=dict)  # nested def name -> nodes
     sites: dict[str, list] = field(default_factory=dict)  # site kind -> nodes
+    calls: dict[str, list] = field(default_factory=dict)  # called name -> calls (the rules' words)
     device_source: bool = False
     has_import: bool = False
     import_line: bool = False
@@ -75,10 +77,12 @@ def _fields(kind: type) -> tuple[str, ...]:
 class FactReader:
     """Reads a unit's facts; `device_words` etc. come from the screen's tables."""
 
-    def __init__(self, lines: list[str], tables) -> None:
+    def __init__(self, lines: list[str], tables, call_words=frozenset()) -> None:
         self.lines = lines
         self.t = tables
+        self.call_words = call_words  # calls of these names are kept by name (unit.calls)
         self.aliases: dict[str, str] = {}  # `from m import a as b`: b -> a
+        self.imports: dict[str, set[str]] = {}  # local name -> the dotted names it may stand for
 
     def read(self, root: ast.AST, unit: Unit) -> None:
         t = self.t
@@ -127,6 +131,9 @@ class FactReader:
             elif kind is ast.AnnAssign:
                 if node.value is not None:
                     self._bind(node.target, node.value, unit)
+                declared = t.annotation_mask(node.annotation)
+                if declared:
+                    self._bind(node.target, declared, unit)
             elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
                 self._bind(node.target, node.iter, unit)
                 if kind is ast.comprehension and node.ifs:
@@ -173,16 +180,17 @@ class FactReader:
                 continue
             elif kind is ast.Import or kind is ast.ImportFrom:
                 unit.has_import = True
+                self._import(node)
             elif kind is ast.ExceptHandler:
                 if node.name:
                     unit.bound.add(node.name)
             elif kind is ast.MatchAs or kind is ast.MatchStar:
                 if node.name:  # a capture pattern: bound to anything the subject holds
-                    unit.bindings.append(((node.name,), None))
+                    unit.bindings.append(((node.name,), t.ANYTHING))
                     unit.bound.add(node.name)
             elif kind is ast.MatchMapping:
                 if node.rest:
-                    unit.bindings.append(((node.rest,), None))
+                    unit.bindings.append(((node.rest,), t.ANYTHING))
                     unit.bound.add(node.rest)
             if isinstance(node, ast.stmt) and node.col_offset:
                 self._note_indent(node, unit)
@@ -194,10 +202,25 @@ class FactReader:
                     push(value)
         unit.device_source = device or t.device_identifier(ids) or not unit.self_reads.isdisjoint(t.SELF_DEVICE_ATTRIBUTES)
 
+    def _import(self, node) -> None:
+        found = self.imports
+        if type(node) is ast.Import:
+            for alias in node.names:
+                if alias.asname:
+                    found.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    head = alias.name.partition(".")[0]
+                    found.setdefault(head, set()).add(head)
+        elif node.module and not node.level:
+            for alias in node.names:
+                found.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+
     def _call(self, node: ast.Call, unit: Unit, sites: dict) -> None:
         func = node.func
         if type(func) is ast.Name:
             unit.called.add(func.id)
+            if func.id in self.call_words:
+                unit.calls.setdefault(func.id, []).append(node)
             if func.id in CONVERTING_BUILTINS:
                 sites.setdefault("convert", []).extend(node.args)
                 if func.id in SIZING_BUILTINS:
@@ -205,6 +228,8 @@ class FactReader:
         elif type(func) is ast.Attribute:
             attr = func.attr
             unit.called.add(attr)
+            if attr in self.call_words:
+                unit.calls.setdefault(attr, []).append(node)
             if is_self(func.value):
                 unit.self_calls.add(attr)
             if attr in BOOL_RESULT_METHODS:
@@ -214,16 +239,21 @@ class FactReader:
             elif attr == "item":
                 sites.setdefault("sizing", []).append(func.value)
             elif attr == "register_buffer" and node.args and type(node.args[0]) is ast.Constant and type(node.args[0].value) is str:
-                unit.self_writes.setdefault(node.args[0].value, []).append(None)
+                unit.self_writes.setdefault(node.args[0].value, []).append(self.t.DEVICE)
             elif attr == "cuda" or attr == "to":
                 sites.setdefault("move", []).append(node)
 
     def _bind(self, target: ast.AST, value, unit: Unit) -> None:
-        """Record `target = value`: names (through tuples, lists and stars) and `self.x`."""
+        """Record `target = value`: names (through tuples, lists and stars) and `self.x`.
+        `a, b = x, y` binds element by element, as the analysis does."""
         kind = type(target)
         if kind is ast.Name:
             unit.bindings.append(((target.id,), value))
         elif kind is ast.Tuple or kind is ast.List:
+            if type(value) in (ast.Tuple, ast.List) and len(value.elts) == len(target.elts):
+                for element, part in zip(target.elts, value.elts):
+                    self._bind(element, part, unit)
+                return
             for element in target.elts:
                 self._bind(element, value, unit)
         elif kind is ast.Starred:
@@ -243,7 +273,11 @@ class FactReader:
             if name in ("self", "cls"):
                 continue
             if (forward and arg.annotation is not None and t.tensor_annotation(arg.annotation)) or name in t.DEVICE_NAMES:
-                unit.bindings.append(((name,), None))
+                unit.bindings.append(((name,), t.DEVICE))
+            if arg.annotation is not None:
+                declared = t.annotation_mask(arg.annotation)
+                if declared:
+                    unit.bindings.append(((name,), declared))
             if default is not None:
                 unit.bindings.append(((name,), default))
         for star in (args.vararg, args.kwarg):

@@ -63,6 +63,8 @@ class BlockingTensorFactory(Rule):
     fix_availability = FixAvailability.SOMETIMES
     triggers = ("tensor", "as_tensor", "asarray")
     shape_words = ("tensor", "as_tensor", "asarray")
+    device_only = True
+    device_sites = ("factory",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func)

@@ -76,7 +76,7 @@ class PageableNonBlockingH2D(Rule):
     fix_availability = FixAvailability.SOMETIMES
     severity = Severity.NOTE
     triggers = ("non_blocking",)
-    shape_words = ("non_blocking",)
+    shape_words = ("non_blocking", "copy_")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if method_name(node) == "copy_":

@@ -73,6 +73,8 @@ class ScalarTensorOperand(Rule):
     # Every finding contains the scalar tensor factory (the bound-only clamp finding, too).
     triggers = ("tensor", "as_tensor", "scalar_tensor")
     shape_words = ("tensor", "as_tensor", "scalar_tensor")
+    device_only = True
+    device_sites = ("factory",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func)

@@ -64,6 +64,13 @@ class ConstantH2DInHotPath(Rule):
     fix_availability = FixAvailability.NEVER
     triggers = ("tensor", "as_tensor", "asarray", "async_tensor_h2d")
     shape_words = ("tensor", "as_tensor", "asarray", "async_tensor_h2d")
+    device_only = True
+    device_sites = ("factory", "move")
+
+    def __init__(self, settings) -> None:
+        super().__init__(settings)
+        # The configured H2D helper is called by its own name (`my_h2d(...)`).
+        self.shape_words = (*type(self).shape_words, *(name.rpartition(".")[2] for name in helper_names(settings)))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         hot = ctx.hot_path

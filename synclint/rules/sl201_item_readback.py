@@ -52,6 +52,8 @@ class ItemReadback(Rule):
     summary = "`.item()` reads a device tensor back to the host"
     triggers = ("item",)
     shape_words = ("item",)
+    device_only = True
+    device_sites = ("data",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if method_name(node) != "item" or node.args:

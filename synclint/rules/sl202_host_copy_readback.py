@@ -68,7 +68,9 @@ class HostCopyReadback(Rule):
     name = "host-copy-readback"
     summary = "a device tensor copied to the host with a blocking copy"
     triggers = ("tolist", "numpy", "cpu")
-    shape_words = ("tolist", "numpy", "cpu")
+    shape_words = ("tolist", "numpy", "cpu", "to")
+    device_only = True
+    device_sites = ("data",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         method = method_name(node)

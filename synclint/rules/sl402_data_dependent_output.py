@@ -57,6 +57,8 @@ class DataDependentOutput(Rule):
     summary = "an op whose output size depends on device data reads the size back"
     triggers = ("nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "where")
     shape_words = ("nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "where")
+    device_only = True
+    device_sites = ("data",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func) or ""

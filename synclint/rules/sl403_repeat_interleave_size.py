@@ -75,6 +75,8 @@ class RepeatInterleaveSize(Rule):
     fix_availability = FixAvailability.SOMETIMES
     triggers = ("repeat_interleave",)
     shape_words = ("repeat_interleave",)
+    device_only = True
+    device_sites = ("data",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func) or ""

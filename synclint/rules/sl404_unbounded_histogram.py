@@ -73,6 +73,8 @@ class UnboundedHistogram(Rule):
     summary = "an op whose output size is the data's maximum reads it back"
     triggers = ("bincount", "histc", "one_hot")
     shape_words = ("bincount", "histc", "one_hot")
+    device_only = True
+    device_sites = ("data",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func) or ""
