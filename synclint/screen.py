@@ -38,6 +38,7 @@ from synclint.violation import Confidence
 # What `reduce` returns when no unit can hold a finding: nothing to parse.
 NOTHING = ""
 
+_FUNCTION_IMPORTS = "<imports inside functions>"
 _PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
@@ -137,12 +138,15 @@ def _header_end(cls: ast.ClassDef) -> int:
 
 
 def _definitions(units: list[Unit]) -> dict[str, list[Unit]]:
-    """Module-level name -> the module-level units that bind it."""
+    """Module-level name -> the module-level units that bind it (and, under a key no name
+    can have, the units that import names inside functions)."""
     by_name: dict[str, list[Unit]] = {}
     for unit in units:
         if unit.owner is None or unit is unit.owner.header:
             for name in unit.defines:
                 by_name.setdefault(name, []).append(unit)
+        if unit.imported and (unit.method or isinstance(unit.node, FUNCTIONS)):
+            by_name.setdefault(_FUNCTION_IMPORTS, []).append(unit)
     return by_name
 
 
@@ -165,8 +169,13 @@ def _class_level(cls: ClassUnits) -> list[Unit]:
 
 
 def _reads(unit: Unit, by_name: dict[str, list[Unit]]) -> list[Unit]:
-    """The units whose definitions `unit`'s analysis reads."""
+    """The units whose definitions `unit`'s analysis reads. A name imported only inside a
+    function is read from there too: the engine adds a function's imports to the file's one
+    import table as it walks, so a later function resolves them as well."""
     out = [d for name in unit.loads for d in by_name.get(name, ()) if d is not unit]
+    imported = by_name.get(_FUNCTION_IMPORTS)
+    if imported:
+        out += [d for d in imported if d is not unit and not unit.loads.isdisjoint(d.imported)]
     cls = unit.owner
     if cls is not None and unit is not cls.header:
         out += [cls.header, *_class_level(cls)]

@@ -44,6 +44,7 @@ class Unit:
     # `("aug", target, expr)` for an augmented assignment.
     bindings: list = field(default_factory=list)
     bound: set[str] = field(default_factory=set)
+    imported: set[str] = field(default_factory=set)  # names its imports bind
     local_defs: dict[str, list] = field(default_factory=dict)  # nested def name -> nodes
     sites: dict[str, list] = field(default_factory=dict)  # site kind -> nodes
     calls: dict[str, list] = field(default_factory=dict)  # called name -> calls (the rules' words)
@@ -176,7 +177,9 @@ class FactReader:
                 if node.asname:
                     ids.add(node.asname)
                     self.aliases[node.asname] = node.name
-                unit.bound.add((node.asname or node.name).partition(".")[0])
+                local = (node.asname or node.name).partition(".")[0]
+                unit.bound.add(local)
+                unit.imported.add(local)
                 continue
             elif kind is ast.Import or kind is ast.ImportFrom:
                 unit.has_import = True
