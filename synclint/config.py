@@ -111,7 +111,7 @@ class Settings:
     # Report-only rules about syncs that only matter on a hot path (SL5xx, SL106) look here.
     cache_dir: str = ".synclint_cache"
     max_file_size: int = 2_000_000  # bytes; larger files get SL002 rather than a slow parse
-    # Parse with libcst only the functions that can hold a finding (synclint/screen.py).
+    # Parse with libcst only the functions that can hold a finding (synclint/screen/).
     # Off only to check the screen against a whole-file parse: the findings are the same.
     screen: bool = True
     # Where the settings came from (for messages); not part of the cache key.

@@ -1,4 +1,4 @@
-"""The function-level screen (synclint/screen.py) never changes what synclint reports: with
+"""The function-level screen (synclint/screen/) never changes what synclint reports: with
 it and without it, every finding (position, message, fix, provenance) is the same, on the
 fixtures and on real PyTorch code, at the default confidence and at every confidence, for
 every rule alone and all together. It keeps line numbers, and it parses less."""

@@ -64,7 +64,7 @@ class Rule:
     # Identifiers at least one of which appears in any source this rule can flag. The
     # prefilter skips a file (before parsing) when no enabled rule's trigger appears in it.
     triggers: ClassVar[tuple[str, ...]] = ()
-    # For the function-level screen (synclint/screen.py), which decides before the libcst
+    # For the function-level screen (synclint/screen/), which decides before the libcst
     # parse which functions can hold a finding. `shape_words`: names of the functions or
     # methods (or of keywords passed to a call) one of which a function must call for this
     # rule to flag anything in it; None: any function. `device_only`: the rule reports only
@@ -74,7 +74,7 @@ class Rule:
     shape_words: ClassVar[tuple[str, ...] | None] = None
     device_only: ClassVar[bool] = False
     # With `device_only`: the places where the rule looks for a device value, as the screen
-    # names them (synclint/screen_device.py `DeviceModel.holds`): "truth" (tested values),
+    # names them (synclint/screen/places.py `PlaceModel.holds`): "truth" (tested values),
     # "convert" (arguments of int()/float()/print()/max()...), "text" (f-string and `%`
     # values), "sizing" (int()/range() arguments, `.item()` receivers), "move" (`.cuda()`,
     # `.to(<device>)`), "store" (`t[...] = v` targets), "index" (subscripted values with a

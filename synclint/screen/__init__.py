@@ -11,7 +11,7 @@ of each unit whether an enabled rule could flag anything in it:
   its finding;
 - a rule with `device_only` reports only values that the placement analysis puts on the
   device with medium confidence or more. Its `device_sites` name the places it looks (a
-  truth test, a conversion, a subscript, ...), and `synclint.screen_device` answers, for
+  truth test, a conversion, a subscript, ...), and `synclint.screen.places` answers, for
   each such place, whether the value there can be a device value at all. A rule with
   `device_only` and no sites asks only whether a device source is in reach of the unit.
   At `min-confidence = "low"` the analysis' guesses count too, so this test is not used.
@@ -31,8 +31,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-from synclint import screen_device
-from synclint.screen_facts import FUNCTIONS, FactReader, Unit, collect_defines, first_line
+from synclint.screen import places
+from synclint.screen.facts import FUNCTIONS, FactReader, Unit, collect_defines, first_line
 from synclint.violation import Confidence
 
 # What `reduce` returns when no unit can hold a finding: nothing to parse.
@@ -61,7 +61,7 @@ def reduce(text: str, rules, min_confidence: Confidence) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # libcst gives the error (or parses what this Python cannot)
     lines = _PHYSICAL_LINE.findall(text)
-    reader = FactReader(lines, screen_device, frozenset(w for r in rules for w in (r.shape_words or ())))
+    reader = FactReader(lines, places, frozenset(w for r in rules for w in (r.shape_words or ())))
     units, classes = _units(tree, reader)
     if not units:
         return None
@@ -74,7 +74,7 @@ def reduce(text: str, rules, min_confidence: Confidence) -> str | None:
     by_name = _definitions(units)
     model = None
     if min_confidence >= Confidence.MEDIUM and any(r.device_only for r in rules):
-        model = screen_device.DeviceModel(by_name, _class_definitions(classes), {n: tuple(p) for n, p in reader.imports.items()})
+        model = places.PlaceModel(by_name, _class_definitions(classes), {n: tuple(p) for n, p in reader.imports.items()})
     candidates = [u for u in units if _may_hold(u, rules, model, by_name)]
     if not candidates:
         return NOTHING

@@ -1,4 +1,4 @@
-"""What the screen (synclint/screen.py) reads from one unit of a file, in one walk of its
+"""What the screen (synclint/screen/) reads from one unit of a file, in one walk of its
 `ast`: identifiers, the names it reads and binds (and from what), the `self.` attributes it
 reads and writes, the methods it calls through `self.`, and the places where a rule that
 reports only device values would look (a truth test, a conversion, a subscript...).
@@ -39,7 +39,7 @@ class Unit:
     self_reads: set[str] = field(default_factory=set)
     self_writes: dict[str, list] = field(default_factory=dict)  # attr -> values (as in bindings)
     self_calls: set[str] = field(default_factory=set)
-    # (names, value): a binding. The value is an expression, a place mask (screen_device:
+    # (names, value): a binding. The value is an expression, a place mask (screen.places:
     # a forward() tensor input, a device-named parameter, an annotation), or
     # `("aug", target, expr)` for an augmented assignment.
     bindings: list = field(default_factory=list)

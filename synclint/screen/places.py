@@ -123,7 +123,7 @@ def _literal(expr: ast.expr) -> bool:
 # --- the model -----------------------------------------------------------------------------
 
 
-class DeviceModel:
+class PlaceModel:
     """Per file: the places names, `self.` attributes and function results may hold."""
 
     def __init__(self, by_name, class_defines, imports: dict[str, tuple[str, ...]]) -> None:
