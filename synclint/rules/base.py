@@ -74,7 +74,9 @@ class Rule:
     shape_words: ClassVar[tuple[str, ...] | None] = None
     device_only: ClassVar[bool] = False
     # With `device_only`: the places where the rule looks for a device value, as the screen
-    # names them (synclint/screen/places.py `PlaceModel.holds`): "truth" (tested values),
+    # names them (synclint/screen/places.py `PlaceModel.holds`): "receiver" / "data" (the
+    # receiver / the receiver and arguments of the calls named by shape_words), "factory"
+    # (their `device=` target), "truth" (tested values),
     # "convert" (arguments of int()/float()/print()/max()...), "text" (f-string and `%`
     # values), "sizing" (int()/range() arguments, `.item()` receivers), "move" (`.cuda()`,
     # `.to(<device>)`), "store" (`t[...] = v` targets), "index" (subscripted values with a

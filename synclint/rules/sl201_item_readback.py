@@ -53,7 +53,7 @@ class ItemReadback(Rule):
     triggers = ("item",)
     shape_words = ("item",)
     device_only = True
-    device_sites = ("data",)
+    device_sites = ("receiver",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if method_name(node) != "item" or node.args:

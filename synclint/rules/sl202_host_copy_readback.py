@@ -70,7 +70,7 @@ class HostCopyReadback(Rule):
     triggers = ("tolist", "numpy", "cpu")
     shape_words = ("tolist", "numpy", "cpu", "to")
     device_only = True
-    device_sites = ("data",)
+    device_sites = ("receiver",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         method = method_name(node)

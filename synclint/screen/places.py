@@ -145,6 +145,12 @@ class PlaceModel:
         names of the calls a rule flags (for "data" and "factory")."""
         sites = unit.sites
         dev = self.dev
+        if kind == "receiver":  # `t.item()`, `t.cpu()`: the tensor the method is called on
+            return any(
+                type(call.func) is ast.Attribute and dev(call.func.value, unit)
+                for word in words or ()
+                for call in unit.calls.get(word, ())
+            )
         if kind == "data":  # a device receiver or argument of a call the rule flags
             return any(
                 (type(call.func) is ast.Attribute and dev(call.func.value, unit))
