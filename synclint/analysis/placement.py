@@ -151,6 +151,14 @@ class PlacementAnalysis:
         if facts is None:
             if len(chain) > 1 and id(scope) not in self._outer_env:
                 self._facts(chain[:-1])  # the enclosing scope records the env at our `def`
+            if len(chain) > 1 and isinstance(chain[-2], cst.ClassDef) and id(chain[-2]) not in self._classes_walked:
+                # A method: walk its class's methods first, in the order they are written,
+                # so that what each sees of `self.<attr>` does not depend on which method a
+                # rule happened to ask about first.
+                self.class_attributes(chain[:-1])
+                facts = self._scopes.get(key)
+                if facts is not None:
+                    return facts
             facts = ScopeFacts()
             self._scopes[key] = facts  # registered first: recursive calls see a partial scope
             self.scopes_analysed += 1

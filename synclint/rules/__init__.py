@@ -1,6 +1,9 @@
 """The rule registry: every module `synclint/rules/sl*.py` holds one rule class.
 
 Adding a rule means adding one file here (and its fixtures); nothing else lists rules.
+A new rule that sets neither `shape_words` nor `device_only` is run on every function (the
+screen keeps everything for it); setting them lets the screen skip code it cannot flag, and
+tests/test_screen.py then checks, for that rule alone, that nothing it finds is lost.
 """
 
 from __future__ import annotations
