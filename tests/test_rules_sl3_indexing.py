@@ -205,15 +205,15 @@ def test_prefilter_triggers_cover_every_flagged_source(code):
 def test_device_origin_triggers_cover_the_placement_analysis_tables():
     """SL301-SL304 and SL401 report only values that may be on the device; their triggers
     must name every word through which the analysis can decide that."""
-    from synclint.analysis import annotations, sources
+    from synclint.analysis import annotations
     from synclint.apis import torch_api
     from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS
 
     words = set(DEVICE_ORIGIN_TRIGGERS)
     assert set(torch_api.DEVICE_LIKE_NAMES) <= words
-    assert set(getattr(sources, "_PARAMETER_ATTRIBUTES", ())) <= words
+    assert torch_api.PARAMETER_ATTRIBUTES and set(torch_api.PARAMETER_ATTRIBUTES) <= words
     assert {name.rsplit(".", 1)[-1] for name in getattr(annotations, "_TENSOR", ())} <= words
-    assert all(call.split(".")[1] in words for call in getattr(sources, "_MODULE_MEMBER_CALLS", ()))
+    assert torch_api.MODULE_MEMBER_CALLS and all(call.split(".")[1] in words for call in torch_api.MODULE_MEMBER_CALLS)
 
 
 def test_annotated_and_module_parameters_pass_the_prefilter():

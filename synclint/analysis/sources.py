@@ -33,15 +33,6 @@ if TYPE_CHECKING:
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
-_ACCEL_PREFIXES = ("cuda", "xpu", "mps", "hpu", "npu", "mlu", "meta")
-# Attributes of an nn.Module that are its parameters (they move with `module.to(device)`).
-_PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
-# Calls whose result is a parameter: it lives where its module is moved.
-_MODULE_MEMBER_CALLS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer")
-# torch namespaces whose calls return neither a tensor of their inputs nor a module:
-# configuration queries, initialisers that fill a tensor in place, utilities.
-_NOT_TENSOR_NAMESPACES = ("cuda.", "distributed.", "nn.init.", "nn.utils.", "backends.", "compiler.", "_dynamo.", "utils.")
-
 
 def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
@@ -78,7 +69,7 @@ def _device_place_of_text(text: str) -> Place | None:
     head = text.split(":")[0]
     if head == "cpu":
         return Place.CPU_DEVICE
-    if head in _ACCEL_PREFIXES:
+    if head in api.ACCELERATOR_PREFIXES:
         return Place.ACCEL_DEVICE
     return None
 
@@ -208,7 +199,7 @@ class Evaluator:
         if isinstance(expr.value, cst.Name) and expr.value.value == "self" and "self" not in env:
             return self._self_attribute(expr, attr)
         base = self._eval(expr.value, env)
-        if attr in _PARAMETER_ATTRIBUTES:
+        if attr in api.PARAMETER_ATTRIBUTES:
             if self._is_submodule(expr.value, env):
                 return placed(Place.DEVICE, MEDIUM, expr, "a parameter of an nn.Module moves with the module (inferred)")
             if base.on_device:  # `.weight` of a module placed on the device
@@ -243,7 +234,7 @@ class Evaluator:
             return attrs[attr]
         if attr in api.DEVICE_LIKE_NAMES:
             return placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`self.{attr}` is named like a device (inferred)")
-        if attr in _PARAMETER_ATTRIBUTES and self._in_module_class():
+        if attr in api.PARAMETER_ATTRIBUTES and self._in_module_class():
             return placed(Place.DEVICE, MEDIUM, expr, "a parameter of an nn.Module moves with the module (inferred)")
         return UNKNOWN
 
@@ -409,9 +400,9 @@ class Evaluator:
             return placed(Place.HOST, HIGH, call, "`torch.from_numpy()` wraps pageable host memory")
         if name in api.TENSOR_FACTORIES:
             return self._factory(name, call, env)
-        if name.startswith(_NOT_TENSOR_NAMESPACES):
+        if name.startswith(api.NOT_TENSOR_NAMESPACES):
             return None
-        if qual in _MODULE_MEMBER_CALLS:
+        if qual in api.MODULE_MEMBER_CALLS:
             if self._in_module_class():
                 return placed(Place.DEVICE, MEDIUM, call, "a parameter of an nn.Module moves with it (inferred)")
             return None
@@ -546,12 +537,9 @@ class Evaluator:
         return target.because(call, "`.to(...)` moves it there")
 
 
-_DEVICE_INDEX_WORDS = ("rank", "device", "gpu", "cuda", "dev_id")
-
-
 def _names_a_device_index(expr: cst.BaseExpression) -> bool:
     name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
-    return any(word in name.lower() for word in _DEVICE_INDEX_WORDS)
+    return any(word in name.lower() for word in api.DEVICE_INDEX_WORDS)
 
 
 def _unpinned(value: Placement) -> Placement:

@@ -78,3 +78,15 @@ TENSOR_PRESERVING_BUILTINS = frozenset({"max", "min", "sum"})
 
 # Names that, unbound in the scope, conventionally hold an accelerator device in GPU code.
 DEVICE_LIKE_NAMES = frozenset({"device", "dev", "cuda_device", "gpu_device", "target_device", "torch_device"})
+
+# Device strings that name an accelerator (the text before ":"): "cuda:0", "xpu", "meta".
+ACCELERATOR_PREFIXES = frozenset({"cuda", "xpu", "mps", "hpu", "npu", "mlu", "meta"})
+# Attributes of an nn.Module that are its parameters (they move with `module.to(device)`).
+PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+# Calls whose result is a parameter: it lives where its module is moved.
+MODULE_MEMBER_CALLS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"})
+# torch namespaces whose calls return neither a tensor of their inputs nor a module:
+# configuration queries, initialisers that fill a tensor in place, utilities.
+NOT_TENSOR_NAMESPACES = ("cuda.", "distributed.", "nn.init.", "nn.utils.", "backends.", "compiler.", "_dynamo.", "utils.")
+# Words in a name that make an integer a device index (`.to(local_rank)`).
+DEVICE_INDEX_WORDS = ("rank", "device", "gpu", "cuda", "dev_id")

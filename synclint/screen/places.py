@@ -28,17 +28,15 @@ DEVICE, HOST, NUMPY, LIST, CPU = 1, 2, 4, 8, 16
 TENSORS = DEVICE | HOST | NUMPY  # what indexing, methods and arithmetic carry over
 ANYTHING = DEVICE | HOST | NUMPY | LIST | CPU
 
-ACCELERATOR_PREFIXES = frozenset({"cuda", "xpu", "mps", "hpu", "npu", "mlu", "meta"})
+ACCELERATOR_PREFIXES = api.ACCELERATOR_PREFIXES
 DEVICE_NAMES = frozenset(api.DEVICE_LIKE_NAMES)
-PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+PARAMETER_ATTRIBUTES = api.PARAMETER_ATTRIBUTES
 SELF_DEVICE_ATTRIBUTES = PARAMETER_ATTRIBUTES | DEVICE_NAMES
 _MODULE_MEMBERS = frozenset({"Parameter", "Buffer", "register_buffer"})
 _DEVICE_WORDS = ("device", "cuda")
 _HOST_ATTRIBUTES = api.SEQUENCE_ATTRIBUTES | api.SCALAR_ATTRIBUTES | api.OTHER_ATTRIBUTES
 _HOST_METHODS = api.SCALAR_RESULT_METHODS | api.SEQUENCE_RESULT_METHODS | api.NUMPY_RESULT_METHODS | {"cpu", "pin_memory"}
-_NOT_TENSOR_NAMESPACES = ("cuda.", "distributed.", "nn.init.", "nn.utils.", "backends.", "compiler.", "_dynamo.", "utils.")
-_MODULE_MEMBER_CALLS = frozenset({"nn.Parameter", "nn.parameter.Parameter", "nn.Buffer"})
-_DEVICE_INDEX_WORDS = ("rank", "device", "gpu", "cuda", "dev_id")  # as sources._names_a_device_index
+_MODULE_MEMBER_CALLS = frozenset(q.removeprefix("torch.") for q in api.MODULE_MEMBER_CALLS)
 _TENSOR_ARG_KEYWORDS = frozenset({"input", "other", "tensors"})
 
 
@@ -341,7 +339,7 @@ class PlaceModel:
             return data | HOST  # without device= on the host (or where a tensor argument is)
         if name in _MODULE_MEMBER_CALLS:
             return DEVICE
-        if name.startswith(_NOT_TENSOR_NAMESPACES):
+        if name.startswith(api.NOT_TENSOR_NAMESPACES):
             return 0
         if name.startswith("nn.") and not name.startswith("nn.functional."):
             return 0  # a module, not a tensor
@@ -389,7 +387,7 @@ class PlaceModel:
         place = self.place(expr, unit)
         mask = (place & TENSORS) | (HOST if place & CPU else 0)
         name = expr.attr if type(expr) is ast.Attribute else expr.id if type(expr) is ast.Name else ""
-        if any(word in name.lower() for word in _DEVICE_INDEX_WORDS):
+        if any(word in name.lower() for word in api.DEVICE_INDEX_WORDS):
             mask |= DEVICE
         return mask
 
