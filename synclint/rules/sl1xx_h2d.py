@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from synclint.analysis.placement import TENSOR_PLACES, Place
-from synclint.rules.helpers import kwarg, positional, split_helper_path
+from synclint.rules.helpers import kwarg, positional, simple_reference, split_helper_path
 
 # `.to()` keywords a fix can carry over; any other (copy=, memory_format=) means no fix.
 _MOVE_KEYWORDS = frozenset({"device", "dtype", "non_blocking"})
@@ -118,6 +118,21 @@ def helper_call(settings, data: cst.BaseExpression, *, dtype=None, device=None) 
         args.append(_keyword("device", device))
     return cst.Call(func=cst.Name(name), args=args), ((module, name),)
 
+
+
+def index_on_device(settings, index: cst.BaseExpression, tensor: cst.BaseExpression, ctx):
+    """`async_tensor_h2d(index, dtype=torch.long, device=tensor.device)` and its imports: a
+    Python list of integers indexes exactly as the int64 tensor of the same values. None
+    where the fix could not be written soundly (`tensor` is not a plain reference, or
+    `torch` is not imported under its own name)."""
+    if not simple_reference(tensor) or ctx.imports.aliases.get("torch") != "torch":
+        return None
+    return helper_call(
+        settings,
+        index,
+        dtype=cst.parse_expression("torch.long"),
+        device=cst.Attribute(value=tensor, attr=cst.Name("device")),
+    )
 
 def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
     return cst.Arg(

@@ -12,7 +12,7 @@ from synclint.rules.helpers import (
     python_list_index,
     simple_reference,
 )
-from synclint.rules.sl1xx_h2d import helper_call
+from synclint.rules.sl1xx_h2d import index_on_device
 from synclint.violation import Applicability, Confidence
 
 _HOST_INDEX_PLACES = (Place.HOST, Place.PINNED, Place.NUMPY)
@@ -134,14 +134,10 @@ class HostIndex(Rule):
     def _list_fix(self, node: cst.Subscript, index, ctx) -> FixSpec | None:
         """`dev_t[[1, 2, 3]]` -> `dev_t[async_tensor_h2d([1, 2, 3], dtype=torch.long, ...)]`:
         a list of integers indexes exactly as the int64 tensor of the same values."""
-        if not simple_reference(node.value) or ctx.imports.aliases.get("torch") != "torch":
+        built = index_on_device(self.settings, index, node.value, ctx)
+        if built is None:
             return None
-        moved, imports = helper_call(
-            self.settings,
-            index,
-            dtype=cst.parse_expression("torch.long"),
-            device=cst.Attribute(value=node.value, attr=cst.Name("device")),
-        )
+        moved, imports = built
         helper = moved.func.value
         return FixSpec(
             f"Copy the index with `{helper}` (pinned, non-blocking)",

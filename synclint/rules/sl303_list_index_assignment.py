@@ -10,9 +10,8 @@ from synclint.rules.helpers import (
     is_full_slice,
     literal_kind,
     python_list_index,
-    simple_reference,
 )
-from synclint.rules.sl1xx_h2d import helper_call
+from synclint.rules.sl1xx_h2d import index_on_device
 from synclint.violation import Applicability
 
 
@@ -100,14 +99,10 @@ class ListIndexAssignment(Rule):
         others = [e for i, e in enumerate(target.slice) if i != dim]
         if not all(is_full_slice(e) for e in others) or literal_kind(index) != "integer":
             return None
-        if not simple_reference(target.value) or ctx.imports.aliases.get("torch") != "torch":
+        built = index_on_device(self.settings, index, target.value, ctx)
+        if built is None:
             return None
-        device_index, imports = helper_call(
-            self.settings,
-            index,
-            dtype=cst.parse_expression("torch.long"),
-            device=cst.Attribute(value=target.value, attr=cst.Name("device")),
-        )
+        device_index, imports = built
         helper = device_index.func.value
         call = cst.Call(
             func=cst.Attribute(value=target.value, attr=cst.Name("index_fill_")),
