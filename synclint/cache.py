@@ -52,6 +52,9 @@ class Entry:
     digest: bytes
     encoding: str
     violations: tuple  # plain tuples, see _plain_violation
+    # The fingerprint of what the repository index said when these findings were made
+    # (synclint/repo.py): findings read fields and parameters placed by other files.
+    index: str = ""
 
     def matches_stat(self, st: os.stat_result) -> bool:
         return self.size == st.st_size and self.mtime_ns == st.st_mtime_ns
@@ -181,7 +184,7 @@ def _decode(blob: bytes) -> dict[str, Entry]:
 
 def _encode(entries: dict[str, Entry]) -> bytes:
     raw = {
-        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations)
+        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index)
         for path, e in entries.items()
     }
     body = marshal.dumps(raw)
@@ -191,7 +194,12 @@ def _encode(entries: dict[str, Entry]) -> bytes:
 class ResultCache:
     """One namespace's index: load once, look up per file, save once at the end of a run."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, extra: str | None = None) -> None:
+        if extra is None:  # what the repository index installed last (synclint/repo.py)
+            from synclint import repo
+
+            extra = repo.FACTS.fingerprint
+        self.index = extra
         self.folder = cache_folder(settings)
         self.path = self.folder / f"{namespace(settings)}.idx"
         self.entries: dict[str, Entry] = self._read()
@@ -216,8 +224,8 @@ class ResultCache:
         key = self.key(filename)
         self.seen.add(key)
         entry = self.entries.get(key)
-        if entry is None:
-            return None
+        if entry is None or entry.index != self.index:
+            return None  # a new file, or the rest of the repository says something new
         try:
             st = st or os.stat(filename)
         except OSError:
@@ -231,7 +239,7 @@ class ResultCache:
         if content_digest(data) != entry.digest:
             return None
         # Same content, new stat (a checkout, a touch): trust the new stat from now on.
-        refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations)
+        refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations, entry.index)
         self.updates[key] = refreshed
         return refreshed
 
@@ -243,7 +251,7 @@ class ResultCache:
         was read, so that a file changed meanwhile is caught by its stat next time."""
         size, mtime_ns = stat
         trusted = -1 if mtime_ns >= self.started_ns - RACY_WINDOW_NS else size
-        self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations))
+        self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations), self.index)
 
     def save(self) -> None:
         """Merge our updates into the index on disk and replace it atomically. Never raises:

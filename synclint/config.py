@@ -114,6 +114,9 @@ class Settings:
     # Parse with libcst only the functions that can hold a finding (synclint/screen/).
     # Off only to check the screen against a whole-file parse: the findings are the same.
     screen: bool = True
+    # Read the whole repository the linted files are in (synclint/repo.py): fields,
+    # parameters and helpers placed by what the rest of the repository gives them.
+    repository_index: bool = True
     # Where the settings came from (for messages); not part of the cache key.
     source: str | None = field(default=None, compare=False)
 
@@ -198,6 +201,7 @@ _KEYS = {
     "extend-allow-functions": ("allow_functions", _str_list),
     "cache-dir": ("cache_dir", _string),
     "max-file-size": ("max_file_size", _positive_int),
+    "repository-index": ("repository_index", _bool),
 }
 
 

@@ -167,6 +167,20 @@ def _fixable(violations: list[Violation], unsafe: bool) -> bool:
     return any(v.fix is not None and (unsafe or v.fix.applicability is Applicability.SAFE) for v in violations)
 
 
+def index_repository(paths: list[Path], settings: Settings, use_cache: bool, jobs: int) -> str:
+    """Read the repository the paths are in (synclint/repo.py) and install what it says for
+    the lint; returns its fingerprint ("" when off)."""
+    from synclint import repo
+
+    if not settings.repository_index:
+        repo.install(repo.EMPTY)
+        return ""
+    root = repo.find_root(paths)
+    facts = repo.build(root, use_cache=use_cache, jobs=jobs) if root is not None else repo.EMPTY
+    repo.install(facts)
+    return facts.fingerprint
+
+
 def lint_paths(
     paths: list[Path],
     settings: Settings,
@@ -179,11 +193,15 @@ def lint_paths(
     found = discover(paths, settings)
     run = RunResult(errors=found.errors)
     names = [str(p) for p in found.files]
+    fingerprint = index_repository(paths, settings, use_cache, jobs or default_jobs()) if names else ""
     cache = None
     if use_cache:
         from synclint.cache import ResultCache, from_plain
 
-        cache = ResultCache(settings)
+        # Findings depend on what the rest of the repository says: a change to that is a
+        # new namespace (every file re-linted); a change that leaves it equal re-lints the
+        # changed file only.
+        cache = ResultCache(settings, fingerprint)
 
     outcomes: dict[str, FileOutcome] = {}
     sizes: dict[str, int] = {}

@@ -103,3 +103,17 @@ def run_process(*args: str, cwd: Path, stdin: bytes | None = None) -> Result:
         timeout=120,
     )
     return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"), proc.stdout)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _repository_index_store(tmp_path_factory):
+    """Summaries of the repository index go to a store of the test session, not the user's."""
+    import os
+
+    old = os.environ.get("SYNCLINT_INDEX_DIR")
+    os.environ["SYNCLINT_INDEX_DIR"] = str(tmp_path_factory.mktemp("index-store"))
+    yield
+    if old is None:
+        os.environ.pop("SYNCLINT_INDEX_DIR", None)
+    else:
+        os.environ["SYNCLINT_INDEX_DIR"] = old

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from synclint.analysis.annotations import annotation_placement
-from synclint.analysis.sources import is_module_class, string_value
+from synclint import repo
+from synclint.analysis.sources import is_module_class, repository_placement, string_value
 from synclint.analysis.values import UNKNOWN, Env, Place, Placement, join, placed
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
@@ -61,6 +62,12 @@ class FlowWalker:
                 # A tensor input of an nn.Module's forward(): it lives where the module runs.
                 reason = f"tensor input `{name}` of an nn.Module's forward() (inferred: inputs live where the module runs)"
                 value = placed(Place.DEVICE, MEDIUM, param, reason)
+            if (value is None and param.annotation is None) or (value is not None and value.confidence == Confidence.LOW and value.is_(Place.HOST, Place.DEVICE)):
+                # No evidence here (or a tensor of unsaid place): what every caller in the
+                # repository passes, or what the name says (synclint/repo.py).
+                found = repository_placement(repo.param_fact(_function_key(func, self.chain), name), param)
+                if found is not None:
+                    value = found
             if value is None:
                 # No evidence: unknown, never guessed.
                 value = UNKNOWN.because(param, f"parameter `{name}` has no annotation or default that places it")
@@ -256,6 +263,13 @@ class FlowWalker:
                 inner = el.value if isinstance(el, cst.StarredElement) else el
                 self._bind_target(inner, part, env, stmt)
         # Attribute and subscript targets change no name's placement.
+
+
+def _function_key(func: cst.FunctionDef, chain) -> str:
+    """The name calls reach a function by (as synclint/screen/facts.py's `function_key`)."""
+    if func.name.value == "__init__" and len(chain) >= 2 and isinstance(chain[-2], cst.ClassDef):
+        return chain[-2].name.value
+    return func.name.value
 
 
 def _element_part(value: Placement, value_expr) -> Placement:

@@ -25,6 +25,7 @@ from synclint.analysis.values import (
     join,
     placed,
 )
+from synclint import repo
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
 
@@ -78,6 +79,21 @@ def _head_name(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, cst.Attribute):
         expr = expr.value
     return expr.value if isinstance(expr, cst.Name) else None
+
+
+_MASK_PLACES = {1: Place.DEVICE, 2: Place.HOST, 4: Place.NUMPY, 8: Place.SEQUENCE}
+
+
+def repository_placement(found, node) -> Placement | None:
+    """A fact of the repository index (synclint/repo.py): (mask, reason) -> a placement,
+    medium: inferred from other files or from a name, and `--explain` says which."""
+    if found is None:
+        return None
+    mask, reason = found
+    place = _MASK_PLACES.get(mask)
+    if place is None:
+        return None
+    return placed(place, MEDIUM, node, reason)
 
 
 def is_module_class(class_def: cst.ClassDef, imports) -> bool:
@@ -161,6 +177,8 @@ class Evaluator:
             operands = [expr.left, *(c.comparator for c in expr.comparisons)]
             if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in expr.comparisons):
                 return placed(Place.SCALAR, HIGH, expr, "identity/membership test")
+            if any(isinstance(o, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) for o in operands):
+                return placed(Place.SCALAR, HIGH, expr, "a comparison with a string is a Python bool")
             return self._combine(operands, env, expr, "comparison")
         if isinstance(expr, cst.BooleanOperation):
             return join(self._eval(expr.left, env), self._eval(expr.right, env))
@@ -214,6 +232,10 @@ class Evaluator:
             return placed(Place.SCALAR, MEDIUM, expr, f"`.{attr}` is host metadata")
         if attr in api.OTHER_ATTRIBUTES:
             return placed(Place.OTHER, HIGH, expr, f"`.{attr}` is metadata")
+        if not base.is_tensor:
+            found = repository_placement(repo.attr_fact(attr), expr)
+            if found is not None:
+                return found
         return UNKNOWN
 
     def _device_attribute(self, expr: cst.Attribute, env: Env) -> Placement:
@@ -231,12 +253,19 @@ class Evaluator:
     def _self_attribute(self, expr: cst.Attribute, attr: str) -> Placement:
         attrs = self._self_attributes()
         if attr in attrs:
-            return attrs[attr]
+            value = attrs[attr]
+            if value.known and value.confidence > LOW:
+                return value
+            # Not placed by this class: what the repository gives the field (a base class or
+            # a builder in another file assigns it), if it says more.
+            found = repository_placement(repo.attr_fact(attr), expr)
+            return found if found is not None else value
         if attr in api.DEVICE_LIKE_NAMES:
             return placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`self.{attr}` is named like a device (inferred)")
         if attr in api.PARAMETER_ATTRIBUTES and self._in_module_class():
             return placed(Place.DEVICE, MEDIUM, expr, "a parameter of an nn.Module moves with the module (inferred)")
-        return UNKNOWN
+        found = repository_placement(repo.attr_fact(attr), expr)
+        return found if found is not None else UNKNOWN
 
     def _enclosing_class(self) -> tuple[cst.CSTNode, ...] | None:
         chain = self.chain
@@ -333,6 +362,10 @@ class Evaluator:
         if local is not None:
             func, chain = local
             return self.analysis.returns_of(func, chain)
+        if name not in env:
+            found = repository_placement(repo.ret_fact(name), call)
+            if found is not None:
+                return found
         return UNKNOWN
 
     def _local_function(self, name: str):

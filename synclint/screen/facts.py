@@ -78,8 +78,11 @@ def _fields(kind: type) -> tuple[str, ...]:
 class FactReader:
     """Reads a unit's facts; `device_words` etc. come from the screen's tables."""
 
-    def __init__(self, lines: list[str], tables, call_words=frozenset()) -> None:
+    def __init__(self, lines: list[str], tables, call_words=frozenset(), collect: list | None = None) -> None:
         self.lines = lines
+        # (node, unit) for every call, attribute assignment and def: what the repository
+        # index (synclint/repo.py) summarises, gathered in this same walk.
+        self.collect = collect
         self.t = tables
         self.call_words = call_words  # calls of these names are kept by name (unit.calls)
         self.aliases: dict[str, str] = {}  # `from m import a as b`: b -> a
@@ -117,12 +120,16 @@ class FactReader:
                     device = True
             elif kind is ast.Call:
                 self._call(node, unit, sites)
+                if self.collect is not None:
+                    self.collect.append((node, unit))
                 func = node.func
                 if type(func) is ast.Attribute and func.attr == "to" and t.moves_to_a_device(node):
                     device = True
             elif kind is ast.Subscript:
                 sites.setdefault("subscript", []).append(node)
             elif kind is ast.Assign:
+                if self.collect is not None:
+                    self.collect.append((node, unit))
                 for target in node.targets:
                     self._bind(target, node.value, unit)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Subscript:
@@ -130,6 +137,8 @@ class FactReader:
             elif kind is ast.AugAssign:
                 self._bind(node.target, ("aug", node.target, node.value), unit)
             elif kind is ast.AnnAssign:
+                if self.collect is not None:
+                    self.collect.append((node, unit))
                 if node.value is not None:
                     self._bind(node.target, node.value, unit)
                 declared = t.annotation_mask(node.annotation)
@@ -157,6 +166,8 @@ class FactReader:
                 if type(node.op) is ast.Mod:
                     sites.setdefault("text", []).append(node.right)
             elif kind in FUNCTIONS or kind is ast.Lambda:
+                if self.collect is not None and kind is not ast.Lambda:
+                    self.collect.append((node, unit))
                 if kind is not ast.Lambda:
                     ids.add(node.name)
                     unit.bound.add(node.name)
@@ -270,11 +281,17 @@ class FactReader:
         positional = [*args.posonlyargs, *args.args]
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         pairs = [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        key = function_key(func, unit) if type(func) is not ast.Lambda else None
         for arg, default in pairs:
             name = arg.arg
             unit.bound.add(name)
             if name in ("self", "cls"):
                 continue
+            if key is not None:
+                # What every caller in the repository passes, or what the name says.
+                known = t.REPO.param(key, name)
+                if known:
+                    unit.bindings.append(((name,), known))
             if (forward and arg.annotation is not None and t.tensor_annotation(arg.annotation)) or name in t.DEVICE_NAMES:
                 unit.bindings.append(((name,), t.DEVICE))
             if arg.annotation is not None:
@@ -296,6 +313,13 @@ class FactReader:
         indent = line[: len(line) - len(line.lstrip(" \t"))]
         if len(indent) == column:  # the statement begins its line: an INDENT token there
             unit.first_indent = (row, indent)
+
+
+def function_key(func, unit: Unit) -> str:
+    """The name calls reach a function by: its own, or its class's for `__init__` (`Cls(...)`)."""
+    if func.name == "__init__" and unit.owner is not None and unit.node is func:
+        return unit.owner.header.node.name
+    return func.name
 
 
 def collect_defines(stmt: ast.stmt, out: set[str]) -> None:

@@ -25,8 +25,28 @@ from synclint.apis import torch_api as api
 # Places, as bits of a mask.
 # DEVICE: a device tensor or an accelerator device object; CPU: a CPU device object.
 DEVICE, HOST, NUMPY, LIST, CPU = 1, 2, 4, 8, 16
-TENSORS = DEVICE | HOST | NUMPY  # what indexing, methods and arithmetic carry over
 ANYTHING = DEVICE | HOST | NUMPY | LIST | CPU
+# What indexing, methods and arithmetic carry over: the tensor places and, while the
+# repository index summarises a file (synclint/repo.py), the bits above ANYTHING that stand
+# for what another file decides (a field, a parameter, a function's result).
+TENSORS = ~(LIST | CPU)
+
+
+class NoRepository:
+    """What the rest of the repository says about a field, a parameter or a function's result,
+    as a place mask: nothing, until synclint/repo.py installs what its index found."""
+
+    def attr(self, name: str) -> int:
+        return 0
+
+    def param(self, function: str, name: str) -> int:
+        return 0
+
+    def ret(self, function: str) -> int:
+        return 0
+
+
+REPO = NoRepository()
 
 ACCELERATOR_PREFIXES = api.ACCELERATOR_PREFIXES
 DEVICE_NAMES = frozenset(api.DEVICE_LIKE_NAMES)
@@ -220,6 +240,8 @@ class PlaceModel:
         if kind is ast.Compare:
             if any(type(op) in (ast.Is, ast.IsNot, ast.In, ast.NotIn) for op in expr.ops):
                 return 0  # identity and membership give a Python bool
+            if any(type(o) in (ast.Constant, ast.JoinedStr) and type(getattr(o, "value", "")) is str for o in (expr.left, *expr.comparators)):
+                return 0  # a comparison with a string gives a Python bool
             mask = self.place(expr.left, unit)
             for other in expr.comparators:
                 mask |= self.place(other, unit)
@@ -265,10 +287,12 @@ class PlaceModel:
             return DEVICE  # a submodule's parameter, or that of a module on the device
         if attr in api.SAME_PLACE_ATTRIBUTES:
             return self.place(expr.value, unit) & TENSORS
-        return 0  # host metadata (`.shape`, `.dtype`) or an attribute the analysis cannot place
+        if attr in _HOST_ATTRIBUTES:
+            return 0  # host metadata (`.shape`, `.dtype`)
+        return REPO.attr(attr)  # a field: what the repository assigns to it, or its name says
 
     def _self_attribute(self, attr: str, unit) -> int:
-        mask = DEVICE if attr in SELF_DEVICE_ATTRIBUTES else 0
+        mask = DEVICE if attr in SELF_DEVICE_ATTRIBUTES else REPO.attr(attr)
         cls = unit.owner
         if cls is None:
             return mask
@@ -307,7 +331,8 @@ class PlaceModel:
                     for arg in call.args:
                         mask |= self.place(arg, unit) & TENSORS
                     return mask
-            return mask | self._local_function_returns(name, unit)
+            local = self._local_function_returns(name, unit)
+            return mask | (local if local or name in unit.bound or mask else REPO.ret(name))
         if type(func) is ast.Attribute:
             method = func.attr
             if is_self_name(func.value) and unit.owner is not None:
@@ -366,10 +391,12 @@ class PlaceModel:
         if method == "to":
             keywords = {kw.arg: kw.value for kw in call.keywords}
             target = keywords.get("device", keywords.get("other", call.args[0] if call.args else None))
-            mask = self.place(base, unit) & TENSORS
             if target is not None and not plainly_a_dtype(target):
-                mask |= self._target(target, unit)
-            return mask
+                moved = self._target(target, unit)
+                if moved & (DEVICE | HOST):
+                    return moved  # a device or a tensor target: where it sends the tensor
+                return (self.place(base, unit) & TENSORS) | moved
+            return self.place(base, unit) & TENSORS
         if method in api.NEW_METHODS:
             for kw in call.keywords:
                 if kw.arg == "device":

@@ -1,0 +1,636 @@
+"""The repository index: what the rest of the repository says about a value one file cannot place.
+
+A tensor often arrives in the function that syncs on it through a parameter, a field of a
+metadata object or a helper defined in another file. This module reads every Python file of
+the project once (with `ast`, cached by content hash), summarises each, and solves over the
+whole repository:
+
+- a field (`obj.x`, `self.x`) every assignment of which that can be placed (`self.x = ...` in
+  any method, `obj.x = ...`, `Cls(x=...)`) puts a device tensor there is a device field;
+  one only ever assigned host data is a host field;
+- a parameter every call site of which that can be placed passes a device tensor is a device
+  parameter (calls resolve by name: `f(...)`, `obj.f(...)`, `Cls(...)` for `Cls.__init__`);
+- a function whose every placeable `return` gives a device (host) tensor returns one.
+
+Each summary is computed by the screen's `ast` evaluator (synclint/screen/places.py), the
+same one that decides which functions libcst parses: while a file is summarised, what the
+evaluator would ask of the rest of the repository (a field, a parameter, a function's
+result) is returned as a symbolic bit, so the summary is a set of flows `target <- local
+places | symbols`, independent of every other file, and cacheable by content. The flows are
+then solved to a fixpoint.
+
+Structural conventions, which hold in any codebase, are evidence too (medium confidence, and
+`--explain` says so): a name ending in `_gpu`, `_cuda`, `_dev` or `_device` is a device
+tensor (a name that is itself a device word, `device`, `target_device`, stays a device
+object); `_cpu`, `_host`, `_pinned`, `_cpu_tensor` a host tensor, `_np`/`_numpy` a numpy
+array, `_list` a Python list; and a class or a parameter list holding both `x` and its host
+mirror `x_cpu` (`x_host`, `x_np`) holds `x` on the device.
+
+What the solve found is installed for the lint (`install`): the screen reads it through
+`places.REPO`, the libcst analysis through `attr_fact` / `param_fact` / `ret_fact`.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import marshal
+import os
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from synclint.apis import torch_api as api
+from synclint.screen import places
+from synclint.screen.facts import FactReader, function_key
+
+DEVICE, HOST, NUMPY, LIST, CPU = places.DEVICE, places.HOST, places.NUMPY, places.LIST, places.CPU
+SCALAR = 1 << 5  # a Python scalar or string: the index's own bit (the screen never needs it)
+PLACES = DEVICE | HOST | NUMPY | LIST | SCALAR
+_FIRST_SYMBOL = 1 << 6  # bits from here stand for what another file decides
+
+DEVICE_SUFFIXES = ("_gpu", "_cuda", "_dev", "_device")
+HOST_SUFFIXES = {"_cpu": HOST, "_host": HOST, "_pinned": HOST, "_cpu_tensor": HOST, "_np": NUMPY, "_numpy": NUMPY, "_list": LIST}
+MIRROR_SUFFIXES = ("_cpu", "_host", "_np", "_cpu_tensor", "_numpy")
+
+# Files larger than this are not summarised (generated tables, test data).
+MAX_FILE_BYTES = 2_000_000
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
+                        "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
+ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+INDEX_VERSION = "repo-index-2"
+
+
+@lru_cache(maxsize=65536)
+def convention(name: str) -> int:
+    """The place a name's suffix says, as a mask (0: it says nothing)."""
+    lower = name.lower()
+    if lower in api.DEVICE_LIKE_NAMES:
+        return 0  # a device object, not a tensor: the analysis places it itself
+    for suffix, place in HOST_SUFFIXES.items():
+        if lower.endswith(suffix) and len(lower) > len(suffix):
+            return place
+    if lower.endswith(DEVICE_SUFFIXES) and not lower.endswith(("_to_device", "on_device")):
+        stem = lower.rsplit("_", 1)[0]
+        if stem and stem not in api.DEVICE_LIKE_NAMES and not stem.endswith(("target", "compute", "cache", "offload", "torch", "default", "main", "load", "model", "storage", "tensor")):
+            return DEVICE
+    return 0
+
+
+# --- index mode: symbols for what other files decide --------------------------------------------
+
+
+class _Recorder(places.NoRepository):
+    """Installed as places.REPO while a file is summarised: a question about another file is
+    answered with a bit that stands for it."""
+
+    def __init__(self) -> None:
+        self.bits: dict[tuple, int] = {}
+        self.keys: list[tuple] = []
+
+    def _symbol(self, key: tuple) -> int:
+        bit = self.bits.get(key)
+        if bit is None:
+            bit = self.bits[key] = _FIRST_SYMBOL << len(self.keys)
+            self.keys.append(key)
+        return bit
+
+    def attr(self, name: str) -> int:
+        return convention(name) or self._symbol(("a", name))
+
+    def param(self, function: str, name: str) -> int:
+        return convention(name) or self._symbol(("p", function, name))
+
+    def ret(self, function: str) -> int:
+        return self._symbol(("r", function))
+
+    def split(self, mask: int) -> tuple[int, tuple]:
+        local = mask & PLACES
+        symbols = []
+        rest = mask >> 6
+        keys = self.keys
+        while rest:
+            low = rest & -rest
+            symbols.append(keys[low.bit_length() - 1])
+            rest ^= low
+        return local, tuple(symbols)
+
+
+def summarize(text: str) -> tuple:
+    """One module's summary: (flows, signatures, mirrors).
+
+    flows: (target, local mask, symbols, line) with target ("a", attr), ("r", function),
+    ("P", function, position) or ("p", function, keyword); signatures: (function, params);
+    mirrors: tuples of names held together (a class's fields, a function's parameters)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ((), (), (), ())
+    from synclint import screen
+
+    recorder = _Recorder()
+    saved = places.REPO
+    places.REPO = recorder
+    try:
+        lines = text.splitlines(keepends=True)
+        collected: list = []
+        reader = FactReader(lines, places, frozenset(), collected)
+        units, classes = screen._units(tree, reader)
+        imports = {n: tuple(p) for n, p in reader.imports.items()}
+        model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
+        return _Summarizer(model, recorder, imports).run(collected, classes)
+    except RecursionError:
+        return ((), (), (), ())
+    finally:
+        places.REPO = saved
+
+
+# Calls into these are not calls of the repository's functions.
+_EXTERNAL = ("torch", "numpy", "math", "os", "re", "sys", "logging", "typing", "dataclasses", "functools",
+             "itertools", "collections", "json", "time", "triton", "enum", "copy", "warnings", "threading", "asyncio")
+
+
+class _Summarizer:
+    def __init__(self, model, recorder: _Recorder, imports) -> None:
+        self.model = model
+        self.recorder = recorder
+        self.imports = imports
+        self.flows: list[tuple] = []
+        self.signatures: list[tuple] = []
+        self.mirrors: list[tuple] = []
+        self.tensors: list[tuple] = []  # fields, parameters and results declared `torch.Tensor`
+
+    def _flow(self, target: tuple, value, unit, line: int) -> None:
+        if _scalar(value):
+            self.flows.append((target, SCALAR, (), line))
+            return
+        if type(value) is ast.Constant:
+            return  # None, `...`: says nothing
+        try:
+            mask = self.model.place(value, unit)
+        except RecursionError:
+            return
+        if not mask:
+            return
+        local, symbols = self.recorder.split(mask)
+        if local or symbols:
+            self.flows.append((target, local, symbols, line))
+
+    def run(self, collected, classes) -> tuple:
+        for cls in classes:
+            names = set()
+            for member in cls.members:
+                node = member.node
+                if isinstance(node, ast.AnnAssign) and type(node.target) is ast.Name:
+                    names.add(node.target.id)
+                    declared = _declared(node.annotation)
+                    if declared:  # a field declared `int`, `list[int]`, `np.ndarray`
+                        self.flows.append((("a", node.target.id), declared, (), node.lineno))
+                    elif places.tensor_annotation(node.annotation):
+                        self.tensors.append(("a", node.target.id))
+                elif isinstance(node, ast.Assign):
+                    names.update(t.id for t in node.targets if type(t) is ast.Name)
+                names.update(member.self_writes)
+            if len(names) > 1:
+                self.mirrors.append(tuple(sorted(names)))
+        for node, unit in collected:
+            kind = type(node)
+            if kind is ast.Call:
+                self._call(node, unit)
+            elif kind is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Attribute:
+                        self._flow(("a", target.attr), node.value, unit, node.lineno)
+            elif kind is ast.AnnAssign:
+                if type(node.target) is ast.Attribute:
+                    declared = _declared(node.annotation)
+                    if declared:
+                        self.flows.append((("a", node.target.attr), declared, (), node.lineno))
+                    elif places.tensor_annotation(node.annotation):
+                        self.tensors.append(("a", node.target.attr))
+                    if node.value is not None:
+                        self._flow(("a", node.target.attr), node.value, unit, node.lineno)
+            else:
+                self._def(node, unit)
+        return (tuple(self.flows), tuple(self.signatures), tuple(self.mirrors), tuple(self.tensors))
+
+    def _def(self, func, unit) -> None:
+        key = function_key(func, unit)
+        args = func.args
+        params = tuple(a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls"))
+        self.signatures.append((key, params))
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            if a.annotation is not None and places.tensor_annotation(a.annotation):
+                self.tensors.append(("p", key, a.arg))
+        if func.returns is not None and places.tensor_annotation(func.returns):
+            self.tensors.append(("r", key))
+        names = params + tuple(a.arg for a in args.kwonlyargs)
+        if len(names) > 1:
+            self.mirrors.append(names)
+        for value in places._return_values(func):
+            self._flow(("r", key), value, unit, value.lineno)
+
+    def _call(self, call: ast.Call, unit) -> None:
+        func = call.func
+        if type(func) is ast.Name:
+            key = func.id
+            head = key
+        elif type(func) is ast.Attribute:
+            key = func.attr
+            head = func.value
+            while type(head) is ast.Attribute:
+                head = head.value
+            head = head.id if type(head) is ast.Name else ""
+        else:
+            return
+        if key in api.SCALAR_BUILTINS or key in api.SEQUENCE_BUILTINS or not (call.args or call.keywords):
+            return
+        for qual in self.imports.get(head, ()):
+            if qual.split(".", 1)[0] in _EXTERNAL:
+                return
+        for position, arg in enumerate(call.args):
+            if type(arg) is ast.Starred:
+                break
+            self._flow(("P", key, position), arg, unit, call.lineno)
+        for kw in call.keywords:
+            if kw.arg is not None:
+                self._flow(("p", key, kw.arg), kw.value, unit, call.lineno)
+                if key[:1].isupper():  # `Cls(x=...)`: a dataclass / NamedTuple field
+                    self._flow(("a", kw.arg), kw.value, unit, call.lineno)
+
+
+_SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "complex", "bytes"})
+
+
+def _declared(annotation) -> int:
+    """What a field's annotation says: a Python scalar, list, or numpy array (a tensor
+    annotation says nothing of where it lives)."""
+    expr = annotation
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        try:
+            expr = ast.parse(expr.value, mode="eval").body
+        except SyntaxError:
+            return 0
+    while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated"):
+        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
+        left, right = _declared(expr.left), _declared(expr.right)
+        return left | right if left and right or _is_none(expr.left) or _is_none(expr.right) else 0
+    if type(expr) is ast.Name and expr.id in _SCALAR_TYPES:
+        return SCALAR
+    mask = places.annotation_mask(expr)
+    if mask:
+        return mask
+    head = expr.value if type(expr) is ast.Subscript else expr
+    if places._last_name(head) in ("dict", "Dict", "set", "Set", "tuple", "Tuple", "Sequence", "Callable"):
+        return SCALAR  # a Python container: not a tensor
+    return 0
+
+
+def _is_none(expr) -> bool:
+    return type(expr) is ast.Constant and expr.value is None
+
+
+def _scalar(value) -> bool:
+    """A value that is plainly a Python scalar, string or container (not a tensor)."""
+    kind = type(value)
+    if kind is ast.Constant:
+        return value.value is not None and value.value is not Ellipsis
+    if kind in (ast.JoinedStr, ast.Dict, ast.Set, ast.DictComp, ast.SetComp, ast.Tuple, ast.List, ast.ListComp, ast.Compare):
+        return True
+    if kind is ast.UnaryOp:
+        return type(value.op) is ast.Not or _scalar(value.operand)
+    if kind is ast.Call:
+        func = value.func
+        if type(func) is ast.Name:
+            return func.id in api.SCALAR_BUILTINS or func.id in api.SEQUENCE_BUILTINS
+        if type(func) is ast.Attribute:
+            return func.attr in api.SCALAR_RESULT_METHODS or func.attr in api.SEQUENCE_RESULT_METHODS
+    if kind is ast.BinOp:
+        return _scalar(value.left) and _scalar(value.right)
+    return False
+
+
+# --- the solve -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Facts:
+    """What the repository says: key -> (mask, where), for fields ("a", name), parameters
+    ("p", function, name) and results ("r", function). Installed as places.REPO."""
+
+    values: dict[tuple, tuple[int, str]] = field(default_factory=dict)
+    fingerprint: str = ""
+
+    # --- masks, for the screen ---------------------------------------------------------------
+    def attr(self, name: str) -> int:
+        return convention(name) or self._mask(("a", name))
+
+    def param(self, function: str, name: str) -> int:
+        return convention(name) or self._mask(("p", function, name))
+
+    def ret(self, function: str) -> int:
+        return self._mask(("r", function))
+
+    def _mask(self, key: tuple) -> int:
+        found = self.values.get(key)
+        return found[0] if found is not None else 0
+
+    # --- facts with reasons, for the analysis ------------------------------------------------
+    def get(self, key: tuple) -> tuple[int, str] | None:
+        return self.values.get(key)
+
+
+EMPTY = Facts()
+FACTS: Facts = EMPTY
+
+
+def install(facts: Facts) -> None:
+    """What the lint reads from now on (the screen through places.REPO, the analysis through
+    the `*_fact` functions). Naming conventions hold with or without an index."""
+    global FACTS
+    FACTS = facts
+    places.REPO = facts
+
+
+install(EMPTY)
+
+
+def _name_fact(name: str, what: str) -> tuple[int, str] | None:
+    if name in api.DEVICE_LIKE_NAMES:
+        return None  # a device object: the analysis places it itself
+    mask = convention(name)
+    if not mask:
+        return None
+    return mask, f"{what} `{name}` is named like {_describe(mask)} (inferred from the name)"
+
+
+def attr_fact(name: str) -> tuple[int, str] | None:
+    """(mask, reason) for a field `obj.<name>` one file cannot place, or None."""
+    if name in api.DEVICE_LIKE_NAMES:
+        return None
+    return _name_fact(name, "field") or FACTS.get(("a", name))
+
+
+def param_fact(function: str, name: str) -> tuple[int, str] | None:
+    if name in api.DEVICE_LIKE_NAMES:
+        return None  # a device object, placed by its name: not a tensor
+    return _name_fact(name, "parameter") or FACTS.get(("p", function, name))
+
+
+def ret_fact(function: str) -> tuple[int, str] | None:
+    return FACTS.get(("r", function))
+
+
+def _describe(mask: int) -> str:
+    return {DEVICE: "a device tensor", HOST: "a host tensor", NUMPY: "a numpy array", LIST: "a Python list"}.get(mask, "data")
+
+
+def solve(summaries: dict[str, tuple]) -> Facts:
+    """Join every flow into its target, to a fixpoint; keep the targets with one place."""
+    signatures: dict[str, set[tuple]] = {}
+    tensors: set[tuple] = set()
+    for _, sigs, _, declared in summaries.values():
+        tensors.update(declared)
+        for key, params in sigs:
+            signatures.setdefault(key, set()).add(params)
+    flows: list[tuple] = []  # (target, local, symbols, where)
+    for path, (summary_flows, _, _, _) in summaries.items():
+        short = os.path.basename(path)
+        for target, local, symbols, line in summary_flows:
+            where = f"{short}:{line}"
+            if target[0] == "P":
+                _, function, position = target
+                for params in signatures.get(function, ()):
+                    if position < len(params):
+                        flows.append((("p", function, params[position]), local, symbols, where))
+            elif target[0] == "p":
+                if target[1] in signatures:
+                    flows.append((target, local, symbols, where))
+            else:
+                flows.append((target, local, symbols, where))
+    value: dict[tuple, int] = {}
+    first_device: dict[tuple, str] = {}
+    for _ in range(12):
+        changed = False
+        for target, local, symbols, where in flows:
+            mask = local
+            for symbol in symbols:
+                mask |= value.get(symbol, 0)
+            mask &= PLACES
+            old = value.get(target, 0)
+            if mask | old != old:
+                value[target] = mask | old
+                changed = True
+            if mask == DEVICE and target not in first_device:
+                first_device[target] = where
+        if not changed:
+            break
+    mirrored = _mirrored(summaries)
+    facts: dict[tuple, tuple[int, str]] = {}
+    for key, mask in value.items():
+        if mask == DEVICE and key in tensors:
+            # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
+            # field, a parameter or a return type): the DEVICE of an untyped object (a config,
+            # a submodule) is too often a guess of the screen's "may" model.
+            facts[key] = (DEVICE, f"{_what(key)} is given only device tensors in the repository (e.g. {first_device.get(key, '?')})")
+        elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
+            facts[key] = (mask, f"{_what(key)} is given only host data in the repository")
+    for name, mirror in mirrored.items():
+        key = ("a", name)
+        if key in tensors and not value.get(key, 0) & ~DEVICE:  # a tensor, and nothing given to it says otherwise
+            facts[key] = (DEVICE, f"field `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)")
+    blob = marshal.dumps(sorted((k, v[0]) for k, v in facts.items()))
+    return Facts(facts, hashlib.sha256(blob).hexdigest()[:16])
+
+
+def _mirrored(summaries) -> dict[str, str]:
+    """Names held beside their host mirror (`x` and `x_cpu` in one class or parameter list)."""
+    out: dict[str, str] = {}
+    for _, _, mirrors, _ in summaries.values():
+        for names in mirrors:
+            present = set(names)
+            for name in names:
+                for suffix in MIRROR_SUFFIXES:
+                    if name.endswith(suffix) and name[: -len(suffix)] in present:
+                        stem = name[: -len(suffix)]
+                        if not convention(stem):
+                            out.setdefault(stem, name)
+    return out
+
+
+def _what(key: tuple) -> str:
+    if key[0] == "a":
+        return f"field `{key[1]}`"
+    if key[0] == "p":
+        return f"parameter `{key[2]}` of `{key[1]}()`"
+    return f"the result of `{key[1]}()`"
+
+
+# --- finding the repository and reading it once ------------------------------------------------
+
+
+def find_root(paths) -> Path | None:
+    """The project root above the linted paths: the nearest folder with a marker."""
+    roots = []
+    for path in paths:
+        current = Path(path).resolve()
+        if current.is_file() or not current.exists():
+            current = current.parent
+        for folder in (current, *current.parents):
+            if any((folder / marker).exists() for marker in ROOT_MARKERS):
+                roots.append(folder)
+                break
+        else:
+            roots.append(current)
+    if not roots:
+        return None
+    common = Path(os.path.commonpath([str(r) for r in roots]))
+    return common if common != Path(common.anchor) else None
+
+
+def python_files(root: Path) -> list[str]:
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in files:
+            if name.endswith((".py", ".pyi")) and not name.endswith(".pyi"):
+                out.append(os.path.join(folder, name))
+    return out
+
+
+def store_folder() -> Path:
+    """Summaries are stored by content hash, shared by every checkout of a project on this
+    machine (a branch switch or a second worktree reads them back)."""
+    explicit = os.environ.get("SYNCLINT_INDEX_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "synclint" / "index"
+
+
+def _summarize_file(job: tuple) -> tuple[str, tuple | None, tuple | None]:
+    """(path, summary, (size, mtime_ns, digest)) for one file; the summary from the store
+    when its content was summarised before."""
+    path, folder, known = job
+    try:
+        st = os.stat(path)
+        if st.st_size > MAX_FILE_BYTES:
+            return path, None, None
+        stat = (st.st_size, st.st_mtime_ns)
+        digest = known[2] if known is not None and tuple(known[:2]) == stat else None
+        data = None
+        if digest is None:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            digest = hashlib.sha256(_CODE.encode() + b"\0" + data).hexdigest()
+    except OSError:
+        return path, None, None
+    stored = os.path.join(folder, digest[:2], digest[2:]) if folder else None
+    if stored is not None:
+        try:
+            with open(stored, "rb") as handle:
+                return path, marshal.loads(handle.read()), (*stat, digest)
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    if data is None:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return path, None, None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    summary = summarize(text)
+    if stored is not None:
+        _write(stored, marshal.dumps(summary))
+    return path, summary, (*stat, digest)
+
+
+_CODE = ""
+
+
+def _index_code() -> str:
+    """A hash of the modules a summary depends on (this one, the screen's evaluator and its
+    tables): editing a rule does not throw the stored summaries away."""
+    package = Path(__file__).resolve().parent
+    h = hashlib.sha256(INDEX_VERSION.encode())
+    for rel in ("repo.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
+        try:
+            h.update((package / rel).read_bytes())
+        except OSError:
+            h.update(rel.encode())
+    return h.hexdigest()[:16]
+
+
+def _write(path: str, blob: bytes) -> None:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        pass
+
+
+def _read(path: str):
+    try:
+        with open(path, "rb") as handle:
+            return marshal.loads(handle.read())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
+def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
+    """Summarise every Python file under `root` (from the store where seen before) and solve.
+    A warm run stats the files (their digests are kept per root) and reads the solved facts
+    back when no file changed."""
+    global _CODE
+    _CODE = _index_code()
+    folder = str(store_folder()) if use_cache else None
+    files = python_files(root)
+    tag = hashlib.sha256(f"{INDEX_VERSION}|{_CODE}|{root}".encode()).hexdigest()[:24]
+    stats = (_read(os.path.join(folder, "roots", tag)) if folder else None) or {}
+    if not isinstance(stats, dict):
+        stats = {}
+    if folder and len(files) == len(stats):
+        # Nothing added or removed: when no file's stat changed, the solved facts are kept.
+        same = True
+        for path in files:
+            known = stats.get(path)
+            try:
+                st = os.stat(path)
+            except OSError:
+                same = False
+                break
+            if known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
+                same = False
+                break
+        if same:
+            solved = _read(os.path.join(folder, "facts", tag))
+            if isinstance(solved, tuple) and len(solved) == 2:
+                return Facts(solved[0], solved[1])
+    results = _summarize_many([(f, folder, stats.get(f)) for f in files], jobs)
+    summaries = {path: summary for path, summary, _ in results if summary is not None}
+    facts = solve(summaries)
+    if folder:
+        _write(os.path.join(folder, "roots", tag), marshal.dumps({p: st for p, _, st in results if st is not None}))
+        _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint)))
+    return facts
+
+
+def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
+    if jobs > 1 and len(paths) > 64:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                return list(pool.map(_summarize_file, paths, chunksize=32))
+        except Exception:  # noqa: BLE001 - a pool that cannot start: do it here
+            pass
+    return [_summarize_file(p) for p in paths]

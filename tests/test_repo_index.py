@@ -1,0 +1,259 @@
+"""The repository index (synclint/repo.py): values one file cannot place are placed by what
+the rest of the repository gives them, on real-shaped multi-file projects, and a run on one
+file (as a pre-commit hook passes only changed files) reads the rest of the repository."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synclint import repo, runner
+from synclint.config import Settings
+from synclint.violation import Confidence
+
+
+@pytest.fixture(autouse=True)
+def _store(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "index-store"))
+    yield
+    repo.install(repo.EMPTY)
+
+
+def project(root: Path, files: dict[str, str]) -> Path:
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def findings(root: Path, *names: str, **settings) -> list[tuple[str, int, str, str]]:
+    if "min_confidence" in settings:
+        settings["min_confidence"] = Confidence[settings["min_confidence"].upper()]
+    run = runner.lint_paths([root / n for n in names], Settings(**settings), jobs=1, use_cache=False)
+    return [(Path(v.filename).name, v.location.row, v.code, v.confidence.label) for v in run.violations]
+
+
+METADATA = {
+    "batch_info.py": """\
+        from dataclasses import dataclass
+        import torch
+
+
+        @dataclass
+        class StepBatch:
+            lengths: torch.Tensor
+            slots: torch.Tensor
+
+
+        def build(requests, device):
+            lengths = torch.tensor([len(r) for r in requests], dtype=torch.int32).to(device, non_blocking=True)
+            slots = torch.zeros(len(requests), dtype=torch.int64, device=device)
+            return StepBatch(lengths=lengths, slots=slots)
+        """,
+    "backend.py": """\
+        class Backend:
+            def plan(self, batch):
+                longest = batch.lengths.max().item()
+                return longest
+        """,
+}
+
+
+def test_a_dataclass_built_in_one_file_is_placed_where_it_is_read(tmp_path):
+    root = project(tmp_path / "proj", METADATA)
+    assert ("backend.py", 3, "SL201", "medium") in findings(root, "backend.py")
+    # Without the index the field is unknown: the finding is low and hidden.
+    assert findings(root, "backend.py", repository_index=False) == []
+
+
+def test_a_field_given_only_host_data_is_host(tmp_path):
+    files = dict(METADATA)
+    files["batch_info.py"] = METADATA["batch_info.py"].replace(".to(device, non_blocking=True)", "")
+    root = project(tmp_path / "proj", files)
+    assert findings(root, "backend.py", min_confidence="low") == []
+
+
+def test_a_helper_in_another_file_returning_a_host_tensor(tmp_path):
+    root = project(
+        tmp_path / "proj",
+        {
+            "helpers.py": """\
+                import torch
+
+
+                def gather_lengths(requests):
+                    host = [len(r) for r in requests]
+                    return torch.cat([torch.tensor(host)])
+
+
+                def device_lengths(requests, device) -> torch.Tensor:
+                    return torch.tensor([len(r) for r in requests], device=device)
+                """,
+            "step.py": """\
+                from helpers import device_lengths, gather_lengths
+
+
+                def step(requests, device):
+                    a = gather_lengths(requests)
+                    b = device_lengths(requests, device)
+                    return a.max().item(), b.max().item()
+                """,
+        },
+    )
+    found = findings(root, "step.py", min_confidence="low")
+    # `a` is a host tensor (no finding at all), `b` a device tensor.
+    assert [f[1:3] for f in found] == [(7, "SL201")]
+    assert found[0][3] == "medium"
+
+
+def test_a_device_parameter_through_two_calls(tmp_path):
+    root = project(
+        tmp_path / "proj",
+        {
+            "runner_mod.py": """\
+                import torch
+                from planner import prepare
+
+
+                class Runner:
+                    def __init__(self, device):
+                        self.positions = torch.zeros(64, dtype=torch.int64, device=device)
+
+                    def execute(self):
+                        return prepare(self.positions)
+                """,
+            "planner.py": """\
+                from kernels import plan
+
+
+                def prepare(positions):
+                    return plan(positions[:8])
+                """,
+            "kernels.py": """\
+                import torch
+
+
+                def plan(positions: torch.Tensor):
+                    return int(positions.sum().item())
+                """,
+        },
+    )
+    assert ("kernels.py", 5, "SL204", "medium") in findings(root, "kernels.py")
+
+
+def test_a_cycle_in_the_call_graph_terminates_and_places(tmp_path):
+    root = project(
+        tmp_path / "proj",
+        {
+            "a.py": """\
+                import torch
+                from b import pong
+
+
+                def ping(x: torch.Tensor, n):
+                    if n:
+                        return pong(x, n - 1)
+                    return x.max().item()
+
+
+                def start(device):
+                    return ping(torch.ones(4, device=device), 3)
+                """,
+            "b.py": """\
+                from a import ping
+
+
+                def pong(x, n):
+                    return ping(x * 2, n)
+                """,
+        },
+    )
+    assert ("a.py", 8, "SL201", "medium") in findings(root, "a.py")
+
+
+def test_a_host_mirror_beside_a_field_makes_it_the_device_copy(tmp_path):
+    root = project(
+        tmp_path / "proj",
+        {
+            "meta.py": """\
+                from dataclasses import dataclass
+                from typing import Optional
+                import torch
+
+
+                @dataclass
+                class AttnMeta:
+                    query_start: torch.Tensor
+                    query_start_cpu: Optional[torch.Tensor] = None
+                """,
+            "attn.py": """\
+                def plan(meta):
+                    if meta.query_start_cpu is not None:
+                        return meta.query_start_cpu[-1].item()
+                    return meta.query_start[-1].item()
+                """,
+        },
+    )
+    found = findings(root, "attn.py", min_confidence="low")
+    assert [f[1:] for f in found] == [(4, "SL201", "medium")]
+
+
+def test_an_untyped_field_is_not_guessed_a_device_tensor(tmp_path):
+    # `options` is only ever given a value the evaluator may place on the device, but nothing
+    # declares it a tensor: the index does not make its truth test a finding.
+    root = project(
+        tmp_path / "proj",
+        {
+            "cfg.py": """\
+                import torch
+
+
+                class Holder:
+                    def __init__(self, device):
+                        self.options = torch.empty(0, device=device)
+                """,
+            "use.py": """\
+                def check(holder):
+                    if holder.options:
+                        return 1
+                """,
+        },
+    )
+    assert findings(root, "use.py") == []
+
+
+def test_names_say_where_a_tensor_lives():
+    assert repo.convention("tokens_gpu") == repo.DEVICE
+    assert repo.convention("lengths_cpu") == repo.HOST
+    assert repo.convention("offsets_np") == repo.NUMPY
+    assert repo.convention("ids_list") == repo.LIST
+    assert repo.convention("device") == 0  # a device object, not a tensor
+    assert repo.convention("target_device") == 0
+    assert repo.convention("count") == 0
+
+
+def test_a_pre_commit_run_on_one_file_reads_the_rest_of_the_repository(tmp_path, monkeypatch):
+    root = project(tmp_path / "proj", METADATA)
+    monkeypatch.chdir(root)
+    from synclint.cli import main
+
+    assert main(["check", "--no-cache", "--exit-zero", "--output-format", "concise", "backend.py"]) == 0
+    assert repo.find_root([Path("backend.py")]) == root.resolve()
+    assert ("backend.py", 3, "SL201", "medium") in findings(root, "backend.py")
+
+
+def test_summaries_are_reused_by_content(tmp_path):
+    root = project(tmp_path / "proj", METADATA)
+    first = repo.build(root.resolve(), use_cache=True)
+    calls = []
+    real = repo.summarize
+    try:
+        repo.summarize = lambda text: calls.append(text) or real(text)
+        second = repo.build(root.resolve(), use_cache=True)
+    finally:
+        repo.summarize = real
+    assert calls == [] and second.fingerprint == first.fingerprint
