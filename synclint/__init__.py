@@ -35,7 +35,22 @@ _EXPORTS = {
     "Confidence": "synclint.violation",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "Applicability",
+    "Confidence",
+    "ConfigError",
+    "Edit",
+    "Fix",
+    "FixResult",
+    "Location",
+    "Settings",
+    "Severity",
+    "Violation",
+    "__version__",
+    "fix_source",
+    "lint_source",
+    "settings_for",
+]
 
 if TYPE_CHECKING:
     from synclint.api import fix_source, lint_source, settings_for

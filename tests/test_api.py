@@ -209,3 +209,7 @@ def test_readme_api_sample_runs(tmp_path, monkeypatch, capsys):
     )]
     assert out[3] == "1 fixed; 2 remaining"
     assert (tmp_path / "model.py").read_text(encoding="utf-8") == SOURCE
+
+
+def test_all_lists_exactly_the_lazy_exports():
+    assert sorted(synclint.__all__) == sorted(["__version__", *synclint._EXPORTS])
