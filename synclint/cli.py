@@ -17,7 +17,7 @@ from synclint.terminal import LEGEND, Progress, Style, colour_enabled, summary_l
 from synclint.violation import INPUT_CODES, Confidence
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace")
+SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace", "server")
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github", "gitlab")
 # Formats that show or hash the source lines of the findings.
 _NEEDS_SOURCES = ("full", "sarif", "gitlab")
@@ -380,7 +380,7 @@ def run_rules(argv: list[str]) -> int:
 COMMANDS = (*SUBCOMMANDS, "help", "version")
 MAIN_HELP = """\
 usage: synclint [check] [options] [PATHS...]
-       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py
+       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py | server
        synclint help [COMMAND] | version
 
 commands:
@@ -389,6 +389,7 @@ commands:
   rules    list the rules
   prove    show on a GPU that each flagged pattern stalls and each fix removes it
   trace    run a program and record the syncs that happen at run time
+  server   run the language server (LSP on stdio) for an editor
   help     print this help, or a command's (`synclint help check`)
   version  print the version
 
@@ -445,6 +446,10 @@ def main(argv: list[str] | None = None) -> int:
             from synclint.trace.cli import main as trace_main
 
             return trace_main(rest)
+        if command == "server":
+            from synclint.server import main as server_main
+
+            return server_main(rest)
     except UsageError as exc:
         print(f"synclint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
