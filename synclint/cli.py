@@ -53,6 +53,12 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     p.add_argument("--config", type=str, default=None, help="a pyproject.toml or synclint.toml to use")
     p.add_argument("--stdin-filename", type=str, default=None, help="the name of the file read from stdin")
     p.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"))
+    p.add_argument(
+        "--include-cold",
+        action="store_true",
+        default=None,
+        help="also report findings in code that runs once or rarely (init, weight loading, warm-up, tests)",
+    )
     p.add_argument("--explain", action="store_true", help="print why each flagged value is where we think")
     p.add_argument("--h2d-helper", type=str, default=None, help=f"helper for H2D fixes: {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
     p.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
@@ -79,6 +85,8 @@ def _settings_from(args) -> Settings:
         changes["unsafe_fixes"] = args.unsafe_fixes
     if args.min_confidence is not None:
         changes["min_confidence"] = Confidence.parse(args.min_confidence)
+    if args.include_cold is not None:
+        changes["include_cold"] = args.include_cold
     if args.cache_dir is not None:
         changes["cache_dir"] = args.cache_dir
     if args.h2d_helper is not None:
@@ -110,12 +118,14 @@ def _statistics(violations) -> str:
     from synclint.rules import rule_by_code
 
     counts = Counter(v.code for v in violations)
+    tiers = Counter((v.code, v.tier) for v in violations)
     fixable = {v.code for v in violations if v.fix is not None}
     lines = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rule_by_code(code)
         name = rule.name if rule else {"SL001": "syntax-error", "SL002": "io-error"}.get(code, "")
-        lines.append(f"{count:>5}\t{code}\t[{'*' if code in fixable else ' '}] {name}")
+        split = ", ".join(f"{tiers[code, t]} {t}" for t in ("hot", "unknown", "cold") if tiers[code, t])
+        lines.append(f"{count:>5}\t{code}\t[{'*' if code in fixable else ' '}] {name}\t({split})")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -12,4 +12,6 @@ def render(violations, sources=None, explain=False) -> str:
         out.append(line(v))
         if explain:
             out.extend(f"    because {p}" for p in v.provenance)
+            if v.tier_reason:
+                out.append(f"    tier: {v.tier} ({v.tier_reason})")
     return "\n".join(out) + ("\n" if out else "")

@@ -65,12 +65,14 @@ def render(violations, sources=None, explain=False) -> str:
             "level": _LEVEL[v.severity.value],
             "message": {"text": v.message},
             "locations": [{"physicalLocation": {"artifactLocation": location, "region": _region(v.location, v.end_location)}}],
-            "properties": {"confidence": v.confidence.label},
+            "properties": {"confidence": v.confidence.label, "tier": v.tier},
         }
         if v.code in index:
             result["ruleIndex"] = index[v.code]
         if v.hot_path:
             result["properties"]["hotPath"] = v.hot_path
+        if v.tier_reason:
+            result["properties"]["tierReason"] = v.tier_reason
         if v.provenance:
             result["properties"]["provenance"] = list(v.provenance)
         if v.fix is not None:

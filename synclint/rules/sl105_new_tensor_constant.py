@@ -3,7 +3,16 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.rules.base import FixAvailability, FixSpec, Rule
-from synclint.rules.helpers import device_confidence, kwarg, method_name, positional, receiver
+from synclint.rules.helpers import (
+    compiled_by_torch_compile,
+    device_confidence,
+    is_constant_literal,
+    is_empty_literal,
+    kwarg,
+    method_name,
+    positional,
+    receiver,
+)
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments that `new_zeros`/`new_ones`/`new_full` accept as `new_tensor` does.
@@ -68,6 +77,10 @@ class NewTensorConstant(Rule):
         args = positional(node)
         if len(args) != 1 or any(a.star for a in node.args):
             return
+        if is_empty_literal(args[0].value):
+            return  # `x.new_tensor([])`: no data, nothing is copied
+        if is_constant_literal(args[0].value) and compiled_by_torch_compile(ctx):
+            return  # a constant of the compiled graph: copied once, when it is built
         owner = ctx.placement(receiver(node))
         device = kwarg(node, "device")
         if device is not None:
