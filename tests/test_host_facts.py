@@ -158,6 +158,14 @@ def test_fields_kept_on_the_host():
     assert _rows(code) == [(18, "SL201")]
     answer = _one("""
         import torch
+        FIELDS = dict(image_grid_thw=FieldConfig.batched("image", keep_on_cpu=True))
+        class Encoder(torch.nn.Module):
+            def forward(self, grid_thw: torch.Tensor):
+                reveal(grid_thw)
+    """)
+    assert not answer.placement.maybe_device  # `image_grid_thw` arrives as `grid_thw`
+    answer = _one("""
+        import torch
         FIELDS = {"grid": FieldConfig.batched("image", keep_on_cpu=True)}
         class Model(torch.nn.Module):
             def forward(self, grid: torch.Tensor):

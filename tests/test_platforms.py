@@ -147,14 +147,18 @@ def test_host_preprocessing_is_not_reported_for_an_accelerator():
             def resize(self, n):
                 return torch.zeros(n, device="cuda").sum().item()
 
+        class ParakeetExtractor:
+            def __call__(self, n):
+                return torch.zeros(n, device="cuda").sum().item()
+
         class MinPLogitsProcessor(LogitsProcessor):
             def apply(self, n):
                 return torch.zeros(n, device="cuda").sum().item()
     """
-    assert _rows(code) == [10]
+    assert _rows(code) == [14]
     assert _rows(code, "pkg/models/image_processing_foo.py") == []
     assert _rows(code, "pkg/multimodal/processors/foo.py") == []
-    assert _rows(code, targets=("cpu",)) == [6, 10]
+    assert _rows(code, targets=("cpu",)) == [6, 10, 14]
 
 
 def test_setting():

@@ -119,6 +119,39 @@ CASES = [
                 cache[key] = t.sum().item()
             return cache[key]
     """, "cold", "cache on a miss"),
+    ("cache-get-is-none-cold", """
+        import torch
+        _LUT_CACHE = {}
+        def lut(device):
+            t = _LUT_CACHE.get(device)
+            if t is None:
+                t = torch.zeros(16, device="cuda")
+                _LUT_CACHE[device] = t.sum().item()
+            return t
+    """, "cold", "cache on a miss"),
+    ("except-handler-cold", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                try:
+                    return torch.repeat_interleave(x, 2)
+                except RuntimeError:
+                    return x[: x.sum().item()]
+    """, "cold", "exception"),
+    ("shutdown-cold", """
+        import torch
+        class Worker:
+            def shutdown(self):
+                t = torch.zeros(4, device="cuda")
+                t.sum().item()
+    """, "cold", "shutdown"),
+    ("rope-cache-cold", """
+        import torch
+        class Rope:
+            def _compute_cos_sin_cache(self):
+                t = torch.zeros(4, device="cuda")
+                return t.sum().item()
+    """, "cold", "cos_sin_cache"),
     ("training-branch-cold", """
         import torch
         class M(torch.nn.Module):
@@ -194,6 +227,8 @@ def test_tests_and_benchmarks_are_cold():
     for path in ("pkg/tests/ops/check.py", "pkg/benchmarks/kernels.py", "pkg/ops/test_check.py", "pkg/ops/bench_utils.py"):
         assert _tier(code, path)[0] == "cold", path
     assert _tier(code, "pkg/ops/checker.py")[0] == "unknown"
+    for path in ("pkg/model_loader/utils.py", "pkg/distributed/weight_transfer/packed.py", "pkg/model_executor/weight_utils.py"):
+        assert _tier(code, path) == ("cold", "in model or weight loading code (by its folder or file name)"), path
     assert file_tier("pkg/contest/x.py") is None
 
 

@@ -208,7 +208,13 @@ def _host_file(filename: str) -> bool:
     return bool(parts) and (bool(_HOST_FILE.match(parts[-1])) or any(p in _HOST_FOLDERS for p in parts[:-1]))
 
 
+_HOST_CLASS_SUFFIXES = ("FeatureExtractor", "Extractor", "ImageProcessor", "VideoProcessor", "AudioProcessor")
+
+
 def _host_class(class_def: cst.ClassDef) -> bool:
+    own = class_def.name.value
+    if own.endswith(_HOST_CLASS_SUFFIXES) and not any(w in own for w in _DEVICE_PROCESSOR_WORDS):
+        return True
     for base in class_def.bases:
         expr = base.value
         if isinstance(expr, cst.Subscript):  # `BaseProcessor[Info]`

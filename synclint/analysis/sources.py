@@ -83,6 +83,7 @@ def _head_name(expr: cst.BaseExpression) -> str | None:
 
 
 _FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
+_MODALITIES = frozenset({"image", "video", "audio", "vision", "speech", "visual"})
 _KEEP_ON_HOST = re.compile(r"\bkeep_on_cpu\s*=\s*True\b")
 
 
@@ -101,7 +102,12 @@ def host_fields(text: str) -> frozenset[str]:
             depth += 1 if c == "(" else -1 if c == ")" else 0
             i += 1
         if _KEEP_ON_HOST.search(text, match.end(), i):
-            found.add(match.group(1) or match.group(2))
+            name = match.group(1) or match.group(2)
+            found.add(name)
+            # `image_grid_thw` reaches the encoder as `grid_thw`: the name without its modality.
+            head, _, rest = name.partition("_")
+            if head in _MODALITIES and rest:
+                found.add(rest)
     return frozenset(found)
 
 

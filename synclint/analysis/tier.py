@@ -66,6 +66,8 @@ CACHING_DECORATORS = frozenset(
 
 # Folders and files of tests and benchmarks (path components, compared in lower case).
 _TEST_FOLDERS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench", "benches"})
+# Folders and files (without `.py`) of model and weight loading: run once at start-up.
+_LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
 _TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest|bench_.*|.*_bench|benchmark_.*|.*_benchmark|bench_utils|benchmark)\.pyi?$")
 
 # `threading.Thread(target=f)`, `Process(target=f)`, `pool.submit(f, ...)`,
@@ -97,6 +99,8 @@ def file_tier(filename: str) -> TierVerdict | None:
         return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
     if parts and _TEST_FILE.match(parts[-1]):
         return TierVerdict(Tier.COLD, "in a test or benchmark file")
+    if any(p.removesuffix(".py") in _LOADING_PARTS for p in parts):
+        return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
     return None
 
 
@@ -221,6 +225,40 @@ def _memo_miss_branch(test: cst.BaseExpression) -> bool:
     return False
 
 
+def _cache_lookup_miss(stmt: cst.If, block) -> bool:
+    """`t = CACHE.get(key)` followed by `if t is None:` (the body fills the cache)."""
+    test = stmt.test
+    if not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.left, cst.Name)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        return False
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    name, previous = test.left.value, None
+    for sibling in block.body:
+        if sibling is stmt:
+            break
+        previous = sibling
+    if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
+        return False
+    assign = previous.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    value = assign.value
+    return (
+        assign.targets[0].target.value == name
+        and isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "get"
+        and _cache_like(_names(value.func.value))
+    )
+
+
 def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
     """Signals between the innermost function and the finding: a training-only branch, a
     cache-miss branch, or code after a memo hit's early return."""
@@ -231,13 +269,15 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
             break
     for i in range(start, len(stack) - 1):
         node, child = stack[i], stack[i + 1]
+        if isinstance(node, cst.ExceptHandler) and child is node.body:
+            return TierVerdict(Tier.COLD, "in an `except` handler: runs only when an exception is raised")
         if isinstance(node, cst.If):
             in_body = child is node.body
             in_else = node.orelse is not None and child is node.orelse
             training = _training_branch(node.test)
             if (training is True and in_body) or (training is False and in_else):
                 return TierVerdict(Tier.COLD, "in an `if self.training:` branch: training only, not inference")
-            if in_body and _memo_miss_branch(node.test):
+            if in_body and (_memo_miss_branch(node.test) or _cache_lookup_miss(node, stack[i - 1] if i > 0 else None)):
                 return TierVerdict(Tier.COLD, "fills a cache on a miss: runs once per key")
         elif isinstance(node, cst.IndentedBlock) and i > start:
             for sibling in node.body:
