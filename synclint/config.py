@@ -65,13 +65,16 @@ DEFAULT_COLD_FUNCTIONS = (
     "_cleanup*",
     "setup*",
     "_setup*",
+    "connect",
+    "clear",
+    "_ensure_*",
+    "*create_buffer*",
     "_allocate",
     "*allocate_kv_cache*",
     "initialize*",
     "_initialize*",
-    "load_weights",
-    "load_weights_*",
-    "_load_weights*",
+    "load_weight*",
+    "_load_weight*",
     "load_state_dict",
     "_load_from_state_dict",
     "*weight_loader*",
@@ -102,6 +105,7 @@ DEFAULT_COLD_FUNCTIONS = (
     "*cos_sin_cache*",
     "*inv_freq*",
     "*rope_parameters*",
+    "*precompute*",
 )
 
 # The platforms the code is linted for; code that only runs on others is not reported

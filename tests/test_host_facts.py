@@ -210,8 +210,17 @@ def test_constants_under_torch_compile_are_graph_constants():
 
         def eager(h, device):
             return h * torch.tensor([0.5, 2.0], device="cuda")
+
+        E2M1 = [0.0, 0.5, 1.0, 1.5]
+
+        @torch.compile
+        def dequant(q: torch.Tensor, host: torch.Tensor):
+            values = q.new_tensor(E2M1[:2], dtype=torch.float32)
+            moved = torch.tensor(host.numpy(), device="cuda")
+            return values, moved
     """
-    assert _rows(code, "SL101") == [(10, "SL101")]
+    assert _rows(code, "SL101") == [(10, "SL101"), (17, "SL101")]
+    assert _rows(code, "SL105") == []
 
 
 def test_sl102_small_sources_are_not_reported():

@@ -16,7 +16,7 @@ The rules are conventions that hold across projects, not any one project's names
 
 Platform words: `cuda`, `nvidia` -> cuda; `rocm`, `hip`, `aiter`, `amd`, `gfx<N>` -> rocm;
 `xpu` -> xpu; `tpu` -> tpu; `npu`, `ascend` -> npu; `hpu`, `habana`, `gaudi` -> hpu;
-`mps` -> mps; `cpu` -> cpu. `is_cuda_alike()` is cuda or rocm. A path, class or function
+`mps`, `mlx` -> mps; `cpu` -> cpu. `is_cuda_alike()` is cuda or rocm. A path, class or function
 whose words also speak of moving data to the host (`offload`, `swap`, `transfer`,
 `connector`) or of a GPU (`gpu`) is not CPU-platform code: CPU offloading runs on an
 accelerator platform.
@@ -57,6 +57,7 @@ _WORDS = {
     "habana": "hpu",
     "gaudi": "hpu",
     "mps": "mps",
+    "mlx": "mps",
     "cpu": "cpu",
 }
 # Words that make a `cpu` word mean "data moved to the host" rather than "the CPU platform".
@@ -186,7 +187,7 @@ def _union(a, b):
     return a | b
 
 
-_HOST_FILE = re.compile(r"^(processing|image_processing|video_processing|feature_extraction)_\w+\.pyi?$")
+_HOST_FILE = re.compile(r"^((processing|image_processing|video_processing|feature_extraction)_\w+|\w+_(processing|preprocessing|feature_extraction))\.pyi?$")
 _HOST_FOLDERS = frozenset({"processors", "processing"})
 _HOST_BASE_SUFFIXES = (
     "Processor",

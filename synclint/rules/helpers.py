@@ -493,6 +493,18 @@ def is_constant_literal(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def traced_as_constant(data: cst.BaseExpression, ctx) -> bool:
+    """Data that torch.compile turns into a constant of the graph when a tensor is built from
+    it inside a compiled function: a literal, or any Python value (not a tensor): dynamo reads
+    it at trace time and guards on it, so no copy runs per call."""
+    if not compiled_by_torch_compile(ctx):
+        return False
+    if is_constant_literal(data):
+        return True
+    place = ctx.placement(data)
+    return not any(p in place.places for p in (Place.DEVICE, Place.HOST, Place.PINNED, Place.NUMPY))
+
+
 def compiled_by_torch_compile(ctx) -> bool:
     """Inside a function that torch.compile traces (decorated, compiled by a call, or nested
     in one): a tensor built there from constant data becomes a constant of the compiled

@@ -7,12 +7,11 @@ import libcst as cst
 from synclint.analysis.placement import Place, Placement
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import (
-    compiled_by_torch_compile,
-    is_constant_literal,
     is_empty_literal,
     kwarg,
     positional,
     split_helper_path,
+    traced_as_constant,
 )
 from synclint.violation import Applicability, Confidence
 
@@ -83,7 +82,7 @@ class BlockingTensorFactory(Rule):
             return
         if is_empty_literal(args[0].value):
             return  # `torch.tensor([], device=d)`: no data, nothing is copied
-        if is_constant_literal(args[0].value) and compiled_by_torch_compile(ctx):
+        if traced_as_constant(args[0].value, ctx):
             return  # a constant of the compiled graph: copied once, when it is built
         target = ctx.device_target(device_arg.value)
         if target is None and not ctx.placement(device_arg.value).known:

@@ -4,14 +4,13 @@ import libcst as cst
 
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import (
-    compiled_by_torch_compile,
     device_confidence,
-    is_constant_literal,
     is_empty_literal,
     kwarg,
     method_name,
     positional,
     receiver,
+    traced_as_constant,
 )
 from synclint.violation import Applicability, Confidence
 
@@ -79,7 +78,7 @@ class NewTensorConstant(Rule):
             return
         if is_empty_literal(args[0].value):
             return  # `x.new_tensor([])`: no data, nothing is copied
-        if is_constant_literal(args[0].value) and compiled_by_torch_compile(ctx):
+        if traced_as_constant(args[0].value, ctx):
             return  # a constant of the compiled graph: copied once, when it is built
         owner = ctx.placement(receiver(node))
         device = kwarg(node, "device")
