@@ -1,4 +1,5 @@
-"""The language server proper (needs pygls >= 2 and lsprotocol).
+"""The language server proper (needs pygls >= 1.3 and its lsprotocol; tested with pygls
+1.3.1 / lsprotocol 2023.0.1 and pygls 2.1.1 / lsprotocol 2025.0.0).
 
 What it does, per open Python document:
 - diagnostics on open, change (debounced) and save, from the editor's buffer, with the
@@ -35,9 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
+
+try:  # pygls 2
+    from pygls.lsp.server import LanguageServer
+except ImportError:  # pygls 1.x
+    from pygls.server import LanguageServer
 
 import synclint
 from synclint.violation import IO_ERROR, SYNTAX_ERROR, Applicability, Severity, Violation
@@ -148,9 +153,7 @@ class SynclintLanguageServer(LanguageServer):
             return  # closed meanwhile
         if self.workspace.get_text_document(uri).version != linted.version:
             return  # the buffer changed meanwhile: the lint of the new version publishes
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=linted.diagnostics, version=linted.version)
-        )
+        self.send_diagnostics(uri, linted.diagnostics, linted.version)
 
     def diagnostic(self, document: TextDocument, lines: list[str], v: Violation) -> types.Diagnostic:
         message = f"{v.message} [{v.confidence.label} confidence]"
@@ -249,6 +252,21 @@ class SynclintLanguageServer(LanguageServer):
             return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=ident, edits=edits)])
         return types.WorkspaceEdit(changes={document.uri: edits})
 
+    # --- what the server sends (pygls 2 names each LSP method; pygls 1.x had helpers) ----
+
+    def send_diagnostics(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
+        params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        if hasattr(self, "text_document_publish_diagnostics"):  # pygls 2
+            self.text_document_publish_diagnostics(params)
+        else:  # pygls 1.x
+            self.lsp.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
+
+    def message(self, kind: types.MessageType, text: str) -> None:
+        if hasattr(self, "window_show_message"):  # pygls 2
+            self.window_show_message(types.ShowMessageParams(type=kind, message=text))
+        else:  # pygls 1.x
+            self.show_message(text, kind)
+
     # --- documentation -------------------------------------------------------------------
 
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
@@ -273,15 +291,19 @@ class SynclintLanguageServer(LanguageServer):
         show its summary in a message where the client cannot open documents."""
         text = rule_markdown(code)
         if text is None:
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"synclint: unknown rule {code}"))
+            self.message(types.MessageType.Error, f"synclint: unknown rule {code}")
             return None
         window = self.client_capabilities.window
         if window and window.show_document and window.show_document.support:
             path = _docs_file(code, text)
-            self.window_show_document(types.ShowDocumentParams(uri=path.as_uri(), take_focus=True))
+            params = types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+            if hasattr(self, "window_show_document"):  # pygls 2
+                self.window_show_document(params)
+            else:  # pygls 1.x
+                self.show_document(params)
             return path.as_uri()
         first = text.split("\n\n", 2)
-        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=" ".join(first[:2])))
+        self.message(types.MessageType.Info, " ".join(first[:2]))
         return None
 
 
@@ -461,7 +483,7 @@ def build_server() -> SynclintLanguageServer:
         if task is not None:
             task.cancel()
         ls.linted.pop(uri, None)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        ls.send_diagnostics(uri, [], None)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -481,7 +503,9 @@ def build_server() -> SynclintLanguageServer:
         return await ls.hover(params)
 
     @server.command(SHOW_DOCUMENTATION)
-    def show_documentation(ls: SynclintLanguageServer, *args: str) -> str | None:
+    def show_documentation(ls: SynclintLanguageServer, *args) -> str | None:
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):  # pygls 1.x: one list
+            args = tuple(args[0])
         return ls.show_documentation(str(args[0]).upper()) if args else None
 
     return server
