@@ -54,7 +54,7 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     p.add_argument("--stdin-filename", type=str, default=None, help="the name of the file read from stdin")
     p.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"))
     p.add_argument("--explain", action="store_true", help="print why each flagged value is where we think")
-    p.add_argument("--h2d-helper", type=str, default=None, help=f"helper for H2D fixes: {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
+    p.add_argument("--h2d-helper", type=str, default=None, help=f"what H2D fixes call: inline (default, torch only), {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
     p.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
     p.add_argument("--runtime", type=str, default=None, help="join with a `synclint trace --json` report")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")

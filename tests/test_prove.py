@@ -106,7 +106,7 @@ def test_json_and_markdown_have_the_documented_shape(tmp_path):
     assert sl101["before"]["verdict"] == "STALL" and sl101["before"]["sync_debug_mode"] is True
     assert sl101["after"]["verdict"] == "CLEAN" and sl101["after"]["stall_ratio"] == 0.0
     assert data["rules"]["SL201"]["fixable"] is False and data["rules"]["SL201"]["after"] is None
-    assert "async_tensor_h2d" in sl101["fix_diff"]
+    assert "pin_memory=torch.cuda.is_available()" in sl101["fix_diff"]
     md = report.render_markdown(data)
     assert "| SL101 | proven | STALL | 0.97 | True | CLEAN | 0.0 | False | yes |" in md
     assert "| SL201 | proven | STALL |" in md and "(no fix)" in md
@@ -118,7 +118,7 @@ def test_demo_loop_is_fixed_by_the_fixer():
 
     fixed, applied = fixed_demo_source()
     assert applied == 1
-    assert "torch.tensor(token_ids" in DEMO_SOURCE and "async_tensor_h2d(token_ids" in fixed
+    assert "torch.tensor(token_ids" in DEMO_SOURCE and "torch.tensor(token_ids, dtype=torch.long, pin_memory=torch.cuda.is_available())" in fixed
 
 
 def _has_cuda() -> bool:
