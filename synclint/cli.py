@@ -16,7 +16,10 @@ from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, load_sett
 from synclint.violation import Confidence
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace")
+SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace", "server")
+OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github", "gitlab")
+# Formats that show or hash the source lines of the findings.
+_NEEDS_SOURCES = ("full", "sarif", "gitlab")
 
 
 class UsageError(Exception):
@@ -43,7 +46,7 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     p.add_argument("--select", type=_csv, default=None, help="rule codes or prefixes to enable (SL1 = the family)")
     p.add_argument("--ignore", type=_csv, default=None, help="rule codes or prefixes to disable")
     p.add_argument("--extend-select", type=_csv, default=None, help="add to the selection")
-    p.add_argument("--output-format", choices=("full", "concise", "json", "sarif", "github"), default=None)
+    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None)
     p.add_argument("-o", "--output-file", type=str, default=None, help="write the report to this file")
     p.add_argument("--statistics", action="store_true", help="count findings per rule")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
@@ -181,7 +184,7 @@ def run_check(argv: list[str]) -> int:
         raise UsageError("`-` (stdin) cannot be combined with other paths")
     settings = _settings_from(args)
     fmt = args.output_format or os.environ.get("SYNCLINT_OUTPUT_FORMAT") or "full"
-    if fmt not in ("full", "concise", "json", "sarif", "github"):
+    if fmt not in OUTPUT_FORMATS:
         raise UsageError(f"unknown output format {fmt!r}")
     from_stdin = "-" in args.paths
     want_fix = bool(args.fix) or args.diff
@@ -231,7 +234,7 @@ def run_check(argv: list[str]) -> int:
             print(line, file=sys.stderr)
 
     sources: dict[str, str | None] = {}
-    if fmt == "full":
+    if fmt in _NEEDS_SOURCES:
         for o in outcomes:
             if o.violations:
                 if o.fixed is not None:
@@ -322,13 +325,14 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] in ("-h", "--help"):
             print(
                 "usage: synclint [check] [options] [PATHS...]\n"
-                "       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py\n\n"
+                "       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py | server\n\n"
                 "commands:\n"
                 "  check   lint files (the default; `synclint --fix .` is `synclint check --fix .`)\n"
                 "  rule    print a rule's documentation\n"
                 "  rules   list the rules\n"
                 "  prove   show on a GPU that each flagged pattern stalls and each fix removes it\n"
-                "  trace   run a program and record the syncs that happen at run time\n\n"
+                "  trace   run a program and record the syncs that happen at run time\n"
+                "  server  run the language server (LSP on stdio) for an editor\n\n"
                 "`synclint check --help` lists the options."
             )
             return EXIT_CLEAN
@@ -348,6 +352,10 @@ def main(argv: list[str] | None = None) -> int:
             from synclint.trace.cli import main as trace_main
 
             return trace_main(rest)
+        if command == "server":
+            from synclint.server import main as server_main
+
+            return server_main(rest)
     except UsageError as exc:
         print(f"synclint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -1,5 +1,6 @@
-"""The core: source bytes in, findings out. The CLI, the pre-commit hook, the GPU proof
-harness and the runtime tracer all call `lint_source` (or `fix_source` in synclint.fix).
+"""The core: source bytes in, findings out. The CLI, the pre-commit hook, the language
+server, the GPU proof harness and the runtime tracer all reach it through the public API,
+`synclint.lint_source` / `synclint.fix_source` (synclint/api.py).
 
 Flow for one file: decode -> skip-file? -> prefilter (which rules can match at all) ->
 screen (which functions can hold a finding, with `ast`) -> parse those (libcst) -> one batched
@@ -63,6 +64,17 @@ def decode(source: bytes) -> tuple[str, str]:
         return source.decode(encoding), encoding
     except (UnicodeDecodeError, LookupError) as exc:
         raise DecodeError(f"cannot decode as {encoding}: {exc}") from None
+
+
+def source_encoding(source: bytes | str) -> str:
+    """The encoding `decode` reads `source` with (its first two lines say), "utf-8" when
+    they name none or an unknown one, or for text."""
+    if isinstance(source, str):
+        return "utf-8"
+    try:
+        return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+    except SyntaxError:
+        return "utf-8"
 
 
 @lru_cache(maxsize=64)
@@ -363,20 +375,11 @@ def to_violations(module: cst.Module, findings: list[Finding], filename: str, se
                 severity=finding.severity,
                 confidence=finding.confidence,
                 noqa_row=noqa_row,
-                url=_rule_url(finding.code),
                 provenance=provenance,
                 hot_path=finding.hot_path,
             )
         )
     return out
-
-
-@lru_cache(maxsize=None)
-def _rule_url(code: str) -> str | None:
-    for rule in all_rules():
-        if rule.code == code:
-            return rule.url()
-    return None
 
 
 def _nodes_to_place(module: cst.Module, findings: list[Finding]) -> list[cst.CSTNode]:
