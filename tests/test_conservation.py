@@ -103,3 +103,34 @@ def test_full_of_a_literal_has_the_dtype_and_value_of_tensor(value, default):
         assert torch.equal(a, b) and str(a) == str(b)  # -0.0 keeps its sign
     finally:
         torch.set_default_dtype(previous)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.tensor(1e-5, device=DEV)",
+        "torch.tensor(-3, dtype=torch.int32, device=DEV)",
+        "torch.tensor(True, device=DEV)",
+        "torch.tensor(len(xs), dtype=torch.float16, device=DEV)",
+        "torch.tensor([], device=DEV)",
+        "torch.tensor([], dtype=torch.int32, device=DEV)",
+        "torch.tensor([-1], dtype=int, device=DEV)",
+        "torch.tensor([[0.5, 0.5], [0.5, 0.5]], device=DEV)",
+        "torch.tensor([False, False, False], device=DEV)",
+        "torch.tensor([7, 7], dtype=torch.uint8, device=DEV)",
+    ],
+)
+def test_copy_free_factory_fixes_give_the_same_tensor(call):
+    """Each SL101 fix that builds on the device (torch.full / torch.empty) gives exactly
+    the tensor the copy gave: dtype, shape and values (run on the CPU build)."""
+    torch = pytest.importorskip("torch")
+    source = f"import torch\n\ndef forward(self, xs):\n    return {call.replace('DEV', 'xs.device')}\n"
+    result = fix_source(source, "m.py", Settings(select=("SL101",)))
+    assert result.applied == 1 and "pin_memory" not in result.fixed, result.fixed
+    assert "torch.full(" in result.fixed or "torch.empty(0" in result.fixed
+    want, got = {}, {}
+    exec(source, {"torch": torch}, want)
+    exec(result.fixed, {"torch": torch}, got)
+    xs = torch.zeros(3)
+    a, b = want["forward"](None, xs), got["forward"](None, xs)
+    assert (a.dtype, a.shape) == (b.dtype, b.shape) and torch.equal(a, b)

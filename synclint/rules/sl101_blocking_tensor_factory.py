@@ -205,23 +205,69 @@ def _scalar_fill_fix(node: cst.Call, ctx) -> FixSpec | None:
     scalar. Offered for a number literal, or for a value the analysis proves a Python scalar
     when `dtype=` is given (without it a numpy scalar would keep its own dtype in
     `torch.tensor` and not in `torch.full`)."""
-    data = positional(node)[0].value
+    first = positional(node)[0]
+    data = first.value
+    if not isinstance(node.func, cst.Attribute) or first is not node.args[0]:
+        return None
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if isinstance(data, (cst.List, cst.Tuple)):
+        return _uniform_list_fill(node, data, comma)
     if not _number_literal(data):
         if kwarg(node, "dtype") is None:
             return None
         placement = ctx.placement(data)
         if not (placement.is_(Place.SCALAR) and placement.confidence >= Confidence.HIGH):
             return None
-    if not isinstance(node.func, cst.Attribute):
-        return None
-    first = positional(node)[0]
-    shape = cst.Arg(cst.Tuple(elements=[]), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    args = [shape, *node.args] if first is node.args[0] else None
-    if args is None:
-        return None
+    args = [cst.Arg(cst.Tuple(elements=[]), comma=comma), *node.args]
     return FixSpec(
         message="Build it on the device: `torch.full((), value, device=...)` (no copy)",
         replacements=((node, node.with_changes(func=node.func.with_changes(attr=cst.Name("full")), args=args)),),
+        applicability=Applicability.SAFE,
+    )
+
+
+def _uniform_list_fill(node: cst.Call, data, comma) -> FixSpec | None:
+    """`torch.tensor([], dtype=t, device=d)` -> `torch.empty(0, dtype=t, device=d)` (both
+    the default float dtype without `dtype=`); `torch.tensor([-1], device=d)` and any list
+    (or rectangular list of lists) of one repeated number literal -> `torch.full((n,), -1,
+    device=d)`: the dtype `torch.tensor` infers from a list of one literal kind is the one
+    `torch.full` infers from that literal."""
+    rest = list(node.args[1:])
+    if not data.elements:
+        if isinstance(data, cst.Tuple) and not data.lpar:
+            return None
+        args = [cst.Arg(cst.Integer("0"), comma=comma if rest else cst.MaybeSentinel.DEFAULT), *rest]
+        new = node.with_changes(func=node.func.with_changes(attr=cst.Name("empty")), args=args)
+        return FixSpec(
+            message="Build it on the device: `torch.empty(0, device=...)` (no copy)",
+            replacements=((node, new),),
+            applicability=Applicability.SAFE,
+        )
+    shape, values = [], []
+
+    def walk(expr, depth):
+        if isinstance(expr, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in expr.elements):
+            if len(shape) <= depth:
+                shape.append(len(expr.elements))
+            elif shape[depth] != len(expr.elements):
+                return False
+            return bool(expr.elements) and all(walk(e.value, depth + 1) for e in expr.elements)
+        if len(shape) != depth or not _number_literal(expr):
+            return False
+        values.append(cst.Module([]).code_for_node(expr))
+        return True
+
+    if not walk(data, 0) or len(set(values)) != 1 or len(values) > 64:
+        return None
+    size = cst.Tuple(elements=[cst.Element(cst.Integer(str(n))) for n in shape]) if len(shape) > 1 else cst.Tuple(
+        elements=[cst.Element(cst.Integer(str(shape[0])), comma=cst.Comma())]
+    )
+    literal = cst.parse_expression(values[0])
+    args = [cst.Arg(size, comma=comma), cst.Arg(literal, comma=comma if rest else cst.MaybeSentinel.DEFAULT), *rest]
+    new = node.with_changes(func=node.func.with_changes(attr=cst.Name("full")), args=args)
+    return FixSpec(
+        message="Build it on the device: `torch.full(shape, value, device=...)` (no copy)",
+        replacements=((node, new),),
         applicability=Applicability.SAFE,
     )
 

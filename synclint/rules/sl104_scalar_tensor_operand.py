@@ -158,6 +158,15 @@ class ScalarTensorOperand(Rule):
             expr, device_expr = move.source, move.device if move.device is not None else cst.SimpleString('"cuda"')
             if kwarg(expr, "device") is not None:
                 return None
+        elif move is not None and isinstance(move.source, cst.Name):
+            # `eps = torch.tensor(1e-5)` once in the function, `eps.to(d)` as the operand.
+            bound = _single_binding(move.source.value, ctx)
+            if bound is None or not move.simple or move.dtype is not None or move.non_blocking is not None:
+                return None
+            target = move_target(move, ctx)
+            expr, device_expr = bound, move.device if move.device is not None else cst.SimpleString('"cuda"')
+            if kwarg(expr, "device") is not None:
+                return None
         if ctx.qualname(expr.func) not in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor"):
             return None
         args = positional(expr)
@@ -180,6 +189,74 @@ class ScalarTensorOperand(Rule):
             return value, confidence, None  # may not be a number: no fix that could fail
         exact = kwarg(expr, "dtype") is None and _exact_literal(value)
         return value, confidence, exact
+
+
+def _single_binding(name: str, ctx) -> cst.Call | None:
+    """The `torch.tensor(...)` call that `name` is bound to, when the enclosing function
+    binds it exactly once (an assignment of that call) and nothing else rebinds it."""
+    function = next((s for s in reversed(ctx.chain) if isinstance(s, cst.FunctionDef)), None)
+    if function is None:
+        return None
+    found: list = []
+
+    class Bindings(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            pass
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name) and t.target.value == name:
+                    found.append(node.value if len(node.targets) == 1 else None)
+                elif _binds(t.target, name):
+                    found.append(None)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if _binds(node.target, name):
+                found.append(None)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if _binds(node.target, name):
+                found.append(None)
+
+        def visit_For(self, node: cst.For) -> None:
+            if _binds(node.target, name):
+                found.append(None)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            if _binds(node.name, name):
+                found.append(None)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            if _binds(node.target, name):
+                found.append(None)
+
+        def visit_Param(self, node: cst.Param) -> None:
+            if node.name.value == name:
+                found.append(None)
+
+        def visit_Global(self, node: cst.Global) -> None:
+            found.append(None)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            found.append(None)
+
+    function.visit(Bindings())
+    if len(found) != 1 or not isinstance(found[0], cst.Call):
+        return None
+    call = found[0]
+    if ctx.qualname(call.func) not in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor"):
+        return None
+    return call
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(e.value, name) for e in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _binds(target.value, name)
+    return False
 
 
 def covers(node: cst.Call, ctx) -> bool:
