@@ -67,6 +67,11 @@ class BlockingTensorFactory(Rule):
       complex -> the default complex dtype; checked in the tests). With `dtype=` a value the
       analysis proves a Python scalar (`len(x)`, `.item()`) is filled too; any other value
       is copied (a numpy scalar keeps its own dtype in `torch.tensor`, a list cannot fill).
+    - `torch.tensor([], device=d)` becomes `torch.empty(0, device=d)`, and a list (or a
+      rectangular list of lists) of one repeated number literal, `torch.tensor([-1],
+      device=d)`, becomes `torch.full((1,), -1, device=d)`: safe, the dtype `torch.tensor`
+      infers from such a list is the one `torch.full` infers from the literal, and an
+      empty list is the default float dtype in both.
     - `torch.tensor(range(a, b), device=d)` becomes `torch.arange(a, b, device=d)`.
     - Otherwise the pinned, non-blocking copy: safe. The data is copied into pinned memory
       at the call (so later changes to the list cannot leak into the copy), with the same

@@ -75,9 +75,10 @@ class ScalarTensorOperand(Rule):
     fix_availability = FixAvailability.SOMETIMES
     # Every finding contains the scalar tensor factory (the bound-only clamp finding, too).
     triggers = ("tensor", "as_tensor", "scalar_tensor")
-    shape_words = ("tensor", "as_tensor", "scalar_tensor")
+    # The operand is built with device= ("factory"), or built on the host and moved ("move").
+    shape_words = ("tensor", "as_tensor", "scalar_tensor", "to", "cuda")
     device_only = True
-    device_sites = ("factory",)
+    device_sites = ("factory", "move")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func)
