@@ -81,9 +81,9 @@ def test_the_summary_counts_what_was_there(project, synclint):
         }
     )
     before = synclint("check", "--output-format", "concise", "a.py")
-    assert before.out.splitlines()[-1] == "Found 4 findings."
+    assert "Found 4 findings." in before.out.splitlines()
     fixed = synclint("check", "--fix", "--output-format", "concise", "a.py")
-    assert fixed.out.splitlines()[-1] == "Found 4 findings (3 fixed, 1 remaining)."
+    assert "Found 4 findings (3 fixed, 1 remaining)." in fixed.out.splitlines()
     assert "SL204" in fixed.out
     assert (project.root / "a.py").read_text().count("import") == 2  # vLLM's helper, used; nothing added
 
