@@ -74,7 +74,7 @@ def fix_copy(module: str, out: Path, unsafe: bool) -> dict:
     proc = subprocess.run([*cmd, str(dst)], capture_output=True, text=True, cwd=folder)
     fixed = dst.read_text(encoding="utf-8")
     diff = "".join(difflib.unified_diff(original.splitlines(True), fixed.splitlines(True), src.name, src.name + " (fixed)", n=0))
-    summary = (proc.stdout.strip().splitlines() or [""])[-1]
+    summary = next((line for line in reversed(proc.stdout.splitlines()) if line.startswith("Found")), "no findings")
     imports_synclint = any(line.startswith(("import synclint", "from synclint")) for line in fixed.splitlines())
     return {"module": module, "path": str(dst), "diff": diff, "summary": summary, "rc": proc.returncode,
             "stderr": proc.stderr[-2000:], "imports_synclint": imports_synclint}
