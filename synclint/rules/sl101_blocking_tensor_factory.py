@@ -6,7 +6,12 @@ import libcst as cst
 
 from synclint.analysis.placement import Place, Placement
 from synclint.rules.base import FixAvailability, FixSpec, Rule
-from synclint.rules.helpers import kwarg, positional
+from synclint.rules.helpers import (
+    is_empty_literal,
+    kwarg,
+    positional,
+    traced_as_constant,
+)
 from synclint.rules.sl1xx_h2d import helper_call, inline_factory
 from synclint.violation import Applicability, Confidence
 
@@ -67,11 +72,10 @@ class BlockingTensorFactory(Rule):
       complex -> the default complex dtype; checked in the tests). With `dtype=` a value the
       analysis proves a Python scalar (`len(x)`, `.item()`) is filled too; any other value
       is copied (a numpy scalar keeps its own dtype in `torch.tensor`, a list cannot fill).
-    - `torch.tensor([], device=d)` becomes `torch.empty(0, device=d)`, and a list (or a
-      rectangular list of lists) of one repeated number literal, `torch.tensor([-1],
-      device=d)`, becomes `torch.full((1,), -1, device=d)`: safe, the dtype `torch.tensor`
-      infers from such a list is the one `torch.full` infers from the literal, and an
-      empty list is the default float dtype in both.
+    - A list (or a rectangular list of lists) of one repeated number literal,
+      `torch.tensor([-1], device=d)`, becomes `torch.full((1,), -1, device=d)`: safe, the
+      dtype `torch.tensor` infers from such a list is the one `torch.full` infers from the
+      literal.
     - `torch.tensor(range(a, b), device=d)` becomes `torch.arange(a, b, device=d)`.
     - Otherwise the pinned, non-blocking copy: safe. The data is copied into pinned memory
       at the call (so later changes to the list cannot leak into the copy), with the same
@@ -103,6 +107,10 @@ class BlockingTensorFactory(Rule):
         args = positional(node)
         if device_arg is None or not args:
             return
+        if is_empty_literal(args[0].value):
+            return  # `torch.tensor([], device=d)`: no data, nothing is copied
+        if traced_as_constant(args[0].value, ctx):
+            return  # a constant of the compiled graph: copied once, when it is built
         target = ctx.device_target(device_arg.value)
         if target is None and not ctx.placement(device_arg.value).known:
             # `device=d` with nothing showing what `d` is: it may be an accelerator. Reported
@@ -232,22 +240,11 @@ def _scalar_fill_fix(node: cst.Call, ctx) -> FixSpec | None:
 
 
 def _uniform_list_fill(node: cst.Call, data, comma) -> FixSpec | None:
-    """`torch.tensor([], dtype=t, device=d)` -> `torch.empty(0, dtype=t, device=d)` (both
-    the default float dtype without `dtype=`); `torch.tensor([-1], device=d)` and any list
-    (or rectangular list of lists) of one repeated number literal -> `torch.full((n,), -1,
-    device=d)`: the dtype `torch.tensor` infers from a list of one literal kind is the one
-    `torch.full` infers from that literal."""
+    """`torch.tensor([-1], device=d)` and any list (or rectangular list of lists) of one
+    repeated number literal -> `torch.full((n,), -1, device=d)`: the dtype `torch.tensor`
+    infers from a list of one literal kind is the one `torch.full` infers from that
+    literal. (An empty list is not reported: nothing is copied.)"""
     rest = list(node.args[1:])
-    if not data.elements:
-        if isinstance(data, cst.Tuple) and not data.lpar:
-            return None
-        args = [cst.Arg(cst.Integer("0"), comma=comma if rest else cst.MaybeSentinel.DEFAULT), *rest]
-        new = node.with_changes(func=node.func.with_changes(attr=cst.Name("empty")), args=args)
-        return FixSpec(
-            message="Build it on the device: `torch.empty(0, device=...)` (no copy)",
-            replacements=((node, new),),
-            applicability=Applicability.SAFE,
-        )
     shape, values = [], []
 
     def walk(expr, depth):
