@@ -1,7 +1,7 @@
 """Proof on real model code: released transformers / diffusers model code, fixed by
 `synclint --fix`, run on a GPU before and after.
 
-    python bench/real_models/run.py --out DIR [--models gemma3n,ddim_unet,...] [--reps 5]
+    python bench/real_models/run.py --out DIR [--models gemma3n,ddim_unet,...] [--reps 5] [--work DIR]
 
 For each model (MODELS below):
 
@@ -230,7 +230,7 @@ def time_interleaved(steps_by_variant: dict, steps: int, reps: int) -> dict:
     return out
 
 
-def run_model(key: str, out: Path, reps: int) -> dict:
+def run_model(key: str, work: Path, reps: int) -> dict:
     m = MODELS[key]
     device = "cuda"
     result = {"key": key, "name": m.name, "package": m.package, "regime": m.regime, "fixes": {}}
@@ -238,7 +238,7 @@ def run_model(key: str, out: Path, reps: int) -> dict:
     for module in m.modules:
         mods["original"][module] = importlib.import_module(module)
         for tag in ("safe", "unsafe"):
-            info = fix_copy(module, out / "fixed" / key, unsafe=tag == "unsafe")
+            info = fix_copy(module, work / key, unsafe=tag == "unsafe")
             result["fixes"].setdefault(tag, []).append({k: v for k, v in info.items() if k != "path"})
             mods[tag][module] = load_sibling(module, info["path"], tag)
     built = {}
@@ -314,6 +314,7 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--work", default=None, help="where the fixed copies go (default: OUT/fixed)")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -334,7 +335,7 @@ def main() -> int:
     for key in a.models.split(","):
         t0 = time.perf_counter()
         try:
-            results.append(run_model(key, out, a.reps))
+            results.append(run_model(key, Path(a.work) if a.work else out / "fixed", a.reps))
         except Exception as exc:  # noqa: BLE001 - one model's failure is reported, the rest run
             traceback.print_exc()
             results.append({"key": key, "error": f"{type(exc).__name__}: {exc}"})
