@@ -177,6 +177,20 @@ def test_runner_goes_through_the_public_api(monkeypatch, tmp_path):
     assert fixed.fixed == synclint.fix_source(SOURCE).fixed and fixed.encoding == "utf-8"
 
 
+def test_notebooks_go_through_the_public_api(monkeypatch, tmp_path):
+    from synclint.runner import process_file
+
+    spy = _Spy(monkeypatch)
+    cell = {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [], "source": SOURCE.splitlines(keepends=True)}
+    path = tmp_path / "model.ipynb"
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n", encoding="utf-8")
+    linted = process_file(str(path), synclint.Settings(), fix=False, unsafe=False)
+    fixed = process_file(str(path), synclint.Settings(), fix=True, unsafe=False)
+    assert [name for name, _ in spy.calls] == ["lint_source", "fix_source"]
+    assert sorted(v.code for v in linted.violations) == ["SL103", "SL106", "SL403"]
+    assert fixed.applied == 1 and "async_tensor_h2d" in fixed.fixed
+
+
 def test_proof_harness_and_tracer_join_go_through_the_public_api(monkeypatch, tmp_path):
     from synclint.prove.cases import prepare
     from synclint.trace.compare import lint_files_for
