@@ -24,10 +24,16 @@ class ConfigError(Exception):
     """A configuration problem: the message names the file and the key."""
 
 
-# Where the H2D fix imports its helper from. A preset name or a dotted path "pkg.mod.func".
+# What the H2D fixes call. "inline" (the default): a pinned, non-blocking copy written out with
+# torch alone, so a fix adds no dependency. Otherwise a preset name or a dotted path
+# "pkg.mod.func" of a helper that the project has (a file that already imports a known
+# helper keeps using it whatever this says).
+INLINE_H2D = "inline"
 H2D_HELPER_PRESETS = {
     "synclint": "synclint.runtime.async_tensor_h2d",
     "vllm": "vllm.utils.torch_utils.async_tensor_h2d",
+    "vllm-legacy": "vllm.utils.async_tensor_h2d",
+    "sglang": "sglang.srt.utils.common.async_h2d",
 }
 
 # Function names that run every step of an inference engine (fnmatch patterns).
@@ -47,8 +53,74 @@ DEFAULT_HOT_FUNCTIONS = (
     "prefill",
 )
 
-# `with <call>():` blocks whose body syncs on purpose.
-DEFAULT_ALLOW_CONTEXTS = ("gpu_sync_allowed", "synclint.trace.allowed", "torch.no_sync_check")
+# Function names (fnmatch patterns) that run once or rarely: initialisation, weight loading,
+# warm-up, profiling, CUDA graph capture, autotuning. Findings in them are `cold` and shown
+# only with `--include-cold` (see synclint/analysis/tier.py).
+DEFAULT_COLD_FUNCTIONS = (
+    "__init__",
+    "__post_init__",
+    "__new__",
+    "__init_subclass__",
+    "__setstate__",
+    "__del__",
+    "shutdown",
+    "*_shutdown",
+    "_shutdown*",
+    "close",
+    "cleanup*",
+    "_cleanup*",
+    "setup*",
+    "_setup*",
+    "connect",
+    "clear",
+    "_ensure_*",
+    "*create_buffer*",
+    "_allocate",
+    "*allocate_kv_cache*",
+    "initialize*",
+    "_initialize*",
+    "load_weight*",
+    "_load_weight*",
+    "load_state_dict",
+    "_load_from_state_dict",
+    "*weight_loader*",
+    "*load_model*",
+    "process_weights_after_loading",
+    "*process_weights*",
+    "*_after_loading",
+    "*merge*weights*",
+    "create_weights",
+    "create_*weights*",
+    "_create_*weights*",
+    "*warmup*",
+    "*warm_up*",
+    "_warm*",
+    "warm_*",
+    "*profile*",
+    "*capture*",
+    "*autotune*",
+    "*_tune",
+    "tune_*",
+    "_tune_*",
+    "*benchmark*",
+    "_dummy_*",
+    "dummy_*",
+    "*_dummy*",
+    "_compute_*cache*",
+    "_set_*cache*",
+    "*cos_sin_cache*",
+    "*inv_freq*",
+    "*rope_parameters*",
+    "*precompute*",
+)
+
+# The platforms the code is linted for; code that only runs on others is not reported
+# (see synclint/analysis/platforms.py for the conventions that say where code runs).
+DEFAULT_TARGET_PLATFORMS = ("cuda",)
+
+# `with <call>():` blocks whose body syncs on purpose: vLLM's convention (`gpu_sync_allowed`)
+# and synclint's own tracer context.
+DEFAULT_ALLOW_CONTEXTS = ("gpu_sync_allowed", "synclint.trace.allowed")
 
 # Functions (fnmatch on the name) where syncing is expected: warm-up, profiling, logging.
 DEFAULT_ALLOW_FUNCTIONS = (
@@ -103,11 +175,15 @@ class Settings:
     # Apply `exclude` even to files named on the command line (pre-commit names every file).
     force_exclude: bool = False
     unsafe_fixes: bool = False
-    h2d_helper: str = H2D_HELPER_PRESETS["synclint"]
+    h2d_helper: str = INLINE_H2D
     min_confidence: Confidence = Confidence.MEDIUM
     hot_functions: tuple[str, ...] = DEFAULT_HOT_FUNCTIONS
     allow_contexts: tuple[str, ...] = DEFAULT_ALLOW_CONTEXTS
     allow_functions: tuple[str, ...] = DEFAULT_ALLOW_FUNCTIONS
+    cold_functions: tuple[str, ...] = DEFAULT_COLD_FUNCTIONS
+    # Show findings in code that runs once or rarely (tier `cold`) too.
+    include_cold: bool = False
+    target_platforms: tuple[str, ...] = DEFAULT_TARGET_PLATFORMS
     # Report-only rules about syncs that only matter on a hot path (SL5xx, SL106) look here.
     cache_dir: str = ".synclint_cache"
     max_file_size: int = 2_000_000  # bytes; larger files get SL002 rather than a slow parse
@@ -144,12 +220,14 @@ def _bool(value, key: str, where: str) -> bool:
 
 def _helper(value, key: str, where: str) -> str:
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: `{key}` must be a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path")
+        raise ConfigError(f"{where}: `{key}` must be {INLINE_H2D!r}, a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path")
+    if value == INLINE_H2D:
+        return value
     value = H2D_HELPER_PRESETS.get(value, value)
     parts = value.split(".")
     if len(parts) < 2 or not all(p.isidentifier() for p in parts):
         raise ConfigError(
-            f"{where}: `{key}` must be a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path "
+            f"{where}: `{key}` must be {INLINE_H2D!r}, a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path "
             f"like 'pkg.module.func', got {value!r}"
         )
     return value
@@ -180,6 +258,18 @@ def _string(value, key: str, where: str) -> str:
     return value
 
 
+def _platforms(value, key: str, where: str) -> tuple[str, ...]:
+    from synclint.analysis.platforms import PLATFORMS
+
+    names = _str_list(value, key, where)
+    for name in names:
+        if name.lower() not in PLATFORMS:
+            raise ConfigError(f"{where}: `{key}`: unknown platform {name!r} (known: {', '.join(sorted(PLATFORMS))})")
+    if not names:
+        raise ConfigError(f"{where}: `{key}` must name at least one platform")
+    return tuple(n.lower() for n in names)
+
+
 # TOML key -> (Settings field, parser). `extend-*` list keys add to the defaults.
 _KEYS = {
     "select": ("select", _str_list),
@@ -199,6 +289,10 @@ _KEYS = {
     "extend-allow-contexts": ("allow_contexts", _str_list),
     "allow-functions": ("allow_functions", _str_list),
     "extend-allow-functions": ("allow_functions", _str_list),
+    "cold-functions": ("cold_functions", _str_list),
+    "extend-cold-functions": ("cold_functions", _str_list),
+    "include-cold": ("include_cold", _bool),
+    "target-platforms": ("target_platforms", _platforms),
     "cache-dir": ("cache_dir", _string),
     "max-file-size": ("max_file_size", _positive_int),
     "repository-index": ("repository_index", _bool),

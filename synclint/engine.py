@@ -1,5 +1,6 @@
-"""The core: source bytes in, findings out. The CLI, the pre-commit hook, the GPU proof
-harness and the runtime tracer all call `lint_source` (or `fix_source` in synclint.fix).
+"""The core: source bytes in, findings out. The CLI, the pre-commit hook, the language
+server, the GPU proof harness and the runtime tracer all reach it through the public API,
+`synclint.lint_source` / `synclint.fix_source` (synclint/api.py).
 
 Flow for one file: decode -> skip-file? -> prefilter (which rules can match at all) ->
 screen (which functions can hold a finding, with `ast`) -> parse those (libcst) -> one batched
@@ -20,7 +21,10 @@ from functools import lru_cache
 import libcst as cst
 
 from synclint import prefilter, screen, suppressions
+from synclint.analysis import sources, tier
 from synclint.analysis.imports import ImportTable
+from synclint.apis.torch_api import h2d_helpers
+from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
 from synclint.context import LintContext
 from synclint.positions import node_positions
@@ -46,6 +50,7 @@ class FileResult:
     encoding: str = "utf-8"
     parsed: bool = False  # whether libcst parsed it (False: prefiltered, skipped or broken)
     suppressed: int = 0
+    cold: int = 0  # findings in cold code, hidden without --include-cold
 
 
 class DecodeError(Exception):
@@ -62,6 +67,17 @@ def decode(source: bytes) -> tuple[str, str]:
         return source.decode(encoding), encoding
     except (UnicodeDecodeError, LookupError) as exc:
         raise DecodeError(f"cannot decode as {encoding}: {exc}") from None
+
+
+def source_encoding(source: bytes | str) -> str:
+    """The encoding `decode` reads `source` with (its first two lines say), "utf-8" when
+    they name none or an unknown one, or for text."""
+    if isinstance(source, str):
+        return "utf-8"
+    try:
+        return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+    except SyntaxError:
+        return "utf-8"
 
 
 @lru_cache(maxsize=64)
@@ -241,7 +257,9 @@ def io_error_violation(filename: str, message: str) -> Violation:
     return _input_violation(filename, IO_ERROR, message)
 
 
-def lint_source(source: bytes | str, filename: str, settings: Settings | None = None) -> FileResult:
+def lint_source(
+    source: bytes | str, filename: str, settings: Settings | None = None, function_tiers: FunctionTiers | None = None
+) -> FileResult:
     """Lint one file's content. Never raises for bad input: it becomes SL001/SL002 findings."""
     settings = settings or Settings()
     result = FileResult(filename)
@@ -265,6 +283,12 @@ def lint_source(source: bytes | str, filename: str, settings: Settings | None = 
     # Only the rules whose trigger words appear in the file run (each rule's triggers are
     # necessary for it to match), and a file no rule can match is not parsed with libcst.
     rules = prefilter.rules_for(text, rules)
+    if rules and not settings.include_cold and tier.file_tier(filename) is not None:
+        # A test, benchmark or loading file: every finding would be cold, and the default
+        # report leaves cold findings out. Not parsing it saves the most where it costs the
+        # most (a generated test table of thousands of lines is one statement libcst must
+        # parse whole).
+        rules = ()
     if not rules:
         # No parse with libcst needed; still report a syntax error, which ast finds cheaply.
         try:
@@ -276,7 +300,7 @@ def lint_source(source: bytes | str, filename: str, settings: Settings | None = 
         return _filtered(result, settings)
     # Only the functions that can hold a finding (and what their analysis reads) are parsed
     # with libcst; the rest of the lines are blank, so positions are those of the file.
-    reduced = screen.reduce(text, rules, settings.min_confidence) if settings.screen else None
+    reduced = screen.reduce(text, rules, settings.min_confidence, h2d_helpers(settings.h2d_helper)) if settings.screen else None
     if reduced == screen.NOTHING:
         return _filtered(result, settings)  # ast parsed it, and no unit can hold a finding
     try:
@@ -288,7 +312,9 @@ def lint_source(source: bytes | str, filename: str, settings: Settings | None = 
         result.violations.append(syntax_error_violation(filename, exc))
         return _filtered(result, settings)
     result.parsed = True
-    findings = run_rules(module, rules, settings)
+    findings = run_rules(
+        module, rules, settings, filename, tier.worker_functions(text), function_tiers, sources.host_fields(text)
+    )
     if findings:
         result.violations.extend(to_violations(module, findings, filename, settings))
     return _filtered(result, settings)
@@ -303,10 +329,23 @@ def _parse(text: str, reduced: str | None) -> cst.Module:
     return cst.parse_module(text)
 
 
-def run_rules(module: cst.Module, rules: tuple[Rule, ...], settings: Settings) -> list[Finding]:
+def run_rules(
+    module: cst.Module,
+    rules: tuple[Rule, ...],
+    settings: Settings,
+    filename: str = "",
+    workers: frozenset[str] = frozenset(),
+    function_tiers: FunctionTiers | None = None,
+    host_fields: frozenset[str] = frozenset(),
+) -> list[Finding]:
+    """Run `rules` over `module`. `workers`: functions the file runs on a worker thread
+    (`tier.worker_functions` of the whole text); `function_tiers`: a repository's verdicts
+    on how often each function runs (see synclint/analysis/tier.py)."""
     imports = ImportTable()
     imports.collect_top_level(module)
-    ctx = LintContext(module, settings, imports)
+    ctx = LintContext(
+        module, settings, imports, filename=filename, workers=workers, function_tiers=function_tiers, host_fields=host_fields
+    )
     BatchedVisitor(ctx, rules).walk(module)
     return ctx.findings
 
@@ -318,6 +357,9 @@ def _filtered(result: FileResult, settings: Settings) -> FileResult:
     kept = []
     for v in result.violations:
         if v.code in ignored or v.confidence < settings.min_confidence:
+            continue
+        if v.tier == "cold" and not settings.include_cold:
+            result.cold += 1
             continue
         if v.code not in (SYNTAX_ERROR, IO_ERROR) and lines and suppressions.is_suppressed(v, lines):
             result.suppressed += 1
@@ -362,20 +404,13 @@ def to_violations(module: cst.Module, findings: list[Finding], filename: str, se
                 severity=finding.severity,
                 confidence=finding.confidence,
                 noqa_row=noqa_row,
-                url=_rule_url(finding.code),
                 provenance=provenance,
                 hot_path=finding.hot_path,
+                tier=finding.tier,
+                tier_reason=finding.tier_reason,
             )
         )
     return out
-
-
-@lru_cache(maxsize=None)
-def _rule_url(code: str) -> str | None:
-    for rule in all_rules():
-        if rule.code == code:
-            return rule.url()
-    return None
 
 
 def _nodes_to_place(module: cst.Module, findings: list[Finding]) -> list[cst.CSTNode]:
@@ -425,7 +460,7 @@ def _is_docstring(stmt: cst.CSTNode) -> bool:
 def _already_bound(module: cst.Module, name: str, module_path: str) -> bool:
     table = ImportTable()
     table.collect_top_level(module)
-    return table.aliases.get(name) == f"{module_path}.{name}"
+    return table.aliases.get(name) == (f"{module_path}.{name}" if module_path else name)
 
 
 def render_in_place(module: cst.Module, node: cst.CSTNode, indents: tuple[str, ...]) -> str:
@@ -452,5 +487,6 @@ def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, inde
     newline = module.default_newline
     for module_path, name in spec.imports:
         if not _already_bound(module, name, module_path):
-            edits.append(Edit(f"from {module_path} import {name}{newline}", anchor, anchor))
+            line = f"from {module_path} import {name}" if module_path else f"import {name}"
+            edits.append(Edit(f"{line}{newline}", anchor, anchor))
     return Fix(spec.applicability, spec.message, tuple(edits))

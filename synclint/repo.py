@@ -20,9 +20,10 @@ places | symbols`, independent of every other file, and cacheable by content. Th
 then solved to a fixpoint.
 
 Structural conventions, which hold in any codebase, are evidence too (medium confidence, and
-`--explain` says so): a name ending in `_gpu`, `_cuda`, `_dev` or `_device` is a device
-tensor (a name that is itself a device word, `device`, `target_device`, stays a device
-object); `_cpu`, `_host`, `_pinned`, `_cpu_tensor` a host tensor, `_np`/`_numpy` a numpy
+`--explain` says so): a name ending in `_gpu`, `_cuda` or `_dev` is a device tensor (not a
+device word such as `device`, nor a flag or a count: `is_cuda`, `use_gpu`, `num_gpu`,
+`flops_per_gpu`; a `_device` suffix names a device object as often as a tensor, so it says
+nothing); `_cpu`, `_host`, `_pinned`, `_cpu_tensor` a host tensor, `_np`/`_numpy` a numpy
 array, `_list` a Python list; and a class or a parameter list holding both `x` and its host
 mirror `x_cpu` (`x_host`, `x_np`) holds `x` on the device.
 
@@ -38,6 +39,7 @@ import marshal
 import os
 import tempfile
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 
@@ -50,7 +52,7 @@ SCALAR = 1 << 5  # a Python scalar or string: the index's own bit (the screen ne
 PLACES = DEVICE | HOST | NUMPY | LIST | SCALAR
 _FIRST_SYMBOL = 1 << 6  # bits from here stand for what another file decides
 
-DEVICE_SUFFIXES = ("_gpu", "_cuda", "_dev", "_device")
+DEVICE_SUFFIXES = ("_gpu", "_cuda", "_dev")
 HOST_SUFFIXES = {"_cpu": HOST, "_host": HOST, "_pinned": HOST, "_cpu_tensor": HOST, "_np": NUMPY, "_numpy": NUMPY, "_list": LIST}
 MIRROR_SUFFIXES = ("_cpu", "_host", "_np", "_cpu_tensor", "_numpy")
 
@@ -59,22 +61,26 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-2"
+INDEX_VERSION = "repo-index-3"
+
+
+# A name that starts like a flag or a count is not a tensor, whatever its suffix
+# (`is_cuda`, `use_gpu`, `init_cuda`, `num_gpu`, `flops_per_gpu`).
+_NOT_TENSOR_HEADS = ("is_", "_is_", "has_", "use_", "_use_", "init_", "enable_", "disable_", "with_", "should_",
+                     "can_", "allow_", "num_", "n_", "max_", "min_", "total_", "count_")
 
 
 @lru_cache(maxsize=65536)
 def convention(name: str) -> int:
     """The place a name's suffix says, as a mask (0: it says nothing)."""
     lower = name.lower()
-    if lower in api.DEVICE_LIKE_NAMES:
-        return 0  # a device object, not a tensor: the analysis places it itself
+    if lower in api.DEVICE_LIKE_NAMES or lower.startswith(_NOT_TENSOR_HEADS) or "_per_" in lower:
+        return 0  # a device object, a flag or a count, not a tensor
     for suffix, place in HOST_SUFFIXES.items():
         if lower.endswith(suffix) and len(lower) > len(suffix):
             return place
-    if lower.endswith(DEVICE_SUFFIXES) and not lower.endswith(("_to_device", "on_device")):
-        stem = lower.rsplit("_", 1)[0]
-        if stem and stem not in api.DEVICE_LIKE_NAMES and not stem.endswith(("target", "compute", "cache", "offload", "torch", "default", "main", "load", "model", "storage", "tensor")):
-            return DEVICE
+    if lower.endswith(DEVICE_SUFFIXES) and len(lower) > 4:
+        return DEVICE
     return 0
 
 
@@ -126,7 +132,7 @@ def summarize(text: str) -> tuple:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ((), (), (), ())
+        return ((), (), (), (), ())
     from synclint import screen
 
     recorder = _Recorder()
@@ -141,7 +147,7 @@ def summarize(text: str) -> tuple:
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
         return _Summarizer(model, recorder, imports).run(collected, classes)
     except RecursionError:
-        return ((), (), (), ())
+        return ((), (), (), (), ())
     finally:
         places.REPO = saved
 
@@ -160,6 +166,7 @@ class _Summarizer:
         self.signatures: list[tuple] = []
         self.mirrors: list[tuple] = []
         self.tensors: list[tuple] = []  # fields, parameters and results declared `torch.Tensor`
+        self.edges: set[tuple] = set()  # (caller, callee): the call graph, by name
 
     def _flow(self, target: tuple, value, unit, line: int) -> None:
         if _scalar(value):
@@ -213,7 +220,7 @@ class _Summarizer:
                         self._flow(("a", node.target.attr), node.value, unit, node.lineno)
             else:
                 self._def(node, unit)
-        return (tuple(self.flows), tuple(self.signatures), tuple(self.mirrors), tuple(self.tensors))
+        return (tuple(self.flows), tuple(self.signatures), tuple(self.mirrors), tuple(self.tensors), tuple(sorted(self.edges)))
 
     def _def(self, func, unit) -> None:
         key = function_key(func, unit)
@@ -230,6 +237,20 @@ class _Summarizer:
             self.mirrors.append(names)
         for value in places._return_values(func):
             self._flow(("r", key), value, unit, value.lineno)
+        pending = list(func.body)
+        while pending:  # the calls this function makes (not those of functions nested in it)
+            node = pending.pop()
+            kind = type(node)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                if kind is not ast.Lambda:
+                    self.edges.add((key, node.name))  # a nested definition runs when called
+                continue
+            if kind is ast.Call:
+                callee = node.func
+                name = callee.id if type(callee) is ast.Name else callee.attr if type(callee) is ast.Attribute else None
+                if name is not None and name != key:
+                    self.edges.add((key, name))
+            pending.extend(ast.iter_child_nodes(node))
 
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
@@ -322,6 +343,7 @@ class Facts:
 
     values: dict[tuple, tuple[int, str]] = field(default_factory=dict)
     fingerprint: str = ""
+    callers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function -> who calls it, by name
 
     # --- masks, for the screen ---------------------------------------------------------------
     def attr(self, name: str) -> int:
@@ -391,12 +413,15 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     """Join every flow into its target, to a fixpoint; keep the targets with one place."""
     signatures: dict[str, set[tuple]] = {}
     tensors: set[tuple] = set()
-    for _, sigs, _, declared in summaries.values():
+    callers: dict[str, set[str]] = {}
+    for _, sigs, _, declared, edges in summaries.values():
         tensors.update(declared)
+        for caller, callee in edges:
+            callers.setdefault(callee, set()).add(caller)
         for key, params in sigs:
             signatures.setdefault(key, set()).add(params)
     flows: list[tuple] = []  # (target, local, symbols, where)
-    for path, (summary_flows, _, _, _) in summaries.items():
+    for path, (summary_flows, *_) in summaries.items():
         short = os.path.basename(path)
         for target, local, symbols, line in summary_flows:
             where = f"{short}:{line}"
@@ -441,14 +466,17 @@ def solve(summaries: dict[str, tuple]) -> Facts:
         key = ("a", name)
         if key in tensors and not value.get(key, 0) & ~DEVICE:  # a tensor, and nothing given to it says otherwise
             facts[key] = (DEVICE, f"field `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)")
-    blob = marshal.dumps(sorted((k, v[0]) for k, v in facts.items()))
-    return Facts(facts, hashlib.sha256(blob).hexdigest()[:16])
+    # Calls of functions the repository does not define (library calls, methods of tensors)
+    # say nothing of how often its own code runs.
+    graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
+    blob = marshal.dumps((sorted((k, v[0]) for k, v in facts.items()), sorted(graph.items())))
+    return Facts(facts, hashlib.sha256(blob).hexdigest()[:16], graph)
 
 
 def _mirrored(summaries) -> dict[str, str]:
     """Names held beside their host mirror (`x` and `x_cpu` in one class or parameter list)."""
     out: dict[str, str] = {}
-    for _, _, mirrors, _ in summaries.values():
+    for _, _, mirrors, *_ in summaries.values():
         for names in mirrors:
             present = set(names)
             for name in names:
@@ -491,11 +519,16 @@ def find_root(paths) -> Path | None:
 
 
 def python_files(root: Path) -> list[str]:
+    """The project's Python files, without tests and benchmarks (by the folder and file names
+    synclint/analysis/tier.py reads as such): what they pass and assign is not what the
+    project's own code is given, and generated test tables are the slowest files to read."""
+    from synclint.analysis.tier import _TEST_FILE, _TEST_FOLDERS
+
     out = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".") and d.lower() not in _TEST_FOLDERS)
         for name in files:
-            if name.endswith((".py", ".pyi")) and not name.endswith(".pyi"):
+            if name.endswith(".py") and not _TEST_FILE.match(name.lower()):
                 out.append(os.path.join(folder, name))
     return out
 
@@ -612,14 +645,14 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
                 break
         if same:
             solved = _read(os.path.join(folder, "facts", tag))
-            if isinstance(solved, tuple) and len(solved) == 2:
-                return Facts(solved[0], solved[1])
+            if isinstance(solved, tuple) and len(solved) == 3:
+                return Facts(*solved)
     results = _summarize_many([(f, folder, stats.get(f)) for f in files], jobs)
     summaries = {path: summary for path, summary, _ in results if summary is not None}
     facts = solve(summaries)
     if folder:
         _write(os.path.join(folder, "roots", tag), marshal.dumps({p: st for p, _, st in results if st is not None}))
-        _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint)))
+        _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers)))
     return facts
 
 
@@ -634,3 +667,81 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
         except Exception:  # noqa: BLE001 - a pool that cannot start: do it here
             pass
     return [_summarize_file(p) for p in paths]
+
+
+# --- hot and cold through the call graph ---------------------------------------------------------
+
+_MAX_VISITED = 4000
+
+
+def tiers_hook(settings):
+    """The repository's verdict on how often a function runs (the hook of
+    synclint/analysis/tier.py), or None without a call graph."""
+    if not FACTS.callers:
+        return None
+    return _CallGraphTiers(FACTS, settings)
+
+
+class _CallGraphTiers:
+    """A function is hot when a hot root (`hot-functions`: `forward`, `execute_model`, ...)
+    reaches it through calls resolved by name; cold when every way in starts at a cold root
+    (`cold-functions`: loading, warm-up, profiling, capture; or a constructor, `Cls(...)`).
+    A function whose own name decides is left to the local signals."""
+
+    def __init__(self, facts: Facts, settings) -> None:
+        self.callers = facts.callers
+        self.hot = tuple(p for p in settings.hot_functions if "." not in p)
+        self.cold = tuple(p for p in getattr(settings, "cold_functions", ()) if "." not in p)
+        self.memo: dict[str, object] = {}
+
+    def _is_hot(self, name: str) -> bool:
+        return any(fnmatchcase(name, p) for p in self.hot)
+
+    def _is_cold(self, name: str) -> bool:
+        return name[:1].isupper() or name == "__init__" or any(fnmatchcase(name, p) for p in self.cold)
+
+    def __call__(self, filename: str, qualname: str):
+        parts = qualname.split(".")
+        name = parts[-1]
+        if name == "__init__" and len(parts) > 1:
+            name = parts[-2]
+        if name in self.memo:
+            return self.memo[name]
+        verdict = None if self._is_hot(name) or self._is_cold(name) else self._search(name)
+        self.memo[name] = verdict
+        return verdict
+
+    def _search(self, name: str):
+        from synclint.analysis.tier import Tier, TierVerdict
+
+        parent: dict[str, str | None] = {name: None}
+        queue = [name]
+        cold_root = None
+        open_entry = False
+        while queue:
+            current = queue.pop(0)
+            callers = self.callers.get(current, ())
+            if not callers and current != name:
+                open_entry = True  # a way in the index cannot follow
+            for caller in callers:
+                if caller in parent:
+                    continue
+                parent[caller] = current
+                if self._is_hot(caller):
+                    return TierVerdict(Tier.HOT, f"runs every step (called from {caller}: {_path(parent, caller)})")
+                if self._is_cold(caller):
+                    cold_root = cold_root or caller
+                    continue  # nothing above a cold root makes it hot
+                if len(parent) > _MAX_VISITED:
+                    return None
+                queue.append(caller)
+        if cold_root is not None and not open_entry:
+            return TierVerdict(Tier.COLD, f"reached only from cold code ({_path(parent, cold_root)})")
+        return None
+
+
+def _path(parent: dict, start: str) -> str:
+    steps = [start]
+    while parent.get(steps[-1]) is not None and len(steps) < 8:
+        steps.append(parent[steps[-1]])
+    return " -> ".join(steps)

@@ -64,8 +64,8 @@ def read_source(path: Path) -> bytes:
 
 def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, source: bytes | None = None) -> FileOutcome:
     """One file, start to finish. Never raises for bad input."""
-    from synclint.engine import io_error_violation, lint_source
-    from synclint.fix.apply import fix_source
+    from synclint.api import fix_source, lint_source
+    from synclint.engine import io_error_violation, source_encoding
 
     if source is None:
         try:
@@ -74,11 +74,14 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, sou
             return FileOutcome(filename, [io_error_violation(filename, "is a directory, not a file")])
         except OSError as exc:
             return FileOutcome(filename, [io_error_violation(filename, f"cannot read: {exc.strerror or exc}")])
+    if filename.endswith(".ipynb"):
+        from synclint.notebook import process
+
+        return process(filename, source, settings, fix, unsafe)
     if fix:
         result = fix_source(source, filename, settings, unsafe=unsafe)
         return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error)
-    result = lint_source(source, filename, settings)
-    return FileOutcome(filename, result.violations, encoding=result.encoding)
+    return FileOutcome(filename, lint_source(source, filename, settings), encoding=source_encoding(source))
 
 
 def default_jobs() -> int:
@@ -140,8 +143,10 @@ def _pool_context():
     return multiprocessing.get_context()
 
 
-def _lint_many(names: list[str], sizes: dict[str, int], settings, fix, unsafe, want_cache, jobs) -> tuple[dict[str, _Linted], int]:
-    """Lint `names`; returns results by name and the number of processes used."""
+def _lint_many(names: list[str], sizes: dict[str, int], settings, fix, unsafe, want_cache, jobs, advance=None) -> tuple[dict[str, _Linted], int]:
+    """Lint `names`; returns results by name and the number of processes used. `advance(n)`
+    is called as files are done (for a progress bar)."""
+    advance = advance or (lambda n: None)
     total = sum(sizes.get(n, 0) for n in names)
     jobs = min(jobs, len(names))
     results: dict[str, _Linted] = {}
@@ -154,12 +159,14 @@ def _lint_many(names: list[str], sizes: dict[str, int], settings, fix, unsafe, w
                 batches = _batches(ordered, jobs)
                 for batch, linted in zip(batches, pool.map(_lint_batch, batches)):
                     results.update(zip(batch, linted))
+                    advance(len(batch))
             return results, jobs
         except (BrokenProcessPool, OSError):
             pass  # a worker died (killed, out of memory): finish what is left here
     for name in names:
         if name not in results:
             results[name] = _lint_one(name, settings, fix, unsafe, want_cache)
+            advance(1)
     return results, 1
 
 
@@ -189,19 +196,31 @@ def lint_paths(
     unsafe: bool = False,
     jobs: int | None = None,
     use_cache: bool = True,
+    progress=None,
 ) -> RunResult:
+    """`progress`: None, or a callable that takes the number of files and returns an object
+    with `advance(n)` and `close()` (synclint.terminal.Progress)."""
     found = discover(paths, settings)
     run = RunResult(errors=found.errors)
     names = [str(p) for p in found.files]
-    fingerprint = index_repository(paths, settings, use_cache, jobs or default_jobs()) if names else ""
+    # What the rest of the repository says (synclint/repo.py), installed for the lint.
+    index_repository(paths, settings, use_cache, jobs or default_jobs()) if names else None
+    bar = progress(len(names)) if progress is not None else None
+    try:
+        return _lint_found(run, names, settings, fix, unsafe, jobs, use_cache, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _lint_found(run: RunResult, names: list[str], settings: Settings, fix: bool, unsafe: bool, jobs, use_cache: bool, bar) -> RunResult:
     cache = None
     if use_cache:
         from synclint.cache import ResultCache, from_plain
 
-        # Findings depend on what the rest of the repository says: a change to that is a
-        # new namespace (every file re-linted); a change that leaves it equal re-lints the
-        # changed file only.
-        cache = ResultCache(settings, fingerprint)
+        # Each entry records the index's fingerprint (synclint/repo.py): a run whose index
+        # says something new re-lints the file.
+        cache = ResultCache(settings)
 
     outcomes: dict[str, FileOutcome] = {}
     sizes: dict[str, int] = {}
@@ -220,10 +239,13 @@ def lint_paths(
             if not (fix and _fixable(violations, unsafe)):
                 outcomes[name] = FileOutcome(name, violations, encoding=entry.encoding)
                 run.cache_hits += 1
+                if bar is not None:
+                    bar.advance(1)
                 continue
         misses.append(name)
 
-    linted, run.jobs = _lint_many(misses, sizes, settings, fix, unsafe, cache is not None, jobs or default_jobs())
+    advance = bar.advance if bar is not None else None
+    linted, run.jobs = _lint_many(misses, sizes, settings, fix, unsafe, cache is not None, jobs or default_jobs(), advance)
     run.linted = len(linted)
     for name, result in linted.items():
         outcomes[name] = result.outcome

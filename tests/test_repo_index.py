@@ -234,6 +234,9 @@ def test_names_say_where_a_tensor_lives():
     assert repo.convention("device") == 0  # a device object, not a tensor
     assert repo.convention("target_device") == 0
     assert repo.convention("count") == 0
+    # Flags, counts and device objects are not tensors, whatever their suffix.
+    assert repo.convention("is_cuda") == repo.convention("use_gpu") == repo.convention("num_flops_per_gpu") == 0
+    assert repo.convention("kv_buffer_device") == 0
 
 
 def test_a_pre_commit_run_on_one_file_reads_the_rest_of_the_repository(tmp_path, monkeypatch):
@@ -257,3 +260,72 @@ def test_summaries_are_reused_by_content(tmp_path):
     finally:
         repo.summarize = real
     assert calls == [] and second.fingerprint == first.fingerprint
+
+
+CALL_GRAPH = {
+    "model.py": """\
+        import torch
+        from helpers import fill_table, plan_step
+
+
+        class Runner:
+            def __init__(self, device):
+                self.table = torch.zeros(8, device=device)
+                fill_table(self.table)
+
+            def execute_model(self, count: int):
+                return plan_step(self.table[:count])
+        """,
+    "helpers.py": """\
+        import torch
+
+
+        def fill_table(table: torch.Tensor):
+            return int(table.sum().item())
+
+
+        def plan_step(lengths: torch.Tensor):
+            return _inner(lengths)
+
+
+        def _inner(lengths: torch.Tensor):
+            return int(lengths.max().item())
+        """,
+}
+
+
+def tiers(root: Path, *names: str) -> dict[int, tuple[str, str | None]]:
+    settings = Settings(include_cold=True, min_confidence=Confidence.LOW)
+    run = runner.lint_paths([root / n for n in names], settings, jobs=1, use_cache=False)
+    return {v.location.row: (v.tier, v.tier_reason) for v in run.violations}
+
+
+def test_a_helper_reached_only_from_init_is_cold_and_one_reached_from_a_hot_root_is_hot(tmp_path):
+    root = project(tmp_path / "proj", CALL_GRAPH)
+    found = tiers(root, "helpers.py")
+    assert found[5][0] == "cold" and "Runner -> fill_table" in found[5][1]
+    # _inner is hot through two calls: execute_model -> plan_step -> _inner.
+    assert found[13][0] == "hot" and "execute_model -> plan_step -> _inner" in found[13][1]
+    # The default report leaves cold findings out.
+    default = runner.lint_paths([root / "helpers.py"], Settings(), jobs=1, use_cache=False)
+    assert [v.location.row for v in default.violations] == [13]
+
+
+def test_a_call_graph_cycle_is_searched_once(tmp_path):
+    files = dict(CALL_GRAPH)
+    files["helpers.py"] = textwrap.dedent(CALL_GRAPH["helpers.py"]) + textwrap.dedent(
+        """\
+
+
+        def ping(x: torch.Tensor):
+            return pong(x) + int(x.sum().item())
+
+
+        def pong(x: torch.Tensor):
+            return ping(x)
+        """
+    )
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "helpers.py")
+    # Nothing outside the cycle calls it: no verdict from the call graph.
+    assert found[17][0] == "unknown"

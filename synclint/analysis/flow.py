@@ -78,6 +78,8 @@ class FlowWalker:
                 if default.known and not default.is_(Place.OTHER):
                     # The caller may pass anything else: the default is one possibility.
                     value = join(value, default)
+            if name in self.analysis.host_fields:
+                value = placed(Place.HOST, MEDIUM, param, f"the field `{name}` is kept on the host (`keep_on_cpu=True`)")
             env[name] = value
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
@@ -106,15 +108,25 @@ class FlowWalker:
             for small in stmt.body:
                 self._small(small, env, stmt)
         elif isinstance(stmt, cst.If):
-            then_env = dict(env)
+            then_facts, else_facts = host_narrowing(stmt.test, self.analysis.imports)
+            then_env = {**env, **then_facts}
             self._block(stmt.body, then_env)
-            else_env = dict(env)
+            else_env = {**env, **else_facts}
             if stmt.orelse is not None:
                 if isinstance(stmt.orelse, cst.If):
                     self._statement(stmt.orelse, else_env)
                 else:
                     self._block(stmt.orelse.body, else_env)
             _merge_into(env, then_env, else_env)
+            normalised = _normalised_to_host(stmt, self.analysis.imports)
+            if normalised is not None:
+                env[normalised] = placed(
+                    Place.HOST,
+                    MEDIUM,
+                    stmt,
+                    f"`if not isinstance({normalised}, torch.Tensor): {normalised} = torch.tensor({normalised})` "
+                    "builds a host tensor: the code expects host data (inferred)",
+                )
         elif isinstance(stmt, (cst.For, cst.While)):
             self._loop(stmt, env)
         elif isinstance(stmt, cst.With):
@@ -157,7 +169,12 @@ class FlowWalker:
             before = dict(env)
             body_env = dict(env)
             if isinstance(stmt, cst.For):
-                self._bind_target(stmt.target, self._element_of(stmt.iter, env), body_env, stmt)
+                pairs = loop_bindings(stmt.target, stmt.iter, env, lambda e: self._element_of(e, env))
+                if pairs is not None:
+                    for target, value in pairs:
+                        self._bind_target(target, value, body_env, stmt)
+                else:
+                    self._bind_target(stmt.target, self._element_of(stmt.iter, env), body_env, stmt)
             self._block(stmt.body, body_env)
             _merge_into(env, before, body_env)
             if _same(env, before):
@@ -183,6 +200,8 @@ class FlowWalker:
                 self._bind_target(small.target, declared, env, stmt)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             self._record_buffer(small.value)
+        elif isinstance(small, cst.Assert):
+            env.update(host_narrowing(small.test, self.analysis.imports)[0])
         elif isinstance(small, cst.AugAssign):
             if isinstance(small.target, cst.Name):
                 combined = self.evaluator._combine([small.target, small.value], env, small, "augmented assignment")
@@ -270,6 +289,114 @@ def _function_key(func: cst.FunctionDef, chain) -> str:
     if func.name.value == "__init__" and len(chain) >= 2 and isinstance(chain[-2], cst.ClassDef):
         return chain[-2].name.value
     return func.name.value
+
+
+# --- host facts from tests: `assert t.is_cpu`, `if t.device.type == "cpu":` ---------------
+
+_TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
+
+
+def _names_cpu(expr: cst.BaseExpression) -> bool:
+    return string_value(expr) == "cpu"
+
+
+def host_narrowing(test: cst.BaseExpression, imports) -> tuple[Env, Env]:
+    """Names known to be host data where `test` holds (first) and where it fails (second):
+    `t.is_cpu`, `t.device.type == "cpu"`, `str(t.device) == "cpu"`, `not t.is_cuda`,
+    `not isinstance(x, torch.Tensor)` (Python or numpy data), combined with `not` and `and`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        holds, fails = host_narrowing(test.expression, imports)
+        return fails, holds
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        left, right = host_narrowing(test.left, imports), host_narrowing(test.right, imports)
+        return {**left[0], **right[0]}, {}
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name):
+        name = test.value.value
+        if test.attr.value == "is_cpu":
+            return {name: placed(Place.HOST, HIGH, test, f"`{name}.is_cpu` holds: a CPU tensor")}, {}
+        if test.attr.value == "is_cuda":
+            return {}, {name: placed(Place.HOST, MEDIUM, test, f"`{name}.is_cuda` is false: not on the GPU")}
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        left, right = test.left, test.comparisons[0].comparator
+        if _names_cpu(left):
+            left, right = right, left
+        name = _device_owner(left)
+        if name is not None and _names_cpu(right) and isinstance(op, (cst.Equal, cst.NotEqual)):
+            fact = {name: placed(Place.HOST, HIGH, test, f"`{name}` is on the CPU where this test holds")}
+            return (fact, {}) if isinstance(op, cst.Equal) else ({}, fact)
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2:
+        subject, kind = test.args[0].value, test.args[1].value
+        if isinstance(subject, cst.Name) and (imports.qualname(kind) or "") in _TENSOR_TYPES:
+            name = subject.value
+            not_tensor = Placement(
+                frozenset({Place.SCALAR, Place.SEQUENCE, Place.NUMPY}),
+                HIGH,
+                placed(Place.SEQUENCE, HIGH, test, f"`{name}` is not a tensor here: Python or numpy data").evidence,
+            )
+            return {}, {name: not_tensor}
+    return {}, {}
+
+
+def _device_owner(expr: cst.BaseExpression) -> str | None:
+    """`t` in `t.device.type`, `t.device`, `str(t.device)`."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "str" and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
+        expr = expr.value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "device" and isinstance(expr.value, cst.Name):
+        return expr.value.value
+    return None
+
+
+_HOST_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.LongTensor", "torch.Tensor"})
+
+
+def _normalised_to_host(stmt: cst.If, imports) -> str | None:
+    """`if not isinstance(x, torch.Tensor): x = torch.tensor(x)` (no `device=`, no `else`):
+    the name `x`, which the code expects to be host data (a list or a CPU tensor)."""
+    test = stmt.test
+    if stmt.orelse is not None or not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
+        return None
+    check = test.expression
+    if not (isinstance(check, cst.Call) and isinstance(check.func, cst.Name) and check.func.value == "isinstance" and len(check.args) == 2):
+        return None
+    subject = check.args[0].value
+    if not isinstance(subject, cst.Name) or (imports.qualname(check.args[1].value) or "") not in _TENSOR_TYPES:
+        return None
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+    if len(body) != 1 or not isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return None
+    small = body[0].body
+    if len(small) != 1 or not isinstance(small[0], cst.Assign) or len(small[0].targets) != 1:
+        return None
+    target, value = small[0].targets[0].target, small[0].value
+    if not (isinstance(target, cst.Name) and target.value == subject.value and isinstance(value, cst.Call)):
+        return None
+    if (imports.qualname(value.func) or "") not in _HOST_BUILDERS:
+        return None
+    if any(a.keyword is not None and a.keyword.value == "device" for a in value.args):
+        return None  # built on a device: not host data
+    return subject.value
+
+
+def loop_bindings(target, iterable, env, element_of):
+    """`for i, x in enumerate(it)` binds `i` to a Python int and `x` to an element of `it`;
+    `for a, b in zip(p, q)` binds each name to an element of its own iterable. None for
+    other loops. `element_of(expr)`: the placement of an element of `expr`."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call):
+        return None
+    func = iterable.func
+    if not isinstance(func, cst.Name) or func.value in env or any(a.keyword is not None or a.star for a in iterable.args):
+        return None
+    names = [e.value for e in target.elements]
+    if any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    if func.value == "enumerate" and len(names) == 2 and len(iterable.args) == 1:
+        return [(names[0], placed(Place.SCALAR, HIGH, iterable, "an `enumerate()` count")), (names[1], element_of(iterable.args[0].value))]
+    if func.value == "zip" and len(names) == len(iterable.args):
+        return [(name, element_of(arg.value)) for name, arg in zip(names, iterable.args)]
+    return None
 
 
 def _element_part(value: Placement, value_expr) -> Placement:

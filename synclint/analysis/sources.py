@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import re
+
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
@@ -93,7 +95,41 @@ def repository_placement(found, node) -> Placement | None:
     place = _MASK_PLACES.get(mask)
     if place is None:
         return None
-    return placed(place, MEDIUM, node, reason)
+    value = placed(place, MEDIUM, node, reason)
+    if place is Place.HOST:
+        # A host tensor from another file or a name may be pinned (a staging buffer): say
+        # both, so that no rule reports it as surely pageable.
+        return Placement(frozenset({Place.HOST, Place.PINNED}), MEDIUM, value.evidence)
+    return value
+
+
+_FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
+_MODALITIES = frozenset({"image", "video", "audio", "vision", "speech", "visual"})
+_KEEP_ON_HOST = re.compile(r"\bkeep_on_cpu\s*=\s*True\b")
+
+
+def host_fields(text: str) -> frozenset[str]:
+    """Fields a framework keeps on the host: the keys of calls that declare a field with
+    `keep_on_cpu=True` (`image_sizes=MultiModalFieldConfig.batched("image", keep_on_cpu=True)`,
+    `"grid": FieldConfig(..., keep_on_cpu=True)`). Read from the whole text with patterns,
+    so the answer does not depend on which functions the screen kept."""
+    if "keep_on_cpu" not in text:
+        return frozenset()
+    found = set()
+    for match in _FIELD_CALL.finditer(text):
+        depth, i = 1, match.end()
+        while i < len(text) and depth:
+            c = text[i]
+            depth += 1 if c == "(" else -1 if c == ")" else 0
+            i += 1
+        if _KEEP_ON_HOST.search(text, match.end(), i):
+            name = match.group(1) or match.group(2)
+            found.add(name)
+            # `image_grid_thw` reaches the encoder as `grid_thw`: the name without its modality.
+            head, _, rest = name.partition("_")
+            if head in _MODALITIES and rest:
+                found.add(rest)
+    return frozenset(found)
 
 
 def is_module_class(class_def: cst.ClassDef, imports) -> bool:
@@ -207,8 +243,16 @@ class Evaluator:
             return placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`{name}` is named like an accelerator device (inferred)")
         return UNKNOWN
 
+    def _host_field(self, name: str | None, node) -> Placement | None:
+        if name is not None and name in self.analysis.host_fields:
+            return placed(Place.HOST, MEDIUM, node, f"the field `{name}` is kept on the host (`keep_on_cpu=True`)")
+        return None
+
     def _attribute(self, expr: cst.Attribute, env: Env) -> Placement:
         attr = expr.attr.value
+        kept = self._host_field(attr, expr)
+        if kept is not None:
+            return kept
         qual = self.qualname(expr, env)
         if qual is not None and qual.startswith("torch.") and qual[6:] in api.DTYPES:
             return placed(Place.OTHER, HIGH, expr, "a dtype")
@@ -248,6 +292,11 @@ class Evaluator:
             return placed(Place.ACCEL_DEVICE, base.confidence, expr, "the device of a device tensor")
         if base.is_(Place.HOST, Place.PINNED):
             return placed(Place.CPU_DEVICE, base.confidence, expr, "the device of a host tensor")
+        if base.is_tensor and not self._in_module_forward():
+            # `device=x.device` of a tensor nothing places (`x: torch.Tensor` in a helper):
+            # x may as well be a CPU tensor, so this is no proof of a device.
+            evidence = placed(Place.ACCEL_DEVICE, LOW, expr, "`.device` of a tensor nothing in this file places: an accelerator or the CPU").evidence
+            return Placement(frozenset({Place.ACCEL_DEVICE, Place.CPU_DEVICE}), LOW, evidence)
         return placed(Place.ACCEL_DEVICE, MEDIUM, expr, "`.device` of a model or tensor, assumed an accelerator (inferred)")
 
     def _self_attribute(self, expr: cst.Attribute, attr: str) -> Placement:
@@ -277,6 +326,9 @@ class Evaluator:
         class_chain = self._enclosing_class()
         return self.analysis.class_attributes(class_chain) if class_chain else {}
 
+    def _in_module_forward(self) -> bool:
+        return bool(self.chain) and isinstance(self.chain[-1], cst.FunctionDef) and self.chain[-1].name.value == "forward" and self._in_module_class()
+
     def _in_module_class(self) -> bool:
         class_chain = self._enclosing_class()
         return class_chain is not None and is_module_class(class_chain[-1], self.imports)
@@ -291,6 +343,10 @@ class Evaluator:
         return value is None or value.is_(Place.OTHER) or not value.known
 
     def _subscript(self, expr: cst.Subscript, env: Env) -> Placement:
+        if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            kept = self._host_field(string_value(expr.slice[0].slice.value), expr)
+            if kept is not None:
+                return kept
         base = self._eval(expr.value, env)
         if base.is_tensor or base.is_(Place.NUMPY):
             if base.is_(Place.PINNED):  # an indexed pinned tensor is a (maybe strided) view or a copy
@@ -413,6 +469,9 @@ class Evaluator:
         return None
 
     def _qualified_call(self, qual: str, call: cst.Call, env: Env) -> Placement | None:
+        helper = self.analysis.h2d_helpers.get(qual)
+        if helper is not None:
+            return self._h2d_helper(qual, helper, call, env)
         if qual.startswith("numpy."):
             name = qual[6:]
             if name in api.NUMPY_CONSTRUCTORS or name.startswith("random."):
@@ -447,10 +506,46 @@ class Evaluator:
         tensor_args = [a.value for a in call.args if a.keyword is None or a.keyword.value in ("input", "other", "tensors")]
         if not tensor_args:
             return UNKNOWN
+        # A 0-dim host tensor (`torch.tensor(5)`) is an operand on any device: it does not
+        # say where `torch.minimum(x, torch.tensor(5))` lives, `x` does.
+        others = [a for a in tensor_args if not self._host_scalar_tensor(a, env)]
+        tensor_args = others or tensor_args
         combined = self._combine(tensor_args, env, call, f"`torch.{name}()`", self._operands(tensor_args, env))
         if combined.is_(Place.SCALAR, Place.SEQUENCE):
             return UNKNOWN
         return combined
+
+    def _h2d_helper(self, qual: str, helper, call: cst.Call, env: Env) -> Placement:
+        """`async_tensor_h2d(data, device=d)` and the like: a tensor where `d` sends it."""
+        keyword, position = helper
+        name = qual.rpartition(".")[2]
+        arg = kwarg(call, keyword)
+        if arg is None and position is not None:
+            args = positional(call)
+            arg = args[position] if len(args) > position else None
+        target = self._device_target(arg.value, env) if arg is not None else None
+        if target is None:
+            return placed(Place.DEVICE, MEDIUM, call, f"`{name}()` copies host data to a device")
+        return target.because(call, f"`{name}()` copies host data where its device says")
+
+    def _host_scalar_tensor(self, expr: cst.BaseExpression, env: Env) -> bool:
+        """`torch.tensor(<a number>)` / `torch.scalar_tensor(...)` without `device=`."""
+        if not isinstance(expr, cst.Call) or kwarg(expr, "device") is not None:
+            return False
+        qual = self.qualname(expr.func, env) or ""
+        if qual == "torch.scalar_tensor":
+            return True
+        args = positional(expr)
+        if qual not in ("torch.tensor", "torch.as_tensor") or not args:
+            return False
+        data = args[0].value
+        if isinstance(data, (cst.Integer, cst.Float)):
+            return True
+        # `n + 1`, `-x`: arithmetic with a number literal gives a number (a list would raise)
+        if isinstance(data, cst.BinaryOperation) and isinstance(data.operator, (cst.Add, cst.Subtract, cst.Divide, cst.FloorDivide)):
+            if isinstance(data.left, (cst.Integer, cst.Float)) or isinstance(data.right, (cst.Integer, cst.Float)):
+                return True
+        return self._eval(data, env).is_(Place.SCALAR)
 
     def _torch_device(self, call: cst.Call, env: Env) -> Placement:
         """torch.device("cuda", i), torch.device("cuda:0"), torch.device(f"cuda:{rank}"), torch.device(type="cpu")."""
@@ -510,6 +605,10 @@ class Evaluator:
 
     def _method(self, call: cst.Call, func: cst.Attribute, env: Env) -> Placement:
         method = func.attr.value
+        if method in ("pop", "get") and call.args and self.analysis.host_fields:
+            kept = self._host_field(string_value(call.args[0].value), call)
+            if kept is not None:
+                return kept
         base = self._eval(func.value, env)
         if method == "cuda":
             return placed(Place.DEVICE, HIGH, call, "`.cuda()`")

@@ -31,7 +31,8 @@ class FixSpec:
     message: str
     replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | str], ...]
     applicability: Applicability = Applicability.SAFE
-    # (module, name): `from module import name` is added when `name` is not bound yet.
+    # (module, name): `from module import name` (`import name` for module "") is added when
+    # `name` is not bound yet.
     imports: tuple[tuple[str, str], ...] = ()
 
 
@@ -48,6 +49,8 @@ class Finding:
     fix: FixSpec | None = None
     evidence: tuple = ()
     hot_path: str | None = None
+    tier: str = "unknown"
+    tier_reason: str | None = None
     # Indentation of the blocks around the node, so a multi-line replacement keeps its layout.
     indents: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
@@ -79,10 +82,17 @@ class Rule:
     # (their `device=` target), "truth" (tested values),
     # "convert" (arguments of int()/float()/print()/max()...), "text" (f-string and `%`
     # values), "sizing" (int()/range() arguments, `.item()` receivers), "move" (`.cuda()`,
-    # `.to(<device>)`), "store" (`t[...] = v` targets), "index" (subscripted values with a
+    # `.to(<device>)`), "store" (`t[...] = v` targets), "stored" (their values),
+    # "copy" (`t.copy_(...)` receivers), "index" (subscripted values with a
     # non-literal index), "mask" (index values), "bound" (slice bounds). None: the screen
     # asks only whether a device source is in reach of the function.
     device_sites: ClassVar[tuple[str, ...] | None] = None
+
+    @classmethod
+    def screen_words(cls, tree) -> tuple[str, ...] | None:
+        """The screen's `shape_words` for one file (its `ast` tree): `shape_words`, unless the
+        rule learns more names from the file itself."""
+        return cls.shape_words
 
     def __init__(self, settings) -> None:
         self.settings = settings
@@ -112,5 +122,7 @@ class Rule:
         return [inspect.cleandoc(b) + "\n" for b in re.findall(r"```python\n(.*?)```", cls.doc_section(title), re.S)]
 
     @classmethod
-    def url(cls) -> str:
-        return f"https://github.com/synclint/synclint/blob/main/docs/rules.md#{cls.code.lower()}-{cls.name}"
+    def anchor(cls) -> str:
+        """The rule's heading anchor in docs/rules.md, as GitHub renders it. There is no
+        published URL for the reference: `synclint rule CODE` prints it."""
+        return f"{cls.code.lower()}-{cls.name}"
