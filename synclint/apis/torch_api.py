@@ -128,3 +128,29 @@ NUMBER_ARGUMENT_METHODS = {  # tensor.<name>(...)
 # clamp/clip take tensor bounds too (no readback); a Python number for one bound and a
 # tensor for the other selects the Scalar overload, which reads the tensor.
 CLAMP_FUNCTIONS = frozenset({"clamp", "clip", "clamp_", "clip_"})
+
+# Host-to-device helpers that the H2D fixes may call and that return a device tensor:
+# qualified name -> (the keyword naming the target device, its positional index). The
+# signatures, as each project defines them:
+#   synclint.runtime.async_tensor_h2d(data, dtype=None, device=None)
+#   vllm.utils.torch_utils.async_tensor_h2d(data, device=None, dtype=None, out=None)  (vLLM 0.33)
+#   vllm.utils.async_tensor_h2d(data, dtype, target_device, pin_memory)  (older vLLM: all required)
+#   sglang.srt.utils.common.async_h2d(args, *, dtype, device)  (SGLang 0.5; also re-exported
+#   by sglang.srt.utils)
+H2D_HELPERS = {
+    "synclint.runtime.async_tensor_h2d": ("device", 2),
+    "synclint.runtime.h2d.async_tensor_h2d": ("device", 2),
+    "vllm.utils.torch_utils.async_tensor_h2d": ("device", 1),
+    "vllm.utils.async_tensor_h2d": ("target_device", 2),
+    "sglang.srt.utils.common.async_h2d": ("device", None),
+    "sglang.srt.utils.async_h2d": ("device", None),
+}
+H2D_HELPER_NAMES = frozenset(q.rpartition(".")[2] for q in H2D_HELPERS)
+
+
+def h2d_helpers(configured: str | None = None) -> dict[str, tuple[str, int | None]]:
+    """The known helpers and the configured `h2d-helper` (a dotted path other than the
+    "inline" default; assumed to take `(data, dtype=None, device=None)` like synclint's)."""
+    if configured is None or configured == "inline" or configured in H2D_HELPERS:
+        return H2D_HELPERS
+    return {**H2D_HELPERS, configured: ("device", 2)}

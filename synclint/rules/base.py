@@ -31,7 +31,8 @@ class FixSpec:
     message: str
     replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | str], ...]
     applicability: Applicability = Applicability.SAFE
-    # (module, name): `from module import name` is added when `name` is not bound yet.
+    # (module, name): `from module import name` (`import name` for module "") is added when
+    # `name` is not bound yet.
     imports: tuple[tuple[str, str], ...] = ()
 
 

@@ -128,6 +128,8 @@ class FactReader:
                     device = True
             elif kind is ast.Subscript:
                 sites.setdefault("subscript", []).append(node)
+                if any(t.literal_int_list(e) for e in t._index_elements(node)):
+                    unit.called.add(t.LITERAL_LIST_INDEX)  # a word for SL106's constant index
             elif kind is ast.Assign:
                 for target in node.targets:
                     self._bind(target, node.value, unit)
