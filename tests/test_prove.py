@@ -1,5 +1,5 @@
 """The proof harness without a GPU: every rule has an executable proof case that its rule
-flags (and, where the rule fixes it, that the fix clears), verdicts follow gpu-facts.md's
+flags (and, where the rule fixes it, that the fix clears), verdicts follow docs/gpu-proof.md's
 thresholds, reports have the documented shape, and `synclint prove` without CUDA proves
 nothing and exits 0."""
 
