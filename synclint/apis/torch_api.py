@@ -91,6 +91,44 @@ NOT_TENSOR_NAMESPACES = ("cuda.", "distributed.", "nn.init.", "nn.utils.", "back
 # Words in a name that make an integer a device index (`.to(local_rank)`).
 DEVICE_INDEX_WORDS = ("rank", "device", "gpu", "cuda", "dev_id")
 
+# Arguments PyTorch reads as Python numbers: ints (sizes, counts, indices) or scalars. A
+# tensor passed there is read with `aten._local_scalar_dense`, the op behind `.item()`: for a
+# device tensor, a copy to the host that waits for every queued kernel. name -> (positions,
+# keywords); "*" reads every positional argument (and the elements of a size tuple or list).
+# tests/test_rules_sl208.py checks each entry on the CPU with a dispatch trace.
+NUMBER_ARGUMENT_FUNCTIONS = {  # torch.<name>(...)
+    "zeros": ("*", ("size",)),
+    "ones": ("*", ("size",)),
+    "empty": ("*", ("size",)),
+    "rand": ("*", ("size",)),
+    "randn": ("*", ("size",)),
+    "full": ((0, 1), ("size", "fill_value")),
+    "arange": ("*", ("start", "end", "step")),
+    "randint": ("*", ("low", "high", "size")),
+    "randperm": ((0,), ("n",)),
+    "eye": ("*", ("n", "m")),
+    "narrow": ((2, 3), ("start", "length")),
+    "nn.functional.interpolate": ((1,), ("size",)),
+    "nn.functional.pad": ((1,), ("pad",)),
+}
+NUMBER_ARGUMENT_METHODS = {  # tensor.<name>(...)
+    "reshape": ("*", ()),
+    "view": ("*", ()),
+    "repeat": ("*", ()),
+    "expand": ("*", ()),
+    "new_zeros": ("*", ("size",)),
+    "new_ones": ("*", ("size",)),
+    "new_empty": ("*", ("size",)),
+    "new_full": ((0, 1), ("size", "fill_value")),
+    "narrow": ((1, 2), ("start", "length")),
+    "topk": ((0,), ("k",)),
+    "roll": ((0,), ("shifts",)),
+    "select": ((1,), ("index",)),
+}
+# clamp/clip take tensor bounds too (no readback); a Python number for one bound and a
+# tensor for the other selects the Scalar overload, which reads the tensor.
+CLAMP_FUNCTIONS = frozenset({"clamp", "clip", "clamp_", "clip_"})
+
 # Host-to-device helpers that the H2D fixes may call and that return a device tensor:
 # qualified name -> (the keyword naming the target device, its positional index). The
 # signatures, as each project defines them:

@@ -83,7 +83,8 @@ class Rule:
     # "convert" (arguments of int()/float()/print()/max()...), "text" (f-string and `%`
     # values), "sizing" (int()/range() arguments, `.item()` receivers), "move" (`.cuda()`,
     # `.to(<device>)`), "store" (`t[...] = v` targets), "stored" (their values),
-    # "copy" (`t.copy_(...)` receivers), "index" (subscripted values with a
+    # "copy" (`t.copy_(...)` receivers), "numbers" (arguments read as Python numbers:
+    # apis/torch_api.py NUMBER_ARGUMENT_*), "loop" (iterated values, `list(t)`), "index" (subscripted values with a
     # non-literal index), "mask" (index values), "bound" (slice bounds). None: the screen
     # asks only whether a device source is in reach of the function.
     device_sites: ClassVar[tuple[str, ...] | None] = None

@@ -210,6 +210,14 @@ class PlaceModel:
             return any(_is_move(call) and self.place(call.func.value, unit) & HOST for call in sites.get("move", ()))
         if kind == "store":
             return any(dev(target.value, unit) for target in sites.get("store", ()))
+        if kind == "loop":  # iterated values (`for x in t`, `enumerate(t)`, `zip(t, u)`, `list(t)`)
+            return any(dev(e, unit) for site in sites.get("loop", ()) for e in _iterated(site))
+        if kind == "numbers":  # arguments read as Python numbers, and the elements of size tuples
+            return any(
+                dev(e, unit)
+                for site in sites.get("numbers", ())
+                for e in (site.elts if type(site) in (ast.Tuple, ast.List) else (site,))
+            )
         if kind == "stored":  # `t[...] = v`: the value written
             return any(dev(value, unit) for value in sites.get("stored", ()))
         if kind == "copy":  # `t.copy_(src)`: the tensor written
@@ -562,6 +570,12 @@ def _truth_leaves(expr):
         return [leaf for value in expr.values for leaf in _truth_leaves(value)]
     if kind is ast.UnaryOp and type(expr.op) is ast.Not:
         return _truth_leaves(expr.operand)
+    return [expr]
+
+
+def _iterated(expr):
+    if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id in ("enumerate", "zip"):
+        return list(expr.args)
     return [expr]
 
 
