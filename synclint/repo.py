@@ -522,13 +522,13 @@ def python_files(root: Path) -> list[str]:
     """The project's Python files, without tests and benchmarks (by the folder and file names
     synclint/analysis/tier.py reads as such): what they pass and assign is not what the
     project's own code is given, and generated test tables are the slowest files to read."""
-    from synclint.analysis.tier import _TEST_FILE, _TEST_FOLDERS
+    from synclint.analysis.pathkinds import TEST_FILE, TEST_FOLDERS
 
     out = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".") and d.lower() not in _TEST_FOLDERS)
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".") and d.lower() not in TEST_FOLDERS)
         for name in files:
-            if name.endswith(".py") and not _TEST_FILE.match(name.lower()):
+            if name.endswith(".py") and not TEST_FILE.match(name.lower()):
                 out.append(os.path.join(folder, name))
     return out
 

@@ -39,6 +39,8 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from synclint.analysis import hotpath
+from synclint.analysis.pathkinds import TEST_FILE as _TEST_FILE
+from synclint.analysis.pathkinds import TEST_FOLDERS as _TEST_FOLDERS
 from synclint.analysis.imports import ImportTable, dotted_name
 
 
@@ -65,10 +67,8 @@ CACHING_DECORATORS = frozenset(
 )
 
 # Folders and files of tests and benchmarks (path components, compared in lower case).
-_TEST_FOLDERS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench", "benches"})
 # Folders and files (without `.py`) of model and weight loading: run once at start-up.
 _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
-_TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest|bench_.*|.*_bench|benchmark_.*|.*_benchmark|bench_utils|benchmark)\.pyi?$")
 
 # `threading.Thread(target=f)`, `Process(target=f)`, `pool.submit(f, ...)`,
 # `loop.run_in_executor(pool, f)`, `asyncio.to_thread(f)`: f runs off the calling thread.

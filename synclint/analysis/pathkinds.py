@@ -1,0 +1,11 @@
+"""Which files are tests and benchmarks, by folder and file name: read by the tiers
+(synclint/analysis/tier.py) and by the repository index (synclint/repo.py), which must not
+import libcst for it (a warm run does not load libcst at all)."""
+
+from __future__ import annotations
+
+import re
+
+# Folders and files of tests and benchmarks (path components, compared in lower case).
+TEST_FOLDERS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench", "benches"})
+TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest|bench_.*|.*_bench|benchmark_.*|.*_benchmark|bench_utils|benchmark)\.pyi?$")
