@@ -13,7 +13,7 @@ from pathlib import Path
 
 from synclint import __version__
 from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, load_settings
-from synclint.violation import Confidence
+from synclint.violation import ENGINE_CODES, Confidence
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace")
@@ -58,6 +58,10 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
     p.add_argument("--runtime", type=str, default=None, help="join with a `synclint trace --json` report")
     p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    g = p.add_argument_group("gradual adoption")
+    g.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding (--add-noqa=REASON writes a reason after the code)")
+    g.add_argument("--add-noqa-reason", type=str, default=None, metavar="TEXT", help="the reason --add-noqa writes after the code")
+    g.add_argument("--show-suppressions", action="store_true", help="list the findings that comments suppress, with their reasons")
     p.add_argument("--version", action="version", version=f"synclint {__version__}")
     return p
 
@@ -114,7 +118,7 @@ def _statistics(violations) -> str:
     lines = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rule_by_code(code)
-        name = rule.name if rule else {"SL001": "syntax-error", "SL002": "io-error"}.get(code, "")
+        name = rule.name if rule else ENGINE_CODES.get(code, ("",))[0]
         lines.append(f"{count:>5}\t{code}\t[{'*' if code in fixable else ' '}] {name}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -173,8 +177,69 @@ def _write_fixes(changed) -> list[str]:
     return failures
 
 
+def _split_add_noqa(argv: list[str]) -> list[str]:
+    """`--add-noqa=REASON` (ruff's spelling) -> `--add-noqa --add-noqa-reason REASON`."""
+    out = []
+    for arg in argv:
+        if arg.startswith("--add-noqa="):
+            out += ["--add-noqa", "--add-noqa-reason", arg.split("=", 1)[1]]
+        else:
+            out.append(arg)
+    return out
+
+
+def _add_noqa(outcomes, reason: str | None) -> int:
+    from synclint.fix.write import atomic_write
+    from synclint.noqa import add_noqa
+
+    added = skipped = 0
+    for o in outcomes:
+        if not o.violations:
+            continue
+        try:
+            text = Path(o.filename).read_bytes().decode(o.encoding)
+        except (OSError, UnicodeDecodeError, LookupError):
+            continue
+        new, count, left = add_noqa(text, o.violations, reason)
+        skipped += left
+        if count:
+            try:
+                atomic_write(Path(o.filename), new.encode(o.encoding))
+            except (OSError, UnicodeEncodeError) as exc:
+                print(f"synclint: {o.filename}: cannot write: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+                continue
+            added += count
+    if skipped:
+        print(
+            f"synclint: {skipped} finding{'s' * (skipped != 1)} left without a comment: "
+            "no line of the statement ends outside a string (or the file does not parse)",
+            file=sys.stderr,
+        )
+    return added
+
+
+def _show_suppressions(outcomes) -> str:
+    lines = []
+    for o in outcomes:
+        for v, directive in o.suppressions:
+            reason = f": {directive.reason}" if directive.reason else ""
+            lines.append(
+                f"{_display_path(v.filename)}:{v.location.row}:{v.location.column}: {v.code} "
+                f"suppressed by `{directive.text}` on line {directive.row}{reason}"
+            )
+    count = len(lines)
+    lines.append(f"{count} suppressed finding{'s' * (count != 1)}.")
+    return "\n".join(lines) + "\n"
+
+
 def run_check(argv: list[str]) -> int:
-    args = check_parser().parse_args(argv)
+    args = check_parser().parse_args(_split_add_noqa(argv))
+    if (args.add_noqa or args.show_suppressions) and ("-" in args.paths or args.fix or args.diff):
+        raise UsageError("--add-noqa and --show-suppressions work on files, without --fix or --diff")
+    if args.add_noqa_reason is not None and not args.add_noqa:
+        raise UsageError("--add-noqa-reason goes with --add-noqa")
+    if args.add_noqa_reason is not None and ("\n" in args.add_noqa_reason or "\r" in args.add_noqa_reason):
+        raise UsageError("--add-noqa-reason must be one line")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if "-" in args.paths and len(args.paths) > 1:
@@ -196,9 +261,17 @@ def run_check(argv: list[str]) -> int:
         outcomes = [process_file(args.stdin_filename or "-", settings, want_fix, unsafe, source=stdin_bytes)]
         problems, notes = [], []
     else:
-        run = lint_paths([Path(p) for p in (args.paths or ["."])], settings, fix=want_fix, unsafe=unsafe, jobs=args.jobs, use_cache=not args.no_cache)
+        use_cache = not args.no_cache and not args.show_suppressions  # the cache keeps no suppressed findings
+        run = lint_paths([Path(p) for p in (args.paths or ["."])], settings, fix=want_fix, unsafe=unsafe, jobs=args.jobs, use_cache=use_cache)
         outcomes = run.outcomes
         problems, notes = _input_problems(run.errors)
+        if args.show_suppressions:
+            _write_output(_show_suppressions(outcomes), args.output_file)
+            return EXIT_CLEAN
+        if args.add_noqa:
+            added = _add_noqa(outcomes, args.add_noqa_reason)
+            print(f"Added {added} noqa directive{'s' * (added != 1)}.", file=sys.stderr)
+            return EXIT_CLEAN
 
     for note in notes:
         print(note, file=sys.stderr)
@@ -285,6 +358,13 @@ def run_rule(argv: list[str]) -> int:
     from synclint.rules import rule_by_code
 
     rule = rule_by_code(args.code)
+    engine = ENGINE_CODES.get(args.code.upper()) or next((v for v in ENGINE_CODES.values() if v[0] == args.code), None)
+    if rule is None and engine is not None:
+        code = next(c for c, v in ENGINE_CODES.items() if v == engine)
+        print(f"# {code} {engine[0]}\n")
+        print(f"Fix: {engine[2]}. Reported by the engine itself.\n")
+        print(f"{engine[1]}.")
+        return EXIT_CLEAN
     if rule is None:
         raise UsageError(f"unknown rule `{args.code}` (see `synclint rules`)")
     print(f"# {rule.code} {rule.name}\n")
@@ -303,11 +383,16 @@ def run_rules(argv: list[str]) -> int:
         import json
 
         data = [
+            {"code": code, "name": name, "summary": summary, "fix": fix, "severity": "error" if fix == "never" else "warning"}
+            for code, (name, summary, fix) in ENGINE_CODES.items()
+        ] + [
             {"code": r.code, "name": r.name, "summary": r.summary, "fix": r.fix_availability.value, "severity": r.severity.value}
             for r in all_rules()
         ]
         print(json.dumps(data, indent=2))
         return EXIT_CLEAN
+    for code, (name, summary, fix) in ENGINE_CODES.items():
+        print(f"{code}  {name:<36} fix: {fix:<9} {summary}")
     for r in all_rules():
         print(f"{r.code}  {r.name:<36} fix: {r.fix_availability.value:<9} {r.summary}")
     return EXIT_CLEAN

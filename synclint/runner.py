@@ -39,6 +39,7 @@ class FileOutcome:
     encoding: str = "utf-8"
     applied: int = 0
     error: str | None = None  # a fix that was refused, for the user to see
+    suppressions: list = field(default_factory=list)  # (violation, directive) pairs
 
     @property
     def changed(self) -> bool:
@@ -78,7 +79,7 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, sou
         result = fix_source(source, filename, settings, unsafe=unsafe)
         return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error)
     result = lint_source(source, filename, settings)
-    return FileOutcome(filename, result.violations, encoding=result.encoding)
+    return FileOutcome(filename, result.violations, encoding=result.encoding, suppressions=result.suppressions)
 
 
 def default_jobs() -> int:

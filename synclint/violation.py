@@ -90,3 +90,16 @@ class Violation:
 # (the run goes on), so that a CI gate never passes over a file it could not read.
 SYNTAX_ERROR = "SL001"
 IO_ERROR = "SL002"
+# A `# noqa: CODE` / `# synclint: ignore[CODE]` that suppresses nothing (ruff's RUF100).
+UNUSED_SUPPRESSION = "SL003"
+
+# The codes the engine itself reports (not rules under synclint/rules/): name, summary, fix.
+ENGINE_CODES = {
+    SYNTAX_ERROR: ("syntax-error", "The file does not parse; nothing in it was checked", "never"),
+    IO_ERROR: ("io-error", "A path could not be read, decoded or found; nothing in it was checked", "never"),
+    UNUSED_SUPPRESSION: (
+        "unused-suppression",
+        "A `# noqa: CODE` or `# synclint: ignore[CODE]` comment that suppresses nothing",
+        "always",
+    ),
+}
