@@ -50,7 +50,7 @@ def instrument() -> None:
 
     import libcst
 
-    from synclint import engine, prefilter, screen, suppressions
+    from synclint import engine, prefilter, screen
     from synclint.analysis import placement
     from synclint.rules import all_rules
 
