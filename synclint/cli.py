@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from synclint import __version__
-from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, load_settings
+from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, SettingsResolver
 from synclint.violation import ENGINE_CODES, Confidence
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -65,21 +65,19 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     g.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding (--add-noqa=REASON writes a reason after the code)")
     g.add_argument("--add-noqa-reason", type=str, default=None, metavar="TEXT", help="the reason --add-noqa writes after the code")
     g.add_argument("--show-suppressions", action="store_true", help="list the findings that comments suppress, with their reasons")
+    c = p.add_argument_group("configuration")
+    c.add_argument("--show-settings", type=str, default=None, metavar="FILE", help="print the settings used for FILE and the files they come from")
+    c.add_argument("--show-files", action="store_true", help="list the files that would be linted, with their configuration file")
     p.add_argument("--version", action="version", version=f"synclint {__version__}")
     return p
 
 
-def _settings_from(args) -> Settings:
-    paths = [Path(p) for p in args.paths if p != "-"] or [Path(args.stdin_filename or ".")]
-    config = Path(args.config) if args.config else None
-    settings = load_settings([p if p.exists() else p.parent for p in paths], config)
+def _overrides(args):
+    """The command-line options that override every configuration file, as a function
+    from a file's Settings to the ones used."""
     changes: dict = {}
     if args.select is not None:
         changes["select"] = tuple(args.select)
-    if args.extend_select is not None:
-        changes["extend_select"] = (*settings.extend_select, *args.extend_select)
-    if args.ignore is not None:
-        changes["ignore"] = (*settings.ignore, *args.ignore)
     if args.force_exclude is not None:
         changes["force_exclude"] = args.force_exclude
     if args.unsafe_fixes is not None:
@@ -99,7 +97,28 @@ def _settings_from(args) -> Settings:
             validate_selectors(selectors or (), option)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    return settings.replace(**changes) if changes else settings
+
+    def apply(settings: Settings) -> Settings:
+        more = dict(changes)
+        if args.extend_select is not None:
+            more["extend_select"] = (*settings.extend_select, *args.extend_select)
+        if args.ignore is not None:
+            more["ignore"] = (*settings.ignore, *args.ignore)
+        return settings.replace(**more) if more else settings
+
+    return apply
+
+
+def _resolver_from(args) -> SettingsResolver:
+    """Each file's settings: its nearest configuration file's (or --config's), overridden."""
+    config = Path(args.config) if args.config else None
+    return SettingsResolver(config, _overrides(args))
+
+
+def _settings_from(args) -> Settings:
+    """The settings of the first path (or of stdin's file name)."""
+    paths = [Path(p) for p in args.paths if p != "-"] or [Path(args.stdin_filename or ".")]
+    return _resolver_from(args).for_path(paths[0] if paths[0].exists() else paths[0].parent)
 
 
 def _write_output(text: str, output_file: str | None) -> None:
@@ -221,6 +240,61 @@ def _add_noqa(outcomes, reason: str | None) -> int:
     return added
 
 
+def _toml_value(value) -> str:
+    import enum
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, enum.Enum):
+        return f'"{value.name.lower()}"'
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):  # per-file-ignores
+        return "{" + ", ".join(f'"{glob}" = {_toml_value(codes)}' for glob, codes in value) + "}"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def _show_settings(resolver: SettingsResolver, path: Path) -> int:
+    """The settings a file is linted with, as TOML keys, and the files they come from."""
+    import dataclasses
+
+    from synclint.config import _KEYS
+    from synclint.discover import project_root
+
+    settings = resolver.for_path(path)
+    print(f"Settings for {path}")
+    if settings.source:
+        chain = " (extends " + ", which extends ".join(_display_path(e) for e in settings.extends) + ")" if settings.extends else ""
+        print(f"# from {_display_path(settings.source)}{chain}")
+    else:
+        print("# from the defaults: no configuration file found")
+    print(f"# project root: {_display_path(str(project_root(settings))) or '.'}")
+    names = {name: key for key, (name, _) in _KEYS.items() if not key.startswith("extend-") or name in ("extend_select", "extend_exclude")}
+    for f in dataclasses.fields(settings):
+        if f.name in names:
+            value = getattr(settings, f.name)
+            shown = "{}" if f.name == "per_file_ignores" and not value else _toml_value(value)
+            print(f"{names[f.name]} = {shown}")
+    return EXIT_CLEAN
+
+
+def _show_files(resolver: SettingsResolver, paths: list[Path]) -> int:
+    """The files a check of `paths` would lint, each with its configuration file."""
+    from synclint.discover import discover
+
+    found = discover(paths, resolver)
+    for path in found.files:
+        source = resolver.for_file(path).source
+        print(f"{_display_path(str(path))}" + (f"  ({_display_path(source)})" if source else ""))
+    for path, message in found.errors:
+        print(f"synclint: {path}: {message}", file=sys.stderr)
+    return EXIT_ERROR if found.errors and not found.files else EXIT_CLEAN
+
+
 def _show_suppressions(outcomes) -> str:
     lines = []
     for o in outcomes:
@@ -247,13 +321,16 @@ def run_check(argv: list[str]) -> int:
         raise UsageError("--jobs must be at least 1")
     if "-" in args.paths and len(args.paths) > 1:
         raise UsageError("`-` (stdin) cannot be combined with other paths")
-    settings = _settings_from(args)
+    resolver = _resolver_from(args)
+    if args.show_settings is not None:
+        return _show_settings(resolver, Path(args.show_settings))
+    if args.show_files:
+        return _show_files(resolver, [Path(p) for p in (args.paths or ["."])])
     fmt = args.output_format or os.environ.get("SYNCLINT_OUTPUT_FORMAT") or "full"
     if fmt not in OUTPUT_FORMATS:
         raise UsageError(f"unknown output format {fmt!r}")
     from_stdin = "-" in args.paths
     want_fix = bool(args.fix) or args.diff
-    unsafe = settings.unsafe_fixes
 
     from synclint import report
     from synclint.runner import lint_paths, process_file
@@ -261,11 +338,12 @@ def run_check(argv: list[str]) -> int:
     stdin_bytes = b""
     if from_stdin:
         stdin_bytes = sys.stdin.buffer.read()
-        outcomes = [process_file(args.stdin_filename or "-", settings, want_fix, unsafe, source=stdin_bytes)]
+        settings = resolver.for_file(args.stdin_filename or "-")
+        outcomes = [process_file(args.stdin_filename or "-", settings, want_fix, settings.unsafe_fixes, source=stdin_bytes)]
         problems, notes = [], []
     else:
         use_cache = not args.no_cache and not args.show_suppressions  # the cache keeps no suppressed findings
-        run = lint_paths([Path(p) for p in (args.paths or ["."])], settings, fix=want_fix, unsafe=unsafe, jobs=args.jobs, use_cache=use_cache)
+        run = lint_paths([Path(p) for p in (args.paths or ["."])], resolver, fix=want_fix, unsafe=None, jobs=args.jobs, use_cache=use_cache)
         outcomes = run.outcomes
         problems, notes = _input_problems(run.errors)
         if args.show_suppressions:
