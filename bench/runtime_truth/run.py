@@ -145,7 +145,7 @@ def markdown(results: list[dict], meta: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--models", default=",".join(models.BUILDERS))
+    ap.add_argument("--models", default=",".join(models.DEFAULT))
     ap.add_argument("--args", default="", help="extra options for `synclint check`")
     ap.add_argument("--rescore", help="score an earlier runtime_truth.json again (no GPU needed)")
     a = ap.parse_args()
