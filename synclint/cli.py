@@ -12,8 +12,9 @@ from collections import Counter
 from pathlib import Path
 
 from synclint import __version__
+from synclint.adoption import AdoptionError
 from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, SettingsResolver
-from synclint.violation import ENGINE_CODES, Confidence
+from synclint.violation import ENGINE_CODES, IO_ERROR, SYNTAX_ERROR, Confidence
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace")
@@ -65,6 +66,9 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     g.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding (--add-noqa=REASON writes a reason after the code)")
     g.add_argument("--add-noqa-reason", type=str, default=None, metavar="TEXT", help="the reason --add-noqa writes after the code")
     g.add_argument("--show-suppressions", action="store_true", help="list the findings that comments suppress, with their reasons")
+    g.add_argument("--baseline", type=str, default=None, metavar="FILE", help="report only findings not in FILE; writes FILE when it does not exist")
+    g.add_argument("--update-baseline", action="store_true", help="(re)write the --baseline FILE with the current findings")
+    g.add_argument("--diff-base", type=str, default=None, metavar="REV", help="report only findings on lines added or changed since the git revision REV")
     c = p.add_argument_group("configuration")
     c.add_argument("--show-settings", type=str, default=None, metavar="FILE", help="print the settings used for FILE and the files they come from")
     c.add_argument("--show-files", action="store_true", help="list the files that would be linted, with their configuration file")
@@ -313,6 +317,10 @@ def run_check(argv: list[str]) -> int:
     args = check_parser().parse_args(_split_add_noqa(argv))
     if (args.add_noqa or args.show_suppressions) and ("-" in args.paths or args.fix or args.diff):
         raise UsageError("--add-noqa and --show-suppressions work on files, without --fix or --diff")
+    if args.update_baseline and not args.baseline:
+        raise UsageError("--update-baseline goes with --baseline FILE")
+    if args.diff_base is not None and ("-" in args.paths or args.fix or args.diff or args.add_noqa):
+        raise UsageError("--diff-base reports findings; it does not go with stdin, --fix, --diff or --add-noqa")
     if args.add_noqa_reason is not None and not args.add_noqa:
         raise UsageError("--add-noqa-reason goes with --add-noqa")
     if args.add_noqa_reason is not None and ("\n" in args.add_noqa_reason or "\r" in args.add_noqa_reason):
@@ -343,9 +351,22 @@ def run_check(argv: list[str]) -> int:
         problems, notes = [], []
     else:
         use_cache = not args.no_cache and not args.show_suppressions  # the cache keeps no suppressed findings
-        run = lint_paths([Path(p) for p in (args.paths or ["."])], resolver, fix=want_fix, unsafe=None, jobs=args.jobs, use_cache=use_cache)
+        changes = None
+        if args.diff_base is not None:
+            from synclint.adoption import changed_since
+
+            changes = changed_since(args.diff_base)
+        only = changes.has_file if changes is not None else None
+        run = lint_paths([Path(p) for p in (args.paths or ["."])], resolver, fix=want_fix, unsafe=None, jobs=args.jobs, use_cache=use_cache, only=only)
         outcomes = run.outcomes
-        problems, notes = _input_problems(run.errors)
+        errors = run.errors
+        if changes is not None:  # a path deleted since the revision is skipped, not an error
+            errors = [(path, message) for path, message in errors if not changes.is_deleted(path)]
+            for outcome in outcomes:
+                outcome.violations = [
+                    v for v in outcome.violations if v.code in (SYNTAX_ERROR, IO_ERROR) or changes.touches(v)
+                ]
+        problems, notes = _input_problems(errors)
         if args.show_suppressions:
             _write_output(_show_suppressions(outcomes), args.output_file)
             return EXIT_CLEAN
@@ -383,6 +404,21 @@ def run_check(argv: list[str]) -> int:
         write_failures = _write_fixes(changed)
         for line in write_failures:
             print(line, file=sys.stderr)
+
+    if args.baseline:
+        from synclint.adoption import without_baselined, write_baseline
+
+        texts = {o.filename: o.fixed for o in outcomes if o.fixed is not None}
+        if from_stdin:
+            texts[outcomes[0].filename] = stdin_bytes.decode(outcomes[0].encoding, errors="replace")
+        baseline = Path(args.baseline)
+        if args.update_baseline or not baseline.exists():
+            written = write_baseline(baseline, violations, texts)
+            print(f"Wrote {written} finding{'s' * (written != 1)} to the baseline {args.baseline}.", file=sys.stderr)
+            return EXIT_ERROR if write_failures else EXIT_CLEAN
+        violations, hidden = without_baselined(violations, baseline, texts)
+        if hidden and not args.quiet:
+            print(f"synclint: {hidden} finding{'s' * (hidden != 1)} in the baseline {args.baseline} not shown.", file=sys.stderr)
 
     sources: dict[str, str | None] = {}
     if fmt in _NEEDS_SOURCES:
@@ -519,6 +555,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except ConfigError as exc:
         print(f"synclint: configuration error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except AdoptionError as exc:
+        print(f"synclint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("synclint: interrupted", file=sys.stderr)

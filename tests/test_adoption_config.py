@@ -159,3 +159,25 @@ def test_each_folder_is_resolved_once_and_each_config_read_once(monorepo, monkey
     assert len(probes) == len(set(probes))
     assert sorted(p.rsplit("/", 2)[-2] for p in reads if p.endswith("pyproject.toml")) == ["a", "b"]
     assert resolver.for_file(monorepo / "b/m.py") is resolver.for_file(monorepo / "b/sub/s.py")
+
+
+def test_readme_monorepo_example_prints_what_it_shows(tmp_path, monkeypatch):
+    import re
+    import shlex
+
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    tail = readme[readme.index("For a monorepo whose") :]
+    commands = re.search(r"```bash\n(.*?)```", tail, re.S).group(1).splitlines()
+    shown = re.search(r"```text\n(.*?)```", tail, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {
+        "base/synclint.toml": 'extend-select = ["SL5"]\n',
+        "a/pyproject.toml": '[tool.synclint]\nignore = ["SL201"]\n',
+        "a/m.py": TWO_FINDINGS,
+        "b/pyproject.toml": '[tool.synclint]\nextend = "../base/synclint.toml"\nignore = ["SL101"]\n',
+        "b/m.py": TWO_FINDINGS,
+    })
+    printed = "".join(run_process(*shlex.split(c)[1:], cwd=tmp_path).out for c in commands)
+    assert printed.startswith(shown)
