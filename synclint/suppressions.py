@@ -208,6 +208,11 @@ class FileSuppressions:
                     unused.append(selector)
             if unused or unknown:
                 out.append(self._violation(filename, directive, unused + unknown, _why(unused, unknown)))
+        if out:
+            # Only a real comment is reported (and fixed): not `# noqa: X` quoted in a
+            # docstring. Tokenizing costs; it is done only for a file with a candidate.
+            comments = _comment_starts(self.lines)
+            out = [v for v in out if any(c <= v.location.column - 1 for c in comments.get(v.location.row, ()))]
         return out
 
     def _violation(self, filename: str, directive: Directive, dead: list[str], why: str) -> Violation:
@@ -233,6 +238,22 @@ class FileSuppressions:
             confidence=Confidence.HIGH,
             noqa_row=row,
         )
+
+
+def _comment_starts(lines: list[str]) -> dict[int, list[int]]:
+    """Row -> columns (0-based) where a comment token starts; empty when the text does not
+    tokenize."""
+    import io
+    import tokenize
+
+    starts: dict[int, list[int]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if tok.type == tokenize.COMMENT:
+                starts.setdefault(tok.start[0], []).append(tok.start[1])
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return starts
 
 
 def _why(unused: list[str], unknown: list[str]) -> str:

@@ -124,8 +124,18 @@ def test_a_file_that_does_not_parse_reports_no_unused_suppression(project, syncl
 
 
 def test_the_bundled_example_has_no_dead_suppression():
-    result = run_process("check", "--no-cache", "--select", "SL003", "examples/", cwd=REPO)
-    assert result.code == 0, result.out
+    result = run_process("check", "--no-cache", "--output-format", "json", "examples/", cwd=REPO)
+    codes = [d["code"] for d in json.loads(result.out)]
+    assert codes == ["SL101", "SL201"]
+
+
+def test_a_directive_quoted_in_a_docstring_is_not_reported_or_removed(project, synclint):
+    text = HEADER + '    """Silence it with\n    `# noqa: SL101` on the line.\n    """\n    return total  # noqa: SL201\n'
+    project.write({"s.py": text})
+    result = synclint("check", "--no-cache", "--output-format", "json", "s.py")
+    assert [(d["location"]["row"], d["code"]) for d in json.loads(result.out)] == [(8, "SL003")]
+    synclint("check", "--fix", "s.py")
+    assert (project.root / "s.py").read_text() == text.replace("  # noqa: SL201", "")
 
 
 def test_rules_lists_every_code_that_can_be_emitted(synclint):
