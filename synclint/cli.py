@@ -17,7 +17,7 @@ from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, SettingsR
 from synclint.violation import ENGINE_CODES, IO_ERROR, SYNTAX_ERROR, Confidence
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace")
+SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace", "server")
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github", "gitlab")
 # Formats that show or hash the source lines of the findings.
 _NEEDS_SOURCES = ("full", "sarif", "gitlab")
@@ -299,10 +299,18 @@ def _show_files(resolver: SettingsResolver, paths: list[Path]) -> int:
     return EXIT_ERROR if found.errors and not found.files else EXIT_CLEAN
 
 
-def _show_suppressions(outcomes) -> str:
+def _show_suppressions(resolver: SettingsResolver, paths: list[Path]) -> str:
+    """Each finding a comment suppresses, with the comment and its reason."""
+    from synclint.discover import discover
+    from synclint.engine import lint_source
+
     lines = []
-    for o in outcomes:
-        for v, directive in o.suppressions:
+    for path in discover(paths, resolver).files:
+        try:
+            source = path.read_bytes()
+        except OSError:
+            continue  # a check reports it
+        for v, directive in lint_source(source, str(path), resolver.for_file(path)).suppressions:
             reason = f": {directive.reason}" if directive.reason else ""
             lines.append(
                 f"{_display_path(v.filename)}:{v.location.row}:{v.location.column}: {v.code} "
@@ -334,6 +342,9 @@ def run_check(argv: list[str]) -> int:
         return _show_settings(resolver, Path(args.show_settings))
     if args.show_files:
         return _show_files(resolver, [Path(p) for p in (args.paths or ["."])])
+    if args.show_suppressions:
+        _write_output(_show_suppressions(resolver, [Path(p) for p in (args.paths or ["."])]), args.output_file)
+        return EXIT_CLEAN
     fmt = args.output_format or os.environ.get("SYNCLINT_OUTPUT_FORMAT") or "full"
     if fmt not in OUTPUT_FORMATS:
         raise UsageError(f"unknown output format {fmt!r}")
@@ -350,7 +361,7 @@ def run_check(argv: list[str]) -> int:
         outcomes = [process_file(args.stdin_filename or "-", settings, want_fix, settings.unsafe_fixes, source=stdin_bytes)]
         problems, notes = [], []
     else:
-        use_cache = not args.no_cache and not args.show_suppressions  # the cache keeps no suppressed findings
+        use_cache = not args.no_cache
         changes = None
         if args.diff_base is not None:
             from synclint.adoption import changed_since
@@ -367,9 +378,6 @@ def run_check(argv: list[str]) -> int:
                     v for v in outcome.violations if v.code in (SYNTAX_ERROR, IO_ERROR) or changes.touches(v)
                 ]
         problems, notes = _input_problems(errors)
-        if args.show_suppressions:
-            _write_output(_show_suppressions(outcomes), args.output_file)
-            return EXIT_CLEAN
         if args.add_noqa:
             added = _add_noqa(outcomes, args.add_noqa_reason)
             print(f"Added {added} noqa directive{'s' * (added != 1)}.", file=sys.stderr)
@@ -524,13 +532,14 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] in ("-h", "--help"):
             print(
                 "usage: synclint [check] [options] [PATHS...]\n"
-                "       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py\n\n"
+                "       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py | server\n\n"
                 "commands:\n"
                 "  check   lint files (the default; `synclint --fix .` is `synclint check --fix .`)\n"
                 "  rule    print a rule's documentation\n"
                 "  rules   list the rules\n"
                 "  prove   show on a GPU that each flagged pattern stalls and each fix removes it\n"
-                "  trace   run a program and record the syncs that happen at run time\n\n"
+                "  trace   run a program and record the syncs that happen at run time\n"
+                "  server  run the language server (LSP on stdio) for an editor\n\n"
                 "`synclint check --help` lists the options."
             )
             return EXIT_CLEAN
@@ -550,6 +559,10 @@ def main(argv: list[str] | None = None) -> int:
             from synclint.trace.cli import main as trace_main
 
             return trace_main(rest)
+        if command == "server":
+            from synclint.server import main as server_main
+
+            return server_main(rest)
     except UsageError as exc:
         print(f"synclint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -39,7 +39,6 @@ class FileOutcome:
     encoding: str = "utf-8"
     applied: int = 0
     error: str | None = None  # a fix that was refused, for the user to see
-    suppressions: list = field(default_factory=list)  # (violation, directive) pairs
 
     @property
     def changed(self) -> bool:
@@ -65,8 +64,8 @@ def read_source(path: Path) -> bytes:
 
 def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | None, source: bytes | None = None) -> FileOutcome:
     """One file, start to finish. Never raises for bad input."""
-    from synclint.engine import io_error_violation, lint_source
-    from synclint.fix.apply import fix_source
+    from synclint.api import fix_source, lint_source
+    from synclint.engine import io_error_violation, source_encoding
 
     if source is None:
         try:
@@ -78,8 +77,7 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | No
     if fix:
         result = fix_source(source, filename, settings, unsafe=unsafe)
         return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error)
-    result = lint_source(source, filename, settings)
-    return FileOutcome(filename, result.violations, encoding=result.encoding, suppressions=result.suppressions)
+    return FileOutcome(filename, lint_source(source, filename, settings), encoding=source_encoding(source))
 
 
 def default_jobs() -> int:
