@@ -11,10 +11,9 @@ suppressed and SL003 is about suppressions themselves, so none of them gets a co
 
 from __future__ import annotations
 
-import io
 import tokenize
 
-from synclint.suppressions import directives_on
+from synclint.suppressions import directives_on, source_lines
 from synclint.violation import ENGINE_CODES, Violation
 
 
@@ -26,13 +25,13 @@ def _split_ending(line: str) -> tuple[str, str]:
 def commentable_rows(lines: list[str]) -> set[int] | None:
     """Rows whose end is code (a comment may be appended); None when the text does not
     tokenize (a syntax error: nothing is added to such a file)."""
-    readline = io.StringIO("".join(lines)).readline
+    readline = iter(lines).__next__
     rows: set[int] = set()
     try:
         for tok in tokenize.generate_tokens(readline):
             if tok.type in (tokenize.NEWLINE, tokenize.NL):
                 rows.add(tok.start[0])
-    except (tokenize.TokenError, SyntaxError):
+    except (tokenize.TokenError, SyntaxError, StopIteration):
         return None
     return rows
 
@@ -40,7 +39,7 @@ def commentable_rows(lines: list[str]) -> set[int] | None:
 def add_noqa(text: str, violations: list[Violation], reason: str | None = None) -> tuple[str, int, int]:
     """`text` with `# noqa` comments added for `violations`, the number of lines changed and
     the number of findings left without a comment (no line of theirs can carry one)."""
-    lines = text.splitlines(keepends=True)
+    lines = source_lines(text, keepends=True)
     wanted = [v for v in violations if v.code not in ENGINE_CODES]
     if not wanted:
         return text, 0, 0

@@ -226,3 +226,10 @@ def test_readme_add_noqa_example_prints_what_it_shows(tmp_path):
         assert result.code == 0, result.err
         printed += result.err + result.out
     assert printed == shown
+
+
+def test_a_form_feed_or_line_separator_in_a_comment_does_not_move_suppressions(project, synclint):
+    # Rows are the parser's: only \r\n, \r and \n end a line, not the form feed or U+2028
+    # that str.splitlines would also split at.
+    body = f"    # section\x0c break \u2028 here\n    return {SL101}  # noqa: SL101\n"
+    assert _check(project, synclint, body) == []
