@@ -39,6 +39,7 @@ _NOQA = re.compile(rf"#\s*(?i:noqa)(?::\s*(?P<codes>{_CODE}(?:(?:\s*,\s*|\s+){_C
 _IGNORE = re.compile(r"#\s*synclint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?(?P<rest>[^#]*)")
 _GPU_SYNC_OK = re.compile(r"#\s*gpu-sync-ok\b(?P<rest>[^#]*)")
 _OURS = re.compile(r"SL[0-9]+$")
+_A_CODE = re.compile(rf"{_CODE}$")
 _WORDS = ("noqa", "synclint", "gpu-sync-ok")
 _ALL = frozenset({"*"})
 
@@ -205,8 +206,8 @@ class FileSuppressions:
                 continue
             unused, unknown = [], []
             for selector in directive.codes:
-                if selector in directive.used:
-                    continue
+                if selector in directive.used or not _A_CODE.match(selector):
+                    continue  # used, or not a code (`ignore[CODE]` written in prose)
                 if directive.kind == "noqa" and not _OURS.match(selector):
                     continue  # another linter's code
                 if not any(code.startswith(selector) for code in known):

@@ -67,6 +67,7 @@ def test_unused_suppressions_are_reported_with_the_codes_that_are_dead(project, 
         "    c = 2  # noqa: E501, SL999\n"  # another linter's code is left alone; SL999 is unknown
         "    d = 3  # noqa\n"  # a blanket noqa may serve other linters: never reported
         "    e = 4  # synclint: ignore\n"  # ours: reported
+        "    # Write `# synclint: ignore[CODE]` to silence one rule.\n"  # prose: CODE is no code
         "    return a, b, c, d, e  # gpu-sync-ok: not ours to judge\n"
     )
     project.write({"s.py": HEADER + body})
