@@ -60,22 +60,27 @@ def _relative(filename: str, root: Path) -> str:
         return Path(absolute).as_posix()
 
 
-def fingerprints(violations: list[Violation], root: Path, texts: dict[str, str | None]) -> list[str]:
-    """One fingerprint per violation, in order. `texts` maps a filename to its text (a
-    file missing from it is read from disk, once)."""
-    lines_of: dict[str, list[str]] = {}
-    seen: dict[tuple[str, str, str], int] = {}
-    out = []
+def fingerprints(violations: list[Violation], root: Path, texts: dict) -> list[str]:
+    """One fingerprint per violation, in order. `texts` maps a filename to its text, or for
+    a notebook to {cell index: cell text}; a file missing from it is read from disk, once."""
+    lines_of: dict[tuple, list[str]] = {}
+    seen: dict[tuple, int] = {}
+    out: dict[int, str] = {}
     for v in sorted(violations, key=lambda v: v.sort_key):
-        if v.filename not in lines_of:
-            text = texts.get(v.filename) if v.filename in texts else _read(v.filename)
-            lines_of[v.filename] = source_lines(text) if text is not None else []
-        key = (v.code, _relative(v.filename, root), _code_of(lines_of[v.filename], v))
+        cell = getattr(v, "cell", None)
+        where = (v.filename, cell)
+        if where not in lines_of:
+            if v.filename not in texts:
+                texts[v.filename] = _read(v.filename)
+            text = texts[v.filename]
+            if isinstance(text, dict):
+                text = text.get(cell)
+            lines_of[where] = source_lines(text) if isinstance(text, str) else []
+        key = (v.code, _relative(v.filename, root), "" if cell is None else str(cell), _code_of(lines_of[where], v))
         rank = seen.get(key, 0)
         seen[key] = rank + 1
-        out.append((v, hashlib.sha256("\0".join((*key, str(rank))).encode("utf-8")).hexdigest()[:32]))
-    order = {id(v): fp for v, fp in out}
-    return [order[id(v)] for v in violations]
+        out[id(v)] = hashlib.sha256("\0".join((*key, str(rank))).encode("utf-8")).hexdigest()[:32]
+    return [out[id(v)] for v in violations]
 
 
 def _read(filename: str) -> str | None:
@@ -85,7 +90,7 @@ def _read(filename: str) -> str | None:
         return None
 
 
-def write_baseline(path: Path, violations: list[Violation], texts: dict[str, str | None]) -> int:
+def write_baseline(path: Path, violations: list[Violation], texts: dict) -> int:
     root = Path(os.path.abspath(path)).parent
     prints = fingerprints(violations, root, texts)
     entries = sorted(
@@ -117,7 +122,7 @@ def read_baseline(path: Path) -> set[str]:
     return {e["fingerprint"] for e in data["findings"] if isinstance(e, dict) and isinstance(e.get("fingerprint"), str)}
 
 
-def without_baselined(violations: list[Violation], path: Path, texts: dict[str, str | None]) -> tuple[list[Violation], int]:
+def without_baselined(violations: list[Violation], path: Path, texts: dict) -> tuple[list[Violation], int]:
     """The violations not in the baseline at `path`, and how many were hidden."""
     known = read_baseline(path)
     root = Path(os.path.abspath(path)).parent
@@ -148,6 +153,8 @@ class Changes:
         rows = self.lines.get(os.path.realpath(v.filename), set())
         if rows is EVERY_LINE:
             return True
+        if getattr(v, "cell", None) is not None:
+            return bool(rows)  # a notebook's rows count in its cells, git's in its JSON: any change
         return any(row in rows for row in range(v.location.row, max(v.location.row, v.end_location.row) + 1))
 
 

@@ -14,7 +14,18 @@ from pathlib import Path
 from synclint import __version__
 from synclint.adoption import AdoptionError
 from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, SettingsResolver
-from synclint.violation import ENGINE_CODES, IO_ERROR, SYNTAX_ERROR, Confidence
+from synclint.terminal import LEGEND, Progress, Style, colour_enabled, summary_lines
+from synclint.violation import ENGINE_CODES, INPUT_CODES, IO_ERROR, SYNTAX_ERROR, UNUSED_SUPPRESSION, Confidence
+
+UNUSED_SUPPRESSION_DOC = """\
+Reports a `# noqa: CODES` or `# synclint: ignore[CODES]` comment (or a code in it) that
+suppresses no finding, as ruff's RUF100 does: the code was fixed, moved, or never fired.
+Only rules enabled for the file count: a comment naming a rule that is not selected is
+left alone, as are another linter's codes (`# noqa: E501`), a blanket `# noqa` and
+`# gpu-sync-ok: <reason>`. Unknown `SL` codes are reported. `# noqa: SL003` on the line
+keeps its comments.
+
+The fix (safe) removes the unused codes, or the whole comment when none is used."""
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace", "server")
@@ -36,32 +47,62 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+CHECK_EPILOG = """\
+exit codes:
+  0  nothing found (or --exit-zero)
+  1  findings remain (with --diff: something would be fixed)
+  2  a usage, configuration or internal error, or a fixed file that could not be written
+
+examples:
+  synclint check                                  lint the current folder
+  synclint check src/ model.py notebook.ipynb     files, folders and notebooks
+  synclint check --select SL1 --ignore SL104 src/ one family, less one rule
+  synclint check --diff src/                      show what --fix would change
+  synclint check --fix src/                       apply the safe fixes
+  synclint check --output-format sarif -o synclint.sarif --exit-zero .
+  cat model.py | synclint check - --stdin-filename model.py
+
+`synclint rules` lists the codes; `synclint rule CODE` prints one rule's documentation.
+Environment: NO_COLOR / FORCE_COLOR (colour), SYNCLINT_OUTPUT_FORMAT (the default format)."""
+
+
 def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
-    p = _Parser(prog=prog, description="Lint PyTorch code for hidden GPU<->CPU synchronizations.")
+    p = _Parser(
+        prog=prog,
+        description="Lint PyTorch code (Python files and Jupyter notebooks) for hidden GPU<->CPU synchronizations.",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("paths", nargs="*", type=str, help="files or folders (default: .); - reads stdin")
-    p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
-    p.add_argument("--no-fix", dest="fix", action="store_false")
-    p.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply fixes that may change behaviour")
-    p.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
-    p.add_argument("--diff", action="store_true", help="print the diff of the fixes; write nothing")
-    p.add_argument("--select", type=_csv, default=None, help="rule codes or prefixes to enable (SL1 = the family)")
-    p.add_argument("--ignore", type=_csv, default=None, help="rule codes or prefixes to disable")
-    p.add_argument("--extend-select", type=_csv, default=None, help="add to the selection")
-    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None)
-    p.add_argument("-o", "--output-file", type=str, default=None, help="write the report to this file")
-    p.add_argument("--statistics", action="store_true", help="count findings per rule")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    p.add_argument("--cache-dir", type=str, default=None)
-    p.add_argument("--force-exclude", action="store_true", default=None, help="apply excludes to files named on the command line too")
-    p.add_argument("--config", type=str, default=None, help="a pyproject.toml or synclint.toml to use")
-    p.add_argument("--stdin-filename", type=str, default=None, help="the name of the file read from stdin")
-    p.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"))
-    p.add_argument("--explain", action="store_true", help="print why each flagged value is where we think")
-    p.add_argument("--h2d-helper", type=str, default=None, help=f"helper for H2D fixes: {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
-    p.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
-    p.add_argument("--runtime", type=str, default=None, help="join with a `synclint trace --json` report")
-    p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    fixes = p.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
+    fixes.add_argument("--no-fix", dest="fix", action="store_false", help="do not fix (the default)")
+    fixes.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply fixes that may change behaviour")
+    fixes.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false", help="only the safe fixes")
+    fixes.add_argument("--diff", action="store_true", help="print the diff of the fixes; write nothing")
+    fixes.add_argument("--h2d-helper", type=str, default=None, help=f"helper for H2D fixes: {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
+    rules = p.add_argument_group("rule selection")
+    rules.add_argument("--select", type=_csv, default=None, help="rule codes or prefixes to enable (SL1 = the family)")
+    rules.add_argument("--ignore", type=_csv, default=None, help="rule codes or prefixes to disable")
+    rules.add_argument("--extend-select", type=_csv, default=None, help="add to the selection")
+    rules.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"),
+                       help="hide findings below this confidence that the value is on the GPU (default: medium)")
+    output = p.add_argument_group("output")
+    output.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None, help="default: full (or $SYNCLINT_OUTPUT_FORMAT)")
+    output.add_argument("-o", "--output-file", type=str, default=None, help="write the report to this file")
+    output.add_argument("--statistics", action="store_true", help="count findings per rule")
+    output.add_argument("--explain", action="store_true", help="print why each flagged value is where we think")
+    output.add_argument("--runtime", type=str, default=None, help="join with a `synclint trace --json` report")
+    output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    files = p.add_argument_group("files and configuration")
+    files.add_argument("--config", type=str, default=None, help="a pyproject.toml or synclint.toml to use")
+    files.add_argument("--force-exclude", action="store_true", default=None, help="apply excludes to files named on the command line too")
+    files.add_argument("--stdin-filename", type=str, default=None, help="the name of the file read from stdin")
+    run = p.add_argument_group("performance")
+    run.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    run.add_argument("--cache-dir", type=str, default=None, help="where the cache lives (default: .synclint_cache)")
     g = p.add_argument_group("gradual adoption")
     g.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding (--add-noqa=REASON writes a reason after the code)")
     g.add_argument("--add-noqa-reason", type=str, default=None, metavar="TEXT", help="the reason --add-noqa writes after the code")
@@ -69,9 +110,8 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     g.add_argument("--baseline", type=str, default=None, metavar="FILE", help="report only findings not in FILE; writes FILE when it does not exist")
     g.add_argument("--update-baseline", action="store_true", help="(re)write the --baseline FILE with the current findings")
     g.add_argument("--diff-base", type=str, default=None, metavar="REV", help="report only findings on lines added or changed since the git revision REV")
-    c = p.add_argument_group("configuration")
-    c.add_argument("--show-settings", type=str, default=None, metavar="FILE", help="print the settings used for FILE and the files they come from")
-    c.add_argument("--show-files", action="store_true", help="list the files that would be linted, with their configuration file")
+    files.add_argument("--show-settings", type=str, default=None, metavar="FILE", help="print the settings used for FILE and the files they come from")
+    files.add_argument("--show-files", action="store_true", help="list the files that would be linted, with their configuration file")
     p.add_argument("--version", action="version", version=f"synclint {__version__}")
     return p
 
@@ -136,11 +176,12 @@ def _write_output(text: str, output_file: str | None) -> None:
         sys.stdout.flush()
 
 
-def _statistics(violations) -> str:
+def _statistics(violations, unsafe_fixes: bool = False) -> str:
+    from synclint.report.concise import fixable as fixed_by_fix
     from synclint.rules import rule_by_code
 
     counts = Counter(v.code for v in violations)
-    fixable = {v.code for v in violations if v.fix is not None}
+    fixable = {v.code for v in violations if fixed_by_fix(v, unsafe_fixes)}
     lines = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rule_by_code(code)
@@ -222,6 +263,9 @@ def _add_noqa(outcomes, reason: str | None) -> int:
     for o in outcomes:
         if not o.violations:
             continue
+        if o.filename.endswith(".ipynb"):
+            skipped += len(o.violations)  # rows count in cells: not written into the JSON
+            continue
         try:
             text = Path(o.filename).read_bytes().decode(o.encoding)
         except (OSError, UnicodeDecodeError, LookupError):
@@ -238,7 +282,7 @@ def _add_noqa(outcomes, reason: str | None) -> int:
     if skipped:
         print(
             f"synclint: {skipped} finding{'s' * (skipped != 1)} left without a comment: "
-            "no line of the statement ends outside a string (or the file does not parse)",
+            "no line of the statement ends outside a string, the file does not parse, or it is a notebook",
             file=sys.stderr,
         )
     return added
@@ -350,6 +394,9 @@ def run_check(argv: list[str]) -> int:
         raise UsageError(f"unknown output format {fmt!r}")
     from_stdin = "-" in args.paths
     want_fix = bool(args.fix) or args.diff
+    # Each file is fixed as its own settings say; the report's fix markers follow the
+    # settings of the first path (or the command line's --unsafe-fixes).
+    unsafe = _settings_from(args).unsafe_fixes
 
     from synclint import report
     from synclint.runner import lint_paths, process_file
@@ -361,14 +408,16 @@ def run_check(argv: list[str]) -> int:
         outcomes = [process_file(args.stdin_filename or "-", settings, want_fix, settings.unsafe_fixes, source=stdin_bytes)]
         problems, notes = [], []
     else:
-        use_cache = not args.no_cache
+        paths = args.paths or ["."]
+        progress = None if args.quiet else Progress
         changes = None
         if args.diff_base is not None:
             from synclint.adoption import changed_since
 
             changes = changed_since(args.diff_base)
         only = changes.has_file if changes is not None else None
-        run = lint_paths([Path(p) for p in (args.paths or ["."])], resolver, fix=want_fix, unsafe=None, jobs=args.jobs, use_cache=use_cache, only=only)
+        run = lint_paths([Path(p) for p in paths], resolver, fix=want_fix, unsafe=None, jobs=args.jobs,
+                         use_cache=not args.no_cache, progress=progress, only=only)
         outcomes = run.outcomes
         errors = run.errors
         if changes is not None:  # a path deleted since the revision is skipped, not an error
@@ -378,6 +427,8 @@ def run_check(argv: list[str]) -> int:
                     v for v in outcome.violations if v.code in (SYNTAX_ERROR, IO_ERROR) or changes.touches(v)
                 ]
         problems, notes = _input_problems(errors)
+        if not outcomes and not run.errors and changes is None:
+            print(f"synclint: warning: no Python files or notebooks found under {', '.join(paths)}", file=sys.stderr)
         if args.add_noqa:
             added = _add_noqa(outcomes, args.add_noqa_reason)
             print(f"Added {added} noqa directive{'s' * (added != 1)}.", file=sys.stderr)
@@ -416,9 +467,7 @@ def run_check(argv: list[str]) -> int:
     if args.baseline:
         from synclint.adoption import without_baselined, write_baseline
 
-        texts = {o.filename: o.fixed for o in outcomes if o.fixed is not None}
-        if from_stdin:
-            texts[outcomes[0].filename] = stdin_bytes.decode(outcomes[0].encoding, errors="replace")
+        texts = {o.filename: _source_of(o, stdin_bytes if from_stdin else None) for o in outcomes if o.violations}
         baseline = Path(args.baseline)
         if args.update_baseline or not baseline.exists():
             written = write_baseline(baseline, violations, texts)
@@ -428,32 +477,30 @@ def run_check(argv: list[str]) -> int:
         if hidden and not args.quiet:
             print(f"synclint: {hidden} finding{'s' * (hidden != 1)} in the baseline {args.baseline} not shown.", file=sys.stderr)
 
-    sources: dict[str, str | None] = {}
+    sources: dict = {}
     if fmt in _NEEDS_SOURCES:
         for o in outcomes:
             if o.violations:
-                if o.fixed is not None:
-                    sources[o.filename] = o.fixed
-                elif from_stdin:
-                    sources[o.filename] = stdin_bytes.decode(o.encoding, errors="replace")
-                else:
-                    sources[o.filename] = _read_text(o.filename)
+                sources[o.filename] = _source_of(o, stdin_bytes if from_stdin else None)
     if args.runtime:
         from synclint.trace.compare import compare_report
 
         text = compare_report(violations, Path(args.runtime))
     elif args.statistics:
-        text = _statistics(violations)
+        text = _statistics(violations, unsafe)
     else:
-        text = report.render(fmt, violations, sources=sources, explain=args.explain)
+        report_stream = sys.stderr if from_stdin and args.fix else sys.stdout
+        style = Style(not args.output_file and colour_enabled(report_stream))
+        text = report.render(fmt, violations, sources=sources, explain=args.explain, style=style, unsafe_fixes=unsafe)
     report_to_stderr = from_stdin and bool(args.fix)
     if report_to_stderr:
         sys.stderr.write(text)
     else:
         _write_output(text, args.output_file)
-    if fmt in ("full", "concise") and not args.quiet:
-        summary = _summary(len(violations), fixed_total, bool(args.fix))
-        print(summary, file=sys.stderr if report_to_stderr or args.output_file else sys.stdout)
+    if fmt in report.TERMINAL_FORMATS and not args.quiet:
+        stream = sys.stderr if report_to_stderr or args.output_file else sys.stdout
+        for line in _summary(violations, fixed_total, bool(args.fix), unsafe, legend=not args.statistics):
+            print(line, file=stream)
     if write_failures:
         return EXIT_ERROR
     if args.exit_zero:
@@ -461,19 +508,33 @@ def run_check(argv: list[str]) -> int:
     return EXIT_FINDINGS if violations else EXIT_CLEAN
 
 
-def _summary(remaining: int, fixed: int, fixing: bool) -> str:
-    if fixing and fixed:
-        return f"Found {remaining + fixed} finding{'s' * (remaining + fixed != 1)} ({fixed} fixed, {remaining} remaining)."
-    if not remaining:
-        return "All checks passed!"
-    return f"Found {remaining} finding{'s' * (remaining != 1)}."
+def _summary(violations, fixed: int, fixing: bool, unsafe: bool, legend: bool = True) -> list[str]:
+    """The legend of the markers (when something was found), then ruff's summary lines."""
+    from synclint.report.concise import fixable as fixed_by_fix
+
+    remaining = len(violations)
+    fixable = sum(1 for v in violations if fixed_by_fix(v, unsafe))
+    hidden = 0 if unsafe else sum(1 for v in violations if v.fix is not None and not fixed_by_fix(v, False))
+    lines = [LEGEND] if legend and any(v.code not in INPUT_CODES for v in violations) else []
+    return lines + summary_lines(remaining, fixed, fixing, fixable, hidden)
 
 
-def _read_text(filename: str) -> str | None:
-    try:
-        return Path(filename).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+def _source_of(outcome, stdin_bytes: bytes | None):
+    """The text a finding's rows count in: the fixed text after --fix, stdin's, or the file's;
+    for a notebook, {cell index: cell text}."""
+    from synclint.report.fingerprint import read_source_text
+
+    if outcome.fixed is not None:
+        text = outcome.fixed
+    elif stdin_bytes is not None:
+        text = stdin_bytes.decode(outcome.encoding, errors="replace")
+    else:
+        return read_source_text(outcome.filename)
+    if outcome.filename.endswith(".ipynb"):
+        from synclint.notebook import cell_texts
+
+        return cell_texts(text)
+    return text
 
 
 def run_rule(argv: list[str]) -> int:
@@ -482,14 +543,20 @@ def run_rule(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from synclint.rules import rule_by_code
 
-    rule = rule_by_code(args.code)
-    engine = ENGINE_CODES.get(args.code.upper()) or next((v for v in ENGINE_CODES.values() if v[0] == args.code), None)
-    if rule is None and engine is not None:
-        code = next(c for c, v in ENGINE_CODES.items() if v == engine)
-        print(f"# {code} {engine[0]}\n")
-        print(f"Fix: {engine[2]}. Reported by the engine itself.\n")
-        print(f"{engine[1]}.")
+    code = args.code.upper()
+    if code in INPUT_CODES:
+        name, summary = INPUT_CODES[code]
+        print(f"# {code} {name}\n")
+        print("Fix: never. Severity: error.\n")
+        print(f"Reported when {summary}. It is a finding like the others (exit 1), so that a CI gate")
+        print("never passes over a file it could not lint; it cannot be suppressed or ignored per line.")
         return EXIT_CLEAN
+    if code == UNUSED_SUPPRESSION or args.code == ENGINE_CODES[UNUSED_SUPPRESSION][0]:
+        print(f"# {UNUSED_SUPPRESSION} {ENGINE_CODES[UNUSED_SUPPRESSION][0]}\n")
+        print("Fix: always (safe). Severity: warning.\n")
+        print(UNUSED_SUPPRESSION_DOC)
+        return EXIT_CLEAN
+    rule = rule_by_code(args.code)
     if rule is None:
         raise UsageError(f"unknown rule `{args.code}` (see `synclint rules`)")
     print(f"# {rule.code} {rule.name}\n")
@@ -523,26 +590,59 @@ def run_rules(argv: list[str]) -> int:
     return EXIT_CLEAN
 
 
+COMMANDS = (*SUBCOMMANDS, "help", "version")
+MAIN_HELP = """\
+usage: synclint [check] [options] [PATHS...]
+       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py | server
+       synclint help [COMMAND] | version
+
+commands:
+  check    lint files (the default; `synclint --fix .` is `synclint check --fix .`)
+  rule     print a rule's documentation
+  rules    list the rules
+  prove    show on a GPU that each flagged pattern stalls and each fix removes it
+  trace    run a program and record the syncs that happen at run time
+  server   run the language server (LSP on stdio) for an editor
+  help     print this help, or a command's (`synclint help check`)
+  version  print the version
+
+`synclint check --help` lists the options, the exit codes and examples."""
+
+
+def _help(argv: list[str]) -> int:
+    if not argv:
+        print(MAIN_HELP)
+        return EXIT_CLEAN
+    if argv[0] not in SUBCOMMANDS:
+        raise UsageError(f"no help for `{argv[0]}`: commands are {', '.join(COMMANDS)}")
+    return main([argv[0], "--help"])
+
+
+def _unknown_command(word: str) -> bool:
+    """A first word that is neither an option, a command nor a path: a mistyped command
+    (`synclint chek`). Something shaped like a path (a separator, a Python or notebook
+    suffix) is left to `check`, which reports a missing path as SL002."""
+    if word.startswith("-") or word in SUBCOMMANDS or os.path.lexists(word):
+        return False
+    return os.sep not in word and "/" not in word and not word.endswith((".py", ".pyi", ".ipynb"))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] in ("--version", "-V"):
+        if argv and argv[0] in ("--version", "-V", "version"):
             print(f"synclint {__version__}")
             return EXIT_CLEAN
         if argv and argv[0] in ("-h", "--help"):
-            print(
-                "usage: synclint [check] [options] [PATHS...]\n"
-                "       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py | server\n\n"
-                "commands:\n"
-                "  check   lint files (the default; `synclint --fix .` is `synclint check --fix .`)\n"
-                "  rule    print a rule's documentation\n"
-                "  rules   list the rules\n"
-                "  prove   show on a GPU that each flagged pattern stalls and each fix removes it\n"
-                "  trace   run a program and record the syncs that happen at run time\n"
-                "  server  run the language server (LSP on stdio) for an editor\n\n"
-                "`synclint check --help` lists the options."
-            )
+            print(MAIN_HELP)
             return EXIT_CLEAN
+        if argv and argv[0] == "help":
+            return _help(argv[1:])
+        if argv and _unknown_command(argv[0]):
+            raise UsageError(
+                f"unknown command or path `{argv[0]}` (commands: {', '.join(COMMANDS)}; "
+                f"to lint a path that does not exist yet, run `synclint check {argv[0]}`)"
+            )
         command = argv[0] if argv and argv[0] in SUBCOMMANDS else "check"
         rest = argv[1:] if argv and argv[0] in SUBCOMMANDS else argv
         if command == "check":
@@ -566,11 +666,11 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"synclint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except ConfigError as exc:
-        print(f"synclint: configuration error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except AdoptionError as exc:
         print(f"synclint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except ConfigError as exc:
+        print(f"synclint: configuration error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("synclint: interrupted", file=sys.stderr)

@@ -74,6 +74,10 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | No
             return FileOutcome(filename, [io_error_violation(filename, "is a directory, not a file")])
         except OSError as exc:
             return FileOutcome(filename, [io_error_violation(filename, f"cannot read: {exc.strerror or exc}")])
+    if filename.endswith(".ipynb"):
+        from synclint.notebook import process
+
+        return process(filename, source, settings, fix, unsafe)
     if fix:
         result = fix_source(source, filename, settings, unsafe=unsafe)
         return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error)
@@ -116,7 +120,7 @@ def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_c
 _WORKER_ARGS: tuple | None = None
 
 
-def _init_worker(settings_list: list[Settings], fix: bool, unsafe: bool, want_cache: bool) -> None:
+def _init_worker(settings_list: list[Settings], fix: bool, unsafe: bool | None, want_cache: bool) -> None:
     global _WORKER_ARGS
     _WORKER_ARGS = (settings_list, fix, unsafe, want_cache)
 
@@ -140,15 +144,17 @@ def _pool_context():
     return multiprocessing.get_context()
 
 
-def _lint_many(names: list[str], sizes: dict[str, int], settings_of: dict[str, Settings], fix, unsafe, want_cache, jobs) -> tuple[dict[str, _Linted], int]:
+def _lint_many(names: list[str], sizes: dict[str, int], settings_of: dict[str, Settings], fix, unsafe, want_cache, jobs, advance=None) -> tuple[dict[str, _Linted], int]:
     """Lint `names` (each with its own settings); returns results by name and the number of
-    processes used."""
+    processes used. `advance(n)` is called as files are done (for a progress bar)."""
+    advance = advance or (lambda n: None)
     total = sum(sizes.get(n, 0) for n in names)
     jobs = min(jobs, len(names))
     results: dict[str, _Linted] = {}
     if jobs > 1 and total >= PARALLEL_MIN_BYTES:
         # Largest first: the long files start early and the small ones fill the gaps.
         ordered = sorted(names, key=lambda n: -sizes.get(n, 0))
+        # Each distinct Settings is sent once; a task names its settings by index.
         distinct: dict[int, int] = {}
         settings_list: list[Settings] = []
         for name in ordered:
@@ -162,12 +168,14 @@ def _lint_many(names: list[str], sizes: dict[str, int], settings_of: dict[str, S
                 batches = _batches(tasks, jobs)
                 for batch, linted in zip(batches, pool.map(_lint_batch, batches)):
                     results.update(zip((name for name, _ in batch), linted))
+                    advance(len(batch))
             return results, jobs
         except (BrokenProcessPool, OSError):
             pass  # a worker died (killed, out of memory): finish what is left here
     for name in names:
         if name not in results:
             results[name] = _lint_one(name, settings_of[name], fix, unsafe, want_cache)
+            advance(1)
     return results, 1
 
 
@@ -191,20 +199,32 @@ def lint_paths(
     unsafe: bool | None = False,
     jobs: int | None = None,
     use_cache: bool = True,
+    progress=None,
     only=None,
 ) -> RunResult:
     """Lint the files under `paths`. `settings`: one Settings, or a SettingsResolver that
-    gives each file the settings of its nearest configuration file. `only`, when given,
-    keeps the discovered files for which it returns True. `unsafe=None`: each file's
-    `unsafe-fixes` setting decides."""
+    gives each file the settings of its nearest configuration file. `unsafe=None`: each
+    file's `unsafe-fixes` setting decides. `only`, when given, keeps the discovered files for
+    which it returns True. `progress`: None, or a callable that takes the number of files
+    and returns an object with `advance(n)` and `close()` (synclint.terminal.Progress)."""
     found = discover(paths, settings)
     run = RunResult(errors=found.errors)
     names = [str(p) for p in found.files if only is None or only(p)]
+    bar = progress(len(names)) if progress is not None else None
+    try:
+        return _lint_found(run, names, settings, fix, unsafe, jobs, use_cache, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: bool | None, jobs, use_cache: bool, bar) -> RunResult:
     settings_for = _settings_of(settings)
     settings_of = {name: settings_for(name) for name in names}
     caches: dict[tuple, object] = {}
 
     def cache_for(file_settings: Settings):
+        """One cache per configuration: its namespace hashes that file's settings."""
         if not use_cache:
             return None
         key = (id(file_settings), file_settings.source)
@@ -237,10 +257,13 @@ def lint_paths(
             if not (fix and _fixable(violations, file_unsafe)):
                 outcomes[name] = FileOutcome(name, violations, encoding=entry.encoding)
                 run.cache_hits += 1
+                if bar is not None:
+                    bar.advance(1)
                 continue
         misses.append(name)
 
-    linted, run.jobs = _lint_many(misses, sizes, settings_of, fix, unsafe, use_cache, jobs or default_jobs())
+    advance = bar.advance if bar is not None else None
+    linted, run.jobs = _lint_many(misses, sizes, settings_of, fix, unsafe, use_cache, jobs or default_jobs(), advance)
     run.linted = len(linted)
     for name, result in linted.items():
         outcomes[name] = result.outcome
