@@ -119,7 +119,7 @@ def test_a_missing_path_without_diff_base_is_a_clear_finding(repo):
     (repo / "gone.py").unlink()
     result = run_process("check", "--output-format", "concise", "gone.py", "same.py", cwd=repo)
     assert result.code == 1
-    assert "gone.py:1:1: SL002 [high] no such file or directory" in result.out
+    assert "gone.py:1:1: SL002 no such file or directory" in result.out
 
 
 def test_diff_base_errors(repo, tmp_path_factory):
