@@ -21,7 +21,9 @@ from functools import lru_cache
 import libcst as cst
 
 from synclint import prefilter, screen, suppressions
+from synclint.analysis import sources, tier
 from synclint.analysis.imports import ImportTable
+from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
 from synclint.context import LintContext
 from synclint.positions import node_positions
@@ -48,6 +50,7 @@ class FileResult:
     encoding: str = "utf-8"
     parsed: bool = False  # whether libcst parsed it (False: prefiltered, skipped or broken)
     suppressed: int = 0
+    cold: int = 0  # findings in cold code, hidden without --include-cold
     # Each suppressed finding with the comment that suppressed it (for --show-suppressions).
     suppressions: list = field(default_factory=list)
 
@@ -256,7 +259,9 @@ def io_error_violation(filename: str, message: str) -> Violation:
     return _input_violation(filename, IO_ERROR, message)
 
 
-def lint_source(source: bytes | str, filename: str, settings: Settings | None = None) -> FileResult:
+def lint_source(
+    source: bytes | str, filename: str, settings: Settings | None = None, function_tiers: FunctionTiers | None = None
+) -> FileResult:
     """Lint one file's content. Never raises for bad input: it becomes SL001/SL002 findings."""
     settings = settings or Settings()
     result = FileResult(filename)
@@ -303,7 +308,9 @@ def lint_source(source: bytes | str, filename: str, settings: Settings | None = 
         result.violations.append(syntax_error_violation(filename, exc))
         return _filtered(result, settings)
     result.parsed = True
-    findings = run_rules(module, rules, settings)
+    findings = run_rules(
+        module, rules, settings, filename, tier.worker_functions(text), function_tiers, sources.host_fields(text)
+    )
     if findings:
         result.violations.extend(to_violations(module, findings, filename, settings))
     return _filtered(result, settings)
@@ -318,10 +325,23 @@ def _parse(text: str, reduced: str | None) -> cst.Module:
     return cst.parse_module(text)
 
 
-def run_rules(module: cst.Module, rules: tuple[Rule, ...], settings: Settings) -> list[Finding]:
+def run_rules(
+    module: cst.Module,
+    rules: tuple[Rule, ...],
+    settings: Settings,
+    filename: str = "",
+    workers: frozenset[str] = frozenset(),
+    function_tiers: FunctionTiers | None = None,
+    host_fields: frozenset[str] = frozenset(),
+) -> list[Finding]:
+    """Run `rules` over `module`. `workers`: functions the file runs on a worker thread
+    (`tier.worker_functions` of the whole text); `function_tiers`: a repository's verdicts
+    on how often each function runs (see synclint/analysis/tier.py)."""
     imports = ImportTable()
     imports.collect_top_level(module)
-    ctx = LintContext(module, settings, imports)
+    ctx = LintContext(
+        module, settings, imports, filename=filename, workers=workers, function_tiers=function_tiers, host_fields=host_fields
+    )
     BatchedVisitor(ctx, rules).walk(module)
     return ctx.findings
 
@@ -342,7 +362,16 @@ def _filtered(result: FileResult, settings: Settings) -> FileResult:
         directives = suppressions.FileSuppressions(suppressions.source_lines(text))
     kept = []
     for v in result.violations:
-        if v.code in ignored or v.confidence < settings.min_confidence:
+        if v.code in ignored:
+            continue
+        if v.confidence < settings.min_confidence:
+            if directives is not None:
+                directives.suppressing(v)  # hidden by a setting: its comment is not unused
+            continue
+        if v.tier == "cold" and not settings.include_cold:
+            result.cold += 1
+            if directives is not None:
+                directives.suppressing(v)  # hidden by a setting: its comment is not unused
             continue
         if directives is not None and v.code not in (SYNTAX_ERROR, IO_ERROR):
             directive = directives.suppressing(v)
@@ -401,6 +430,8 @@ def to_violations(module: cst.Module, findings: list[Finding], filename: str, se
                 noqa_row=noqa_row,
                 provenance=provenance,
                 hot_path=finding.hot_path,
+                tier=finding.tier,
+                tier_reason=finding.tier_reason,
             )
         )
     return out

@@ -91,6 +91,8 @@ def test_a_suppression_of_a_rule_that_is_not_selected_is_not_unused(project, syn
     assert _check(project, synclint, body) == []
     # SL003 itself not selected: nothing reported.
     assert _check(project, synclint, f"    return 1  # noqa: SL101\n", "--ignore", "SL003") == []
+    # A finding hidden by --min-confidence still uses its comment (a setting hides it).
+    assert _check(project, synclint, f"    return {SL101}  # noqa: SL101\n", "--min-confidence", "high") == []
     # `# noqa: SL003` on the line keeps a dead comment.
     assert _check(project, synclint, f"    return 1  # noqa: SL101, SL003\n") == []
 
