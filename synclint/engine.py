@@ -23,6 +23,7 @@ import libcst as cst
 from synclint import prefilter, screen, suppressions
 from synclint.analysis import sources, tier
 from synclint.analysis.imports import ImportTable
+from synclint.apis.torch_api import h2d_helpers
 from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
 from synclint.context import LintContext
@@ -296,7 +297,7 @@ def lint_source(
         return _filtered(result, settings)
     # Only the functions that can hold a finding (and what their analysis reads) are parsed
     # with libcst; the rest of the lines are blank, so positions are those of the file.
-    reduced = screen.reduce(text, rules, settings.min_confidence) if settings.screen else None
+    reduced = screen.reduce(text, rules, settings.min_confidence, h2d_helpers(settings.h2d_helper)) if settings.screen else None
     if reduced == screen.NOTHING:
         return _filtered(result, settings)  # ast parsed it, and no unit can hold a finding
     try:
@@ -484,7 +485,7 @@ def _is_docstring(stmt: cst.CSTNode) -> bool:
 def _already_bound(module: cst.Module, name: str, module_path: str) -> bool:
     table = ImportTable()
     table.collect_top_level(module)
-    return table.aliases.get(name) == f"{module_path}.{name}"
+    return table.aliases.get(name) == (f"{module_path}.{name}" if module_path else name)
 
 
 def render_in_place(module: cst.Module, node: cst.CSTNode, indents: tuple[str, ...]) -> str:
@@ -511,5 +512,6 @@ def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, inde
     newline = module.default_newline
     for module_path, name in spec.imports:
         if not _already_bound(module, name, module_path):
-            edits.append(Edit(f"from {module_path} import {name}{newline}", anchor, anchor))
+            line = f"from {module_path} import {name}" if module_path else f"import {name}"
+            edits.append(Edit(f"{line}{newline}", anchor, anchor))
     return Fix(spec.applicability, spec.message, tuple(edits))
