@@ -137,7 +137,7 @@ def function_verdict(
     qualified = f"{class_name}.{name}" if class_name else name
     for pattern in settings.cold_functions:
         if fnmatchcase(name, pattern) or ("." in pattern and fnmatchcase(qualified, pattern)):
-            return TierVerdict(Tier.COLD, f"in {name}(): matches cold-functions `{pattern}` (init, weight loading, warm-up, capture, tuning)")
+            return TierVerdict(Tier.COLD, f"in {name}(): matches cold-functions `{pattern}` (runs once or rarely)")
     hot = hotpath.function_reason(func, class_name, settings.hot_functions, imports, compiled)
     if hot is not None:
         return TierVerdict(Tier.HOT, f"runs every step ({hot})")
