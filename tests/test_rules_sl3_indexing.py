@@ -257,3 +257,22 @@ def test_a_mask_moved_to_the_cpu_is_not_a_host_index_finding():
         return acoustic_features[padding_mask]
     """
     assert findings(source) == []
+
+
+def test_self_attribute_rebuilt_from_itself_does_not_recurse():
+    # `self.window = self.window.to(self.device)` (a cache moving its own tensor) once sent the
+    # dimension lookup of SL302 around the cycle until a RecursionError stopped the whole run.
+    from synclint.api import lint_source
+
+    source = (
+        "import torch\n\n"
+        "class Cache:\n"
+        "    def __init__(self, device):\n"
+        "        self.device = device\n"
+        "        self.window = torch.tensor(4)\n\n"
+        "    def update(self, i, v):\n"
+        "        self.window = self.window.to(self.device)\n"
+        "        self.window[i] = v\n"
+    )
+    codes = [v.code for v in lint_source(source, filename="cache.py")]
+    assert "SL002" not in codes
