@@ -76,6 +76,7 @@ DEFAULT_COLD_FUNCTIONS = (
     "_cleanup*",
     "setup*",
     "_setup*",
+    "init",
     "connect",
     "clear",
     "_ensure_*",
