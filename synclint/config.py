@@ -71,6 +71,7 @@ DEFAULT_COLD_FUNCTIONS = (
     "_cleanup*",
     "setup*",
     "_setup*",
+    "init",
     "connect",
     "clear",
     "_ensure_*",

@@ -188,7 +188,7 @@ def test_notebooks_go_through_the_public_api(monkeypatch, tmp_path):
     fixed = process_file(str(path), synclint.Settings(), fix=True, unsafe=False)
     assert [name for name, _ in spy.calls] == ["lint_source", "fix_source"]
     assert sorted(v.code for v in linted.violations) == ["SL103", "SL106", "SL403"]
-    assert fixed.applied == 1 and "async_tensor_h2d" in fixed.fixed
+    assert fixed.applied == 1 and "pin_memory=torch.cuda.is_available()" in fixed.fixed and "synclint" not in fixed.fixed
 
 
 def test_proof_harness_and_tracer_join_go_through_the_public_api(monkeypatch, tmp_path):
