@@ -123,7 +123,8 @@ class TensorAsPythonNumber(Rule):
         values = [v for v in values if not (isinstance(v, cst.Name) and v.value == "None")]
         numbers = [v for v in values if ctx.placement(v).is_(Place.SCALAR)]
         if numbers and len(values) > len(numbers):
-            rest = [v for v in values if v not in numbers]
+            # `min=torch.tensor(-30.0, device=d)` is SL104's (a tensor built only to be a bound).
+            rest = [v for v in values if v not in numbers and not _scalar_tensor_call(v, ctx)]
             self._report_first(node, rest, f"`{shown}` with a Python-number bound reads the tensor bound as a number", ctx)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
@@ -162,6 +163,10 @@ class TensorAsPythonNumber(Rule):
                 placement=value,
             )
             return
+
+
+def _scalar_tensor_call(expr, ctx) -> bool:
+    return isinstance(expr, cst.Call) and (ctx.qualname(expr.func) or "") in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor")
 
 
 def _numbers(values):
