@@ -455,7 +455,7 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     mirrored = _mirrored(summaries)
     facts: dict[tuple, tuple[int, str]] = {}
     for key, mask in value.items():
-        if mask == DEVICE and key in tensors:
+        if mask & (DEVICE | HOST) == DEVICE and key in tensors:
             # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
             # field, a parameter or a return type): the DEVICE of an untyped object (a config,
             # a submodule) is too often a guess of the screen's "may" model.
@@ -464,7 +464,8 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             facts[key] = (mask, f"{_what(key)} is given only host data in the repository")
     for name, mirror in mirrored.items():
         key = ("a", name)
-        if key in tensors and not value.get(key, 0) & ~DEVICE:  # a tensor, and nothing given to it says otherwise
+        mask = value.get(key, 0)
+        if key not in facts and (mask & DEVICE or not mask):  # only host data given to it says otherwise
             facts[key] = (DEVICE, f"field `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)")
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.
