@@ -5,7 +5,6 @@ configuration or internal error."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections import Counter
@@ -65,7 +64,7 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
 def _settings_from(args) -> Settings:
     paths = [Path(p) for p in args.paths if p != "-"] or [Path(args.stdin_filename or ".")]
     config = Path(args.config) if args.config else None
-    settings = load_settings([p if p.exists() else p.parent for p in paths], config)
+    settings = load_settings([p if _exists(p) else p.parent for p in paths], config)
     changes: dict = {}
     if args.select is not None:
         changes["select"] = tuple(args.select)
@@ -93,6 +92,13 @@ def _settings_from(args) -> Settings:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     return settings.replace(**changes) if changes else settings
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # inside a folder we may not search: the run reports it as SL002
+        return False
 
 
 def _write_output(text: str, output_file: str | None) -> None:
@@ -133,13 +139,13 @@ def _display_path(filename: str) -> str:
 def _diff(outcomes) -> str:
     """git-style unified diff of the fixes: `a/x.py`/`b/x.py` for relative paths, the plain
     path on both sides for one outside the working directory (never `a//tmp/x.py`)."""
+    from synclint.lines import unified_diff
+
     chunks = []
     for o in outcomes:
         shown = _display_path(o.filename)
         old, new = (shown, shown) if os.path.isabs(shown) else (f"a/{shown}", f"b/{shown}")
-        chunks.append(
-            "".join(difflib.unified_diff(o.original.splitlines(keepends=True), o.fixed.splitlines(keepends=True), old, new))
-        )
+        chunks.append(unified_diff(o.original, o.fixed, old, new))
     return "".join(chunks)
 
 
@@ -158,18 +164,26 @@ def _input_problems(errors) -> tuple[list, list[str]]:
     return findings, notes
 
 
-def _write_fixes(changed) -> list[str]:
-    """Write each fixed file atomically; a file that cannot be written is left as it was and
-    named, and the others are still written."""
-    from synclint.fix.write import atomic_write
+def _write_fixes(changed, settings, unsafe) -> list[str]:
+    """Write each fixed file (see synclint.fix.write.write_fixed: never over an edit made
+    during the run, never over a read-only file); a file that is not written is left as it
+    was and named, its findings are reported as remaining (not fixed), and the others are
+    still written."""
+    from synclint.fix.write import write_fixed
+    from synclint.runner import process_file
 
     failures = []
     for o in changed:
         try:
-            atomic_write(Path(o.filename), o.fixed.encode(o.encoding))
+            write_fixed(Path(o.filename), o.fixed.encode(o.encoding), o.source)
         except (OSError, UnicodeEncodeError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
             failures.append(f"synclint: {o.filename}: cannot write the fixed file: {reason}")
+            # The file keeps its old text: report what it holds, as a lint would.
+            before = process_file(o.filename, settings, False, unsafe, source=o.source) if o.source is not None else None
+            o.violations = before.violations if before is not None else o.violations
+            o.applied = 0
+            o.fixed = o.original
     return failures
 
 
@@ -206,10 +220,9 @@ def run_check(argv: list[str]) -> int:
         if outcome.error:
             print(f"synclint: {outcome.filename}: {outcome.error}", file=sys.stderr)
 
-    fixed_total = sum(o.applied for o in outcomes)
     changed = [o for o in outcomes if o.changed]
-    violations = sorted([*problems, *(v for o in outcomes for v in o.violations)], key=lambda v: v.sort_key)
     if args.diff:
+        fixed_total = sum(o.applied for o in outcomes)
         sys.stdout.write(_diff(changed))
         print(f"Would fix {fixed_total} finding{'s' * (fixed_total != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
         if args.exit_zero:
@@ -219,16 +232,24 @@ def run_check(argv: list[str]) -> int:
     write_failures: list[str] = []
     if args.fix and from_stdin:
         # The fixed text goes to stdout (as ruff does); the report goes to stderr.
+        # Bytes in, bytes out: the input's encoding (and BOM), and the very bytes when
+        # nothing was fixed.
         only = outcomes[0]
-        if only.fixed is not None:
-            sys.stdout.write(only.fixed)
-        else:
-            sys.stdout.buffer.write(stdin_bytes)
+        out = stdin_bytes
+        if only.changed:
+            try:
+                out = only.fixed.encode(only.encoding)
+            except UnicodeEncodeError as exc:
+                print(f"synclint: {only.filename}: cannot encode the fixed text as {only.encoding}: {exc}; printed unchanged", file=sys.stderr)
         sys.stdout.flush()
+        sys.stdout.buffer.write(out)
+        sys.stdout.buffer.flush()
     elif args.fix:
-        write_failures = _write_fixes(changed)
+        write_failures = _write_fixes(changed, settings, unsafe)
         for line in write_failures:
             print(line, file=sys.stderr)
+    fixed_total = sum(o.applied for o in outcomes)
+    violations = sorted([*problems, *(v for o in outcomes for v in o.violations)], key=lambda v: v.sort_key)
 
     sources: dict[str, str | None] = {}
     if fmt == "full":

@@ -258,9 +258,17 @@ def read_config_file(path: Path) -> Settings:
 def find_config(start: Path) -> Path | None:
     """The nearest pyproject.toml with a [tool.synclint] table, from `start` upward."""
     start = start.resolve()
-    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+    try:
+        is_dir = start.is_dir()
+    except OSError:  # an unreadable folder on the way: the run reports the path itself
+        is_dir = False
+    for folder in [start, *start.parents] if is_dir else list(start.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
+        try:
+            is_file = candidate.is_file()
+        except OSError:  # inside an unreadable folder: no configuration found there
+            continue
+        if is_file:
             try:
                 text = candidate.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):

@@ -39,6 +39,7 @@ class FileOutcome:
     encoding: str = "utf-8"
     applied: int = 0
     error: str | None = None  # a fix that was refused, for the user to see
+    source: bytes | None = None  # the bytes read, kept only when fixing (to check before writing)
 
     @property
     def changed(self) -> bool:
@@ -63,7 +64,21 @@ def read_source(path: Path) -> bytes:
 
 
 def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, source: bytes | None = None) -> FileOutcome:
-    """One file, start to finish. Never raises for bad input."""
+    """One file, start to finish. Never raises for bad input; a file over the per-file time
+    or memory limit becomes an SL002 finding naming it."""
+    from synclint.engine import io_error_violation
+    from synclint.limits import FileLimitExceeded, guard
+
+    try:
+        with guard("linting this file"):
+            return _process_file(filename, settings, fix, unsafe, source)
+    except FileLimitExceeded as exc:
+        return FileOutcome(filename, [io_error_violation(filename, str(exc))])
+    except MemoryError:
+        return FileOutcome(filename, [io_error_violation(filename, "out of memory while linting this file; skipped")])
+
+
+def _process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, source: bytes | None) -> FileOutcome:
     from synclint.engine import io_error_violation, lint_source
     from synclint.fix.apply import fix_source
 
@@ -76,7 +91,7 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, sou
             return FileOutcome(filename, [io_error_violation(filename, f"cannot read: {exc.strerror or exc}")])
     if fix:
         result = fix_source(source, filename, settings, unsafe=unsafe)
-        return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error)
+        return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error, source=source)
     result = lint_source(source, filename, settings)
     return FileOutcome(filename, result.violations, encoding=result.encoding)
 

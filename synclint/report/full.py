@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from synclint.lines import split_lines
 from synclint.report.concise import line as headline
 
 
 def _snippet(v, text: str | None) -> list[str]:
     if text is None:
         return []
-    lines = text.splitlines()
+    lines = split_lines(text)  # Python's rows, as the findings count them
     row = v.location.row
     if not 1 <= row <= len(lines):
         return []

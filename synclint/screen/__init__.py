@@ -28,9 +28,10 @@ that the findings are identical with and without the screen.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
+from synclint.lines import ending as _ending
+from synclint.lines import split_lines
 from synclint.screen import places
 from synclint.screen.facts import FUNCTIONS, FactReader, Unit, collect_defines, first_line
 from synclint.violation import Confidence
@@ -39,7 +40,6 @@ from synclint.violation import Confidence
 NOTHING = ""
 
 _FUNCTION_IMPORTS = "<imports inside functions>"
-_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 @dataclass
@@ -60,7 +60,7 @@ def reduce(text: str, rules, min_confidence: Confidence) -> str | None:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # libcst gives the error (or parses what this Python cannot)
-    lines = _PHYSICAL_LINE.findall(text)
+    lines = split_lines(text, keepends=True)
     reader = FactReader(lines, places, frozenset(w for r in rules for w in (r.shape_words or ())))
     units, classes = _units(tree, reader)
     if not units:
@@ -284,11 +284,3 @@ def _blank(original: list[str], units: list[Unit], emptied: list[ClassUnits], ke
     if lines and not _ending(lines[-1]) and not lines[-1].strip():
         lines[-1] = " "  # the text still ends without a line break, as the original did
     return "".join(lines)
-
-
-def _ending(line: str) -> str:
-    if line.endswith("\r\n"):
-        return "\r\n"
-    if line.endswith(("\n", "\r")):
-        return line[-1]
-    return ""
