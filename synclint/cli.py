@@ -16,6 +16,9 @@ from synclint.violation import Confidence
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace")
+OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github", "gitlab")
+# Formats that show or hash the source lines of the findings.
+_NEEDS_SOURCES = ("full", "sarif", "gitlab")
 
 
 class UsageError(Exception):
@@ -42,7 +45,7 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     p.add_argument("--select", type=_csv, default=None, help="rule codes or prefixes to enable (SL1 = the family)")
     p.add_argument("--ignore", type=_csv, default=None, help="rule codes or prefixes to disable")
     p.add_argument("--extend-select", type=_csv, default=None, help="add to the selection")
-    p.add_argument("--output-format", choices=("full", "concise", "json", "sarif", "github"), default=None)
+    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None)
     p.add_argument("-o", "--output-file", type=str, default=None, help="write the report to this file")
     p.add_argument("--statistics", action="store_true", help="count findings per rule")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
@@ -195,7 +198,7 @@ def run_check(argv: list[str]) -> int:
         raise UsageError("`-` (stdin) cannot be combined with other paths")
     settings = _settings_from(args)
     fmt = args.output_format or os.environ.get("SYNCLINT_OUTPUT_FORMAT") or "full"
-    if fmt not in ("full", "concise", "json", "sarif", "github"):
+    if fmt not in OUTPUT_FORMATS:
         raise UsageError(f"unknown output format {fmt!r}")
     from_stdin = "-" in args.paths
     want_fix = bool(args.fix) or args.diff
@@ -252,7 +255,7 @@ def run_check(argv: list[str]) -> int:
     violations = sorted([*problems, *(v for o in outcomes for v in o.violations)], key=lambda v: v.sort_key)
 
     sources: dict[str, str | None] = {}
-    if fmt == "full":
+    if fmt in _NEEDS_SOURCES:
         for o in outcomes:
             if o.violations:
                 if o.fixed is not None:

@@ -47,8 +47,9 @@ DEFAULT_HOT_FUNCTIONS = (
     "prefill",
 )
 
-# `with <call>():` blocks whose body syncs on purpose.
-DEFAULT_ALLOW_CONTEXTS = ("gpu_sync_allowed", "synclint.trace.allowed", "torch.no_sync_check")
+# `with <call>():` blocks whose body syncs on purpose: vLLM's convention (`gpu_sync_allowed`)
+# and synclint's own tracer context.
+DEFAULT_ALLOW_CONTEXTS = ("gpu_sync_allowed", "synclint.trace.allowed")
 
 # Functions (fnmatch on the name) where syncing is expected: warm-up, profiling, logging.
 DEFAULT_ALLOW_FUNCTIONS = (

@@ -399,20 +399,11 @@ def to_violations(module: cst.Module, findings: list[Finding], filename: str, se
                 severity=finding.severity,
                 confidence=finding.confidence,
                 noqa_row=noqa_row,
-                url=_rule_url(finding.code),
                 provenance=provenance,
                 hot_path=finding.hot_path,
             )
         )
     return out
-
-
-@lru_cache(maxsize=None)
-def _rule_url(code: str) -> str | None:
-    for rule in all_rules():
-        if rule.code == code:
-            return rule.url()
-    return None
 
 
 def _nodes_to_place(module: cst.Module, findings: list[Finding]) -> list[cst.CSTNode]:

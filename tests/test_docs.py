@@ -26,7 +26,7 @@ def test_every_rule_has_a_section_with_its_facts():
         assert f"Fix: {rule.fix_availability.value}. Severity: {rule.severity.value}." in section
         assert "#### Why it stalls" in section and "#### Fix safety" in section
         assert f"](#{docs.anchor(rule)})" in text  # the table links to it
-        assert rule.url().endswith("#" + docs.anchor(rule))
+        assert f"### {rule.code} {rule.name}" in text and docs.anchor(rule) == f"{rule.code.lower()}-{rule.name}"
 
 
 def test_check_flags_a_stale_file_and_writing_fixes_it(tmp_path):
@@ -44,3 +44,32 @@ def test_check_flags_a_stale_file_and_writing_fixes_it(tmp_path):
 def test_a_missing_file_is_stale(tmp_path):
     assert docs.main(["--output", str(tmp_path / "missing.md"), "--check"]) == 1
     assert not (tmp_path / "missing.md").exists()
+
+
+def test_the_reference_stands_alone():
+    """docs/rules.md cites nothing outside the repository: every relative link resolves to a
+    file of the repository and no path leaves it."""
+    import re
+
+    text = docs.render()
+    assert "shared/" not in text and "gpu-facts" not in text and "../" not in text
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+        assert not target.startswith("http"), target
+        assert (ROOT / "docs" / target).is_file(), target
+
+
+def test_default_allow_contexts_exist_or_are_documented_as_a_projects_convention():
+    """Every dotted default allow-context names something that exists (synclint's own
+    tracer context); the undotted `gpu_sync_allowed` is vLLM's and the README says so."""
+    import importlib
+
+    from synclint.config import DEFAULT_ALLOW_CONTEXTS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in DEFAULT_ALLOW_CONTEXTS:
+        if "." in name:
+            module, _, attr = name.rpartition(".")
+            assert hasattr(importlib.import_module(module), attr), name
+        else:
+            assert f"`{name}` is vLLM's convention" in readme
+    assert "torch.no_sync_check" not in readme

@@ -106,3 +106,35 @@ def test_hook_fails_on_a_finding_fixes_it_and_then_passes(tmp_path, hook_repo):
     again = _pre_commit("run", "synclint", "--all-files", cwd=work, home=home)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Passed" in again.stdout
+
+
+def test_readme_local_hook_runs_the_installed_synclint(tmp_path):
+    """The README's `repo: local` snippet, as written, with the real pre-commit: it needs no
+    `rev:` and runs the `synclint` on PATH."""
+    import re
+
+    pytest.importorskip("pre_commit", reason="pre-commit is in the `test` extra: pip install -e '.[test]'")
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    [snippet] = [b for b in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S) if "repo: local" in b]
+    work = tmp_path / "work"
+    work.mkdir()
+    _git("init", "-q", cwd=work)
+    (work / ".pre-commit-config.yaml").write_text(snippet)
+    (work / "model.py").write_text(FINDING)
+    _git("add", "-A", cwd=work)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "synclint").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m synclint "$@"\n')
+    (bin_dir / "synclint").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(REPO),
+           "PRE_COMMIT_HOME": str(tmp_path / "home"), "PRE_COMMIT_COLOR": "never"}
+    env.pop("SYNCLINT_OUTPUT_FORMAT", None)
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "model.py:5:12: SL101" in proc.stdout
+    (work / "model.py").write_text(FIXED)
+    _git("add", "-A", cwd=work)
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

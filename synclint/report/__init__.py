@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synclint.report import concise, full, github, json_format, sarif
+from synclint.report import concise, full, github, gitlab, json_format, sarif
 
 FORMATS = {
     "full": full.render,
@@ -10,6 +10,7 @@ FORMATS = {
     "json": json_format.render,
     "sarif": sarif.render,
     "github": github.render,
+    "gitlab": gitlab.render,
 }
 
 

@@ -1,4 +1,9 @@
-"""SARIF 2.1.0, with every rule in the driver and fixes as artifact changes."""
+"""SARIF 2.1.0, with every rule in the driver and fixes as artifact changes.
+
+For GitHub code scanning: each rule carries its documentation as `help.markdown`, `tags`
+and a `precision`; each result carries `partialFingerprints` (so an alert follows its line
+when lines above it move) and its confidence as `precision`. No URL is invented: the rule
+reference is printed by `synclint rule CODE`."""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import os
 from pathlib import Path
 
 from synclint import __version__
+from synclint.report.fingerprint import VERSION as FINGERPRINT_KEY
+from synclint.report.fingerprint import fingerprints
 from synclint.rules import all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -15,6 +22,22 @@ _INPUT_RULES = {
     "SL001": ("syntax-error", "The file could not be parsed"),
     "SL002": ("io-error", "The file could not be read or decoded"),
 }
+# synclint's confidence (that the value lives where the rule needs it) -> SARIF precision.
+PRECISION = {"high": "high", "medium": "medium", "low": "low"}
+_FAMILY_TAGS = {
+    "SL1": "host-to-device",
+    "SL2": "device-to-host",
+    "SL3": "indexing",
+    "SL4": "data-dependent-shape",
+    "SL5": "explicit-synchronization",
+}
+
+
+def rule_tags(code: str) -> list[str]:
+    family = next((tag for prefix, tag in _FAMILY_TAGS.items() if code.startswith(prefix)), None)
+    if family is None:
+        return ["synclint", "input"]
+    return ["synclint", "performance", "gpu-sync", family]
 
 
 def _uri(path: str) -> str:
@@ -31,32 +54,53 @@ def _region(start, end) -> dict:
     return {"startLine": start.row, "startColumn": start.column, "endLine": end.row, "endColumn": end.column}
 
 
-def _rules() -> list[dict]:
-    out = [
-        {"id": code, "name": name, "shortDescription": {"text": text}, "defaultConfiguration": {"level": "error"}}
-        for code, (name, text) in _INPUT_RULES.items()
-    ]
+def _rule_precision(code: str, violations) -> str:
+    """The lowest confidence among this run's findings of the rule (GitHub sorts alerts by a
+    rule's precision); `medium`, the default `--min-confidence`, for a rule with none."""
+    seen = [v.confidence for v in violations if v.code == code]
+    return PRECISION[min(seen).label] if seen else "medium"
+
+
+def _rules(violations) -> list[dict]:
+    out = []
+    for code, (name, text) in _INPUT_RULES.items():
+        help_text = f"{text}. synclint reports it so that a CI gate never passes over a file it could not lint."
+        out.append(
+            {
+                "id": code,
+                "name": name,
+                "shortDescription": {"text": text},
+                "help": {"text": help_text, "markdown": help_text},
+                "defaultConfiguration": {"level": "error"},
+                "properties": {"tags": rule_tags(code), "precision": "very-high", "fix": "never"},
+            }
+        )
     for rule in all_rules():
+        doc = rule.doc()
+        footer = f"\n\n`synclint rule {rule.code}` prints this documentation."
         out.append(
             {
                 "id": rule.code,
                 "name": rule.name,
                 "shortDescription": {"text": rule.summary},
                 "fullDescription": {"text": rule.doc_section("What it does") or rule.summary},
-                "help": {"text": rule.doc(), "markdown": rule.doc()},
-                "helpUri": rule.url(),
+                "help": {"text": doc + footer, "markdown": doc + footer},
                 "defaultConfiguration": {"level": _LEVEL[rule.severity.value]},
-                "properties": {"fix": rule.fix_availability.value},
+                "properties": {
+                    "tags": rule_tags(rule.code),
+                    "precision": _rule_precision(rule.code, violations),
+                    "fix": rule.fix_availability.value,
+                },
             }
         )
     return out
 
 
 def render(violations, sources=None, explain=False) -> str:
-    rules = _rules()
+    rules = _rules(violations)
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
-    for v in violations:
+    for v, fingerprint in zip(violations, fingerprints(violations, sources)):
         location = {"uri": _uri(v.filename)}
         if not location["uri"].startswith("file:"):
             location["uriBaseId"] = "%SRCROOT%"
@@ -65,7 +109,8 @@ def render(violations, sources=None, explain=False) -> str:
             "level": _LEVEL[v.severity.value],
             "message": {"text": v.message},
             "locations": [{"physicalLocation": {"artifactLocation": location, "region": _region(v.location, v.end_location)}}],
-            "properties": {"confidence": v.confidence.label},
+            "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
+            "properties": {"confidence": v.confidence.label, "precision": PRECISION[v.confidence.label]},
         }
         if v.code in index:
             result["ruleIndex"] = index[v.code]
@@ -98,7 +143,6 @@ def render(violations, sources=None, explain=False) -> str:
                     "driver": {
                         "name": "synclint",
                         "version": __version__,
-                        "informationUri": "https://github.com/synclint/synclint",
                         "rules": rules,
                     }
                 },

@@ -112,5 +112,7 @@ class Rule:
         return [inspect.cleandoc(b) + "\n" for b in re.findall(r"```python\n(.*?)```", cls.doc_section(title), re.S)]
 
     @classmethod
-    def url(cls) -> str:
-        return f"https://github.com/synclint/synclint/blob/main/docs/rules.md#{cls.code.lower()}-{cls.name}"
+    def anchor(cls) -> str:
+        """The rule's heading anchor in docs/rules.md, as GitHub renders it. There is no
+        published URL for the reference: `synclint rule CODE` prints it."""
+        return f"{cls.code.lower()}-{cls.name}"
