@@ -405,3 +405,53 @@ def test_r09_no_second_binding_of_a_name_the_module_has(project):
     assert [v.code for v in result.violations] == ["SL101"]
     for binding in ("def async_tensor_h2d(x):\n    return x\n", "async_tensor_h2d = None\n"):
         assert fix_source("import torch\n" + binding + FINDING, "x.py", Settings()).applied == 0
+
+
+# --- "safe" fixes keep values, dtype and aliasing -----------------------------------------
+
+
+def _applicability(text: str, code: str, **settings) -> str | None:
+    found = [v for v in lint_source(text, "x.py", Settings(**settings)).violations if v.code == code]
+    assert len(found) == 1, found
+    return found[0].fix.applicability.value if found[0].fix else None
+
+
+def test_r14_arange_fix_of_a_possibly_empty_range_is_unsafe():
+    """torch.tensor(range(0)) is float32 (an empty list), torch.arange(0) int64."""
+    head = "import torch\n\n\ndef f(self, n, device):\n    return "
+    assert _applicability(head + "torch.tensor(range(n), device=device)\n", "SL101") == "unsafe"
+    assert _applicability(head + "torch.tensor(range(0, 4), device=device)\n", "SL101") == "safe"
+    assert _applicability(head + "torch.tensor(range(4, 4), device=device)\n", "SL101") == "unsafe"
+    assert _applicability(head + "torch.tensor(range(n), dtype=torch.long, device=device)\n", "SL101") == "safe"
+
+
+def test_r14_the_reasons_for_the_claims_hold_in_torch():
+    torch = pytest.importorskip("torch")
+    assert torch.tensor(range(0)).dtype == torch.float32 and torch.arange(0).dtype == torch.int64
+    assert torch.equal(torch.tensor(range(0, 4)), torch.arange(0, 4))
+    assert torch.tensor(range(0), dtype=torch.long).dtype == torch.arange(0, dtype=torch.long).dtype
+
+
+def test_r15_negative_zero_is_not_filled_with_zeros():
+    head = "import torch\n\n\ndef forward(self, x):\n    y = x.cuda()\n    return "
+    low = dict(min_confidence=__import__("synclint.violation", fromlist=["Confidence"]).Confidence.LOW)
+    assert _applicability(head + "y.new_tensor([-0.0, -0.0])\n", "SL105", **low) is None
+    assert _applicability(head + "y.new_tensor([0.0, -0.0])\n", "SL105", **low) is None
+    assert _applicability(head + "y.new_tensor([0.0, 0.0])\n", "SL105", **low) == "safe"
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(1)
+    assert torch.signbit(x.new_tensor([-0.0])).all() and not torch.signbit(x.new_zeros(1)).any()
+
+
+def test_from_numpy_to_a_device_that_may_be_the_cpu_is_unsafe():
+    """`torch.from_numpy(a).to(d)` shares `a`'s memory when d is the CPU; the helper copies."""
+    text = "import numpy as np\nimport torch\n\n\ndef forward(self, a: np.ndarray, device):\n    return torch.from_numpy(a).to(device)\n"
+    assert _applicability(text, "SL103") == "unsafe"
+    cuda = text.replace(".to(device)", ".cuda()")
+    assert _applicability(cuda, "SL103") == "safe"
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    a = np.zeros(2, dtype=np.float32)
+    moved = torch.from_numpy(a).to("cpu")
+    a[0] = 5
+    assert moved[0].item() == 5  # aliasing on the CPU: what the helper's copy would not show

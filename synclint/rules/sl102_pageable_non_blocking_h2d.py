@@ -57,7 +57,9 @@ class PageableNonBlockingH2D(Rule):
     `torch.from_numpy(a).to(d, non_blocking=True)` and `torch.tensor(data).to(d,
     non_blocking=True)` become the H2D helper (`h2d-helper`), which copies the data into
     pinned memory at the call (so later writes to `a` cannot leak into the copy, as with
-    the driver's staging) and queues the copy: safe. When the `.to()` also changes the
+    the driver's staging) and queues the copy: safe, for `from_numpy(a)` only where `d` is
+    proven an accelerator (where `d` is the CPU at run time `.to(d)` returns a tensor sharing
+    `a`'s memory, which the helper's copy does not: unsafe). When the `.to()` also changes the
     dtype the conversion moves from the device to the host, which can round differently for
     out-of-range values: unsafe. `dst.copy_(torch.from_numpy(a), non_blocking=True)` into a
     proven device tensor becomes `dst.copy_(torch.from_numpy(a).pin_memory(), ...)`: same
@@ -125,11 +127,15 @@ class PageableNonBlockingH2D(Rule):
         if dtype is not None and move.dtype is not None:
             return None
         converts = move.dtype is not None
+        # `from_numpy(a).to(d)` shares `a`'s memory when d is the CPU at run time; the helper
+        # copies: safe only where d is proven an accelerator.
+        target = move_target(move, ctx)
+        aliases = array is not None and not (target is not None and target.on_device and target.confidence >= Confidence.HIGH)
         new, imports = helper_call(self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
         return FixSpec(
             message=f"Use `{new.func.value}` (pinned staging, non-blocking copy)",
             replacements=((move.call, new),),
-            applicability=Applicability.UNSAFE if converts else Applicability.SAFE,
+            applicability=Applicability.UNSAFE if converts or aliases else Applicability.SAFE,
             imports=imports,
         )
 

@@ -67,7 +67,10 @@ class BlockingHostToDeviceMove(Rule):
       float steps could round differently on the device: unsafe.
     - `torch.from_numpy(a).to(d)` / `torch.tensor(data).to(d)` become the H2D helper, which
       copies the data into pinned memory at the call and queues the copy: safe (unsafe when
-      the `.to()` also converts the dtype, which then happens on the host).
+      the `.to()` also converts the dtype, which then happens on the host). For
+      `from_numpy(a).to(d)` only when `d` is proven an accelerator (or the move is `.cuda()`):
+      where `d` is the CPU at run time `.to(d)` returns a tensor sharing `a`'s memory, so a
+      later write to `a` shows through it, and the helper's copy would not: unsafe.
     - Other pageable host tensors become the helper too, but unsafe: the helper copies data,
       not autograd history, where `.to()` stays differentiable.
     - A pinned source gets `non_blocking=True`: unsafe, because the copy now runs later, and
@@ -129,7 +132,9 @@ class BlockingHostToDeviceMove(Rule):
         array = from_numpy_array(source, ctx)
         factory = plain_factory_data(source, ctx) if isinstance(source, cst.Call) and array is None else None
         if array is not None:
-            data, dtype, safe = array, None, True
+            # `.to(d)` of `from_numpy(a)` returns `a`'s memory itself when d is the CPU at
+            # run time; the helper copies. Safe only where d is proven an accelerator.
+            data, dtype, safe = array, None, _proven_device(move_target(move, ctx))
         elif factory is not None:
             data, dtype = factory
             safe = True
@@ -204,3 +209,7 @@ def _is_integer(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
         return True
     return False
+
+
+def _proven_device(target) -> bool:
+    return target is not None and target.on_device and target.confidence >= Confidence.HIGH
