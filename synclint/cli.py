@@ -337,7 +337,28 @@ def run_rules(argv: list[str]) -> int:
     return EXIT_CLEAN
 
 
+def _terminate_cleanly() -> None:
+    """SIGTERM (a CI timeout, `kill`) ends the run through the normal exits, so that a file
+    being written is left whole and its temp file removed (SIGKILL cannot be caught)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, on_term)
+    except (ValueError, OSError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the command itself (not a caller in the same process)
+        _terminate_cleanly()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in ("--version", "-V"):

@@ -135,6 +135,27 @@ _WORKER_ARGS: tuple | None = None
 def _init_worker(settings: Settings, fix: bool, unsafe: bool, want_cache: bool) -> None:
     global _WORKER_ARGS
     _WORKER_ARGS = (settings, fix, unsafe, want_cache)
+    _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    """A worker ends when the run that started it is killed (even with SIGKILL), instead of
+    waiting forever on its task queue (Linux: PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        # The command's own SIGTERM handler (inherited through fork) would turn the signal
+        # into an exception that the pool catches as a task's error: the default kills.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before the call
+            os._exit(1)
+    except (OSError, AttributeError, ValueError):
+        pass
 
 
 def _lint_batch(filenames: list[str]) -> list[_Linted]:

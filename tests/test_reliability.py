@@ -455,3 +455,63 @@ def test_from_numpy_to_a_device_that_may_be_the_cpu_is_unsafe():
     moved = torch.from_numpy(a).to("cpu")
     a[0] = 5
     assert moved[0].item() == 5  # aliasing on the CPU: what the helper's copy would not show
+
+
+# --- minor items ---------------------------------------------------------------------------
+
+
+def test_a_fix_that_removes_the_last_use_of_torch_removes_its_import():
+    text = "import torch\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n"
+    result = fix_source(text, "x.py", Settings())
+    assert result.fixed == IMPORT + "\ndef f(toks):\n    return async_tensor_h2d(toks, device='cuda')\n"
+    # still mentioned (a string annotation): kept
+    kept = text.replace("def f(toks):", "def f(toks) -> 'torch.Tensor':")
+    assert fix_source(kept, "x.py", Settings()).fixed.startswith("import torch\n")
+
+
+def test_crafted_cache_entry_with_a_valid_checksum_is_a_miss(tmp_path):
+    from synclint import cache
+
+    path = tmp_path / "a.py"
+    path.write_text(TWO_FINDINGS)
+    st = os.stat(path)
+    index = cache.ResultCache(Settings(cache_dir=str(tmp_path / "cache")))
+    for bad in ((("SL101",),), ("not a tuple",), ((None,) * 13,)):
+        index.entries[index.key(str(path))] = cache.Entry(st.st_size, st.st_mtime_ns, b"x", "utf-8", bad)
+        assert index.lookup(str(path), st) is None
+    index.entries[index.key(str(path))] = cache.Entry("big", None, b"x", 3, ())
+    assert index.lookup(str(path), st) is None
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc")
+def test_workers_end_when_the_run_is_killed(tmp_path):
+    import signal
+    import sys
+
+    body = "".join(f"def f{i}(toks):\n    return torch.tensor(toks, device='cuda')\n\n" for i in range(300))
+    for i in range(24):  # over the size where the run uses worker processes
+        (tmp_path / f"m{i}.py").write_text("import torch\n" + body)
+    env = {**os.environ, "PYTHONPATH": str(__import__("conftest").REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "synclint", "check", "--no-cache", "-j2", "."], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: set[int] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(children) < 2 and proc.poll() is None:
+        for task in os.listdir(f"/proc/{proc.pid}/task"):
+            try:
+                with open(f"/proc/{proc.pid}/task/{task}/children") as handle:
+                    children.update(int(c) for c in handle.read().split())
+            except OSError:
+                pass
+        time.sleep(0.05)
+    if proc.poll() is not None or len(children) < 2:
+        pytest.skip("the run ended before its workers could be seen")
+    time.sleep(0.5)  # the workers have run their initializer
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 20
+    alive = set(children)
+    while alive and time.monotonic() < deadline:
+        alive = {pid for pid in alive if os.path.exists(f"/proc/{pid}") and "Z" not in open(f"/proc/{pid}/stat").read().split()[2]}
+        time.sleep(0.1)
+    assert not alive

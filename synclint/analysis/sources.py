@@ -380,6 +380,12 @@ class Evaluator:
         return None
 
     def _qualified_call(self, qual: str, call: cst.Call, env: Env) -> Placement | None:
+        if qual in api.H2D_HELPERS:
+            device = kwarg(call, "device")
+            target = self._device_target(device.value, env) if device is not None else None
+            if target is None:
+                return UNKNOWN.because(call, "an H2D helper with an unknown `device=`")
+            return _unpinned(target).because(call, f"`{qual.rsplit('.', 1)[-1]}(..., device=...)` copies to where `device=` says")
         if qual.startswith("numpy."):
             name = qual[6:]
             if name in api.NUMPY_CONSTRUCTORS or name.startswith("random."):

@@ -90,3 +90,8 @@ MODULE_MEMBER_CALLS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Param
 NOT_TENSOR_NAMESPACES = ("cuda.", "distributed.", "nn.init.", "nn.utils.", "backends.", "compiler.", "_dynamo.", "utils.")
 # Words in a name that make an integer a device index (`.to(local_rank)`).
 DEVICE_INDEX_WORDS = ("rank", "device", "gpu", "cuda", "dev_id")
+
+# The H2D helpers the fixes call (the `h2d-helper` presets): the result is a tensor where
+# their `device=` says, as for `torch.tensor(..., device=...)`. Known to the analysis so that
+# a fixed file keeps the findings that follow the copy (`if ids.sum() > 0:` after it).
+H2D_HELPERS = frozenset({"synclint.runtime.async_tensor_h2d", "vllm.utils.torch_utils.async_tensor_h2d"})

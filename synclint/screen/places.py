@@ -296,6 +296,10 @@ class PlaceModel:
                 mask |= self._torch_call(qual[6:], call, unit)
             elif qual.startswith("numpy."):
                 mask |= NUMPY
+            elif qual in api.H2D_HELPERS:  # as the analysis: where its device= says
+                for kw in call.keywords:
+                    if kw.arg == "device":
+                        mask |= self._target(kw.value, unit)
         if type(func) is ast.Name:
             name = func.id
             if name not in unit.bound and name not in self.by_name:
