@@ -15,7 +15,7 @@ from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, load_sett
 from synclint.violation import Confidence
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace")
+SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace", "server")
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github", "gitlab")
 # Formats that show or hash the source lines of the findings.
 _NEEDS_SOURCES = ("full", "sarif", "gitlab")
@@ -367,13 +367,14 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] in ("-h", "--help"):
             print(
                 "usage: synclint [check] [options] [PATHS...]\n"
-                "       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py\n\n"
+                "       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py | server\n\n"
                 "commands:\n"
                 "  check   lint files (the default; `synclint --fix .` is `synclint check --fix .`)\n"
                 "  rule    print a rule's documentation\n"
                 "  rules   list the rules\n"
                 "  prove   show on a GPU that each flagged pattern stalls and each fix removes it\n"
-                "  trace   run a program and record the syncs that happen at run time\n\n"
+                "  trace   run a program and record the syncs that happen at run time\n"
+                "  server  run the language server (LSP on stdio) for an editor\n\n"
                 "`synclint check --help` lists the options."
             )
             return EXIT_CLEAN
@@ -393,6 +394,10 @@ def main(argv: list[str] | None = None) -> int:
             from synclint.trace.cli import main as trace_main
 
             return trace_main(rest)
+        if command == "server":
+            from synclint.server import main as server_main
+
+            return server_main(rest)
     except UsageError as exc:
         print(f"synclint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -8,6 +8,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from synclint.analysis import hotpath
+from synclint.analysis.flow import loop_bindings
 from synclint.analysis.imports import ImportTable, dotted_name
 from synclint.analysis.placement import UNKNOWN, Place, Placement, PlacementAnalysis, placed
 from synclint.rules.base import Finding, FixSpec
@@ -110,7 +111,12 @@ class LintContext:
                 if id(comp_for.iter) in on_stack:
                     break  # inside this iterable: its own target is not bound yet
                 extra = extra if extra is not None else {}
-                _bind(comp_for.target, self._element_placement(comp_for.iter, extra), extra)
+                pairs = loop_bindings(comp_for.target, comp_for.iter, extra, lambda e, x=extra: self._element_placement(e, x))
+                if pairs is not None:
+                    for target, value in pairs:
+                        _bind(target, value, extra)
+                else:
+                    _bind(comp_for.target, self._element_placement(comp_for.iter, extra), extra)
                 comp_for = comp_for.inner_for_in
         return extra
 

@@ -1,5 +1,6 @@
-"""The core: source bytes in, findings out. The CLI, the pre-commit hook, the GPU proof
-harness and the runtime tracer all call `lint_source` (or `fix_source` in synclint.fix).
+"""The core: source bytes in, findings out. The CLI, the pre-commit hook, the language
+server, the GPU proof harness and the runtime tracer all reach it through the public API,
+`synclint.lint_source` / `synclint.fix_source` (synclint/api.py).
 
 Flow for one file: decode -> skip-file? -> prefilter (which rules can match at all) ->
 screen (which functions can hold a finding, with `ast`) -> parse those (libcst) -> one batched
@@ -64,6 +65,17 @@ def decode(source: bytes) -> tuple[str, str]:
         return source.decode(encoding), encoding
     except (UnicodeDecodeError, LookupError) as exc:
         raise DecodeError(f"cannot decode as {encoding}: {exc}") from None
+
+
+def source_encoding(source: bytes | str) -> str:
+    """The encoding `decode` reads `source` with (its first two lines say), "utf-8" when
+    they name none or an unknown one, or for text."""
+    if isinstance(source, str):
+        return "utf-8"
+    try:
+        return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+    except SyntaxError:
+        return "utf-8"
 
 
 @lru_cache(maxsize=64)

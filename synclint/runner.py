@@ -79,8 +79,8 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, sou
 
 
 def _process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, source: bytes | None) -> FileOutcome:
-    from synclint.engine import io_error_violation, lint_source
-    from synclint.fix.apply import fix_source
+    from synclint.api import fix_source, lint_source
+    from synclint.engine import io_error_violation, source_encoding
 
     if source is None:
         try:
@@ -92,8 +92,7 @@ def _process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, so
     if fix:
         result = fix_source(source, filename, settings, unsafe=unsafe)
         return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error, source=source)
-    result = lint_source(source, filename, settings)
-    return FileOutcome(filename, result.violations, encoding=result.encoding)
+    return FileOutcome(filename, lint_source(source, filename, settings), encoding=source_encoding(source))
 
 
 def default_jobs() -> int:

@@ -150,7 +150,12 @@ class FlowWalker:
             before = dict(env)
             body_env = dict(env)
             if isinstance(stmt, cst.For):
-                self._bind_target(stmt.target, self._element_of(stmt.iter, env), body_env, stmt)
+                pairs = loop_bindings(stmt.target, stmt.iter, env, lambda e: self._element_of(e, env))
+                if pairs is not None:
+                    for target, value in pairs:
+                        self._bind_target(target, value, body_env, stmt)
+                else:
+                    self._bind_target(stmt.target, self._element_of(stmt.iter, env), body_env, stmt)
             self._block(stmt.body, body_env)
             _merge_into(env, before, body_env)
             if _same(env, before):
@@ -256,6 +261,25 @@ class FlowWalker:
                 inner = el.value if isinstance(el, cst.StarredElement) else el
                 self._bind_target(inner, part, env, stmt)
         # Attribute and subscript targets change no name's placement.
+
+
+def loop_bindings(target, iterable, env, element_of):
+    """`for i, x in enumerate(it)` binds `i` to a Python int and `x` to an element of `it`;
+    `for a, b in zip(p, q)` binds each name to an element of its own iterable. None for
+    other loops. `element_of(expr)`: the placement of an element of `expr`."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call):
+        return None
+    func = iterable.func
+    if not isinstance(func, cst.Name) or func.value in env or any(a.keyword is not None or a.star for a in iterable.args):
+        return None
+    names = [e.value for e in target.elements]
+    if any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    if func.value == "enumerate" and len(names) == 2 and len(iterable.args) == 1:
+        return [(names[0], placed(Place.SCALAR, HIGH, iterable, "an `enumerate()` count")), (names[1], element_of(iterable.args[0].value))]
+    if func.value == "zip" and len(names) == len(iterable.args):
+        return [(name, element_of(arg.value)) for name, arg in zip(names, iterable.args)]
+    return None
 
 
 def _element_part(value: Placement, value_expr) -> Placement:

@@ -420,10 +420,33 @@ class Evaluator:
         tensor_args = [a.value for a in call.args if a.keyword is None or a.keyword.value in ("input", "other", "tensors")]
         if not tensor_args:
             return UNKNOWN
+        # A 0-dim host tensor (`torch.tensor(5)`) is an operand on any device: it does not
+        # say where `torch.minimum(x, torch.tensor(5))` lives, `x` does.
+        others = [a for a in tensor_args if not self._host_scalar_tensor(a, env)]
+        tensor_args = others or tensor_args
         combined = self._combine(tensor_args, env, call, f"`torch.{name}()`", self._operands(tensor_args, env))
         if combined.is_(Place.SCALAR, Place.SEQUENCE):
             return UNKNOWN
         return combined
+
+    def _host_scalar_tensor(self, expr: cst.BaseExpression, env: Env) -> bool:
+        """`torch.tensor(<a number>)` / `torch.scalar_tensor(...)` without `device=`."""
+        if not isinstance(expr, cst.Call) or kwarg(expr, "device") is not None:
+            return False
+        qual = self.qualname(expr.func, env) or ""
+        if qual == "torch.scalar_tensor":
+            return True
+        args = positional(expr)
+        if qual not in ("torch.tensor", "torch.as_tensor") or not args:
+            return False
+        data = args[0].value
+        if isinstance(data, (cst.Integer, cst.Float)):
+            return True
+        # `n + 1`, `-x`: arithmetic with a number literal gives a number (a list would raise)
+        if isinstance(data, cst.BinaryOperation) and isinstance(data.operator, (cst.Add, cst.Subtract, cst.Divide, cst.FloorDivide)):
+            if isinstance(data.left, (cst.Integer, cst.Float)) or isinstance(data.right, (cst.Integer, cst.Float)):
+                return True
+        return self._eval(data, env).is_(Place.SCALAR)
 
     def _torch_device(self, call: cst.Call, env: Env) -> Placement:
         """torch.device("cuda", i), torch.device("cuda:0"), torch.device(f"cuda:{rank}"), torch.device(type="cpu")."""

@@ -77,8 +77,7 @@ def select(codes, prefixes) -> list[str]:
 def prepare(code: str, root: Path | None = None) -> ProofCase:
     """Read the case, check that the rule flags it, and get the fixer's version."""
     from synclint.config import Settings
-    from synclint.engine import lint_source
-    from synclint.fix import fix_source
+    from synclint.api import fix_source, lint_source
     from synclint.rules import rule_by_code
     from synclint.rules.base import FixAvailability
 
@@ -94,7 +93,7 @@ def prepare(code: str, root: Path | None = None) -> ProofCase:
     case.rule_fixable = rule.fix_availability is not FixAvailability.NEVER
     case.rule_always_fixes = rule.fix_availability is FixAvailability.ALWAYS
     settings = Settings()
-    found = [v for v in lint_source(source, str(path), settings).violations if v.code == code]
+    found = [v for v in lint_source(source, str(path), settings) if v.code == code]
     case.flagged = [(v.location.row, v.end_location.row) for v in found]
     if not found:
         case.status, case.problem = "not flagged", f"{code} does not flag {path.name} at default settings"

@@ -41,7 +41,7 @@ GPU_MS_PER_STEP = 2.0
 
 def fixed_demo_source() -> tuple[str, int]:
     from synclint.config import Settings
-    from synclint.fix import fix_source
+    from synclint.api import fix_source
 
     result = fix_source(DEMO_SOURCE, "demo.py", Settings(), unsafe=True)
     return result.fixed, result.applied

@@ -79,10 +79,17 @@ class Rule:
     # (their `device=` target), "truth" (tested values),
     # "convert" (arguments of int()/float()/print()/max()...), "text" (f-string and `%`
     # values), "sizing" (int()/range() arguments, `.item()` receivers), "move" (`.cuda()`,
-    # `.to(<device>)`), "store" (`t[...] = v` targets), "index" (subscripted values with a
+    # `.to(<device>)`), "store" (`t[...] = v` targets), "stored" (their values),
+    # "copy" (`t.copy_(...)` receivers), "index" (subscripted values with a
     # non-literal index), "mask" (index values), "bound" (slice bounds). None: the screen
     # asks only whether a device source is in reach of the function.
     device_sites: ClassVar[tuple[str, ...] | None] = None
+
+    @classmethod
+    def screen_words(cls, tree) -> tuple[str, ...] | None:
+        """The screen's `shape_words` for one file (its `ast` tree): `shape_words`, unless the
+        rule learns more names from the file itself."""
+        return cls.shape_words
 
     def __init__(self, settings) -> None:
         self.settings = settings

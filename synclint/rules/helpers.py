@@ -249,8 +249,14 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None =
         # The bound value is read where it was bound (`m = m.to(d)` looks further back).
         return dtype_kind(found[1], ctx, _depth + 1, found[0])
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        kinds = {dtype_kind(value, ctx, _depth + 1, -1) for value in self_attribute_values(expr.attr.value, ctx)}
+        # Every assignment whose dtype is visible must agree (`self.free = self.free[n:]`
+        # says nothing new).
+        kinds = {dtype_kind(value, ctx, _depth + 1, -1) for value in self_attribute_values(expr.attr.value, ctx)} - {None}
         return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(expr, cst.Subscript) and all(
+        isinstance(e.slice, cst.Slice) or is_int_literal(e.slice.value) for e in expr.slice
+    ):
+        return dtype_kind(expr.value, ctx, _depth + 1, _at)  # a basic-indexing view keeps the dtype
     if isinstance(expr, cst.Call):
         dtype = _dtype_name(getattr(kwarg(expr, "dtype"), "value", None))
         name = method_name(expr)

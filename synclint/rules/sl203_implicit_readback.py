@@ -28,6 +28,13 @@ _MASK_METHODS = frozenset(
     {"bool", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "logical_and",
      "logical_or", "logical_not", "logical_xor", "isin", "isclose", "isneginf", "isposinf"}
 )
+# torch functions and tensor methods whose result, tested, is a tensor's value: a truth test
+# of one of them reads a tensor back even when where its input lives is not known.
+_TENSOR_TESTS = frozenset(
+    {"any", "all", "sum", "max", "min", "amax", "amin", "count_nonzero", "isin", "eq", "ne", "gt", "lt",
+     "ge", "le", "logical_and", "logical_or", "logical_not", "isnan", "isinf", "isfinite", "isclose"}
+)
+_TENSOR_TEST_METHODS = frozenset({"any", "all", "sum", "max", "min", "amax", "amin", "count_nonzero", "isnan", "isinf", "isfinite"})
 # Statement and expression kinds whose `test` is truth-tested, with the words for the message.
 _TESTS = {cst.If: "`if`", cst.While: "`while`", cst.Assert: "`assert`", cst.IfExp: "a conditional expression", cst.CompIf: "a comprehension `if`"}
 
@@ -46,11 +53,16 @@ class ImplicitReadback(Rule):
     - `int(t)`, `float(t)`, `bool(t)`, `complex(t)`, `range(t)`, `str(t)`, `repr(t)`,
       `format(t)`, `print(t)`, f-strings `f"{t}"`, `"%s" % t` and `"{}".format(t)`;
     - truth tests: `if t:`, `while t:`, `assert t`, `x if t else y`, comprehension `if t`,
-      `not t`, and the operands of `and`/`or` that Python truth-tests;
+      `not t`, the operands of `and`/`or` that Python truth-tests, and the value returned
+      by a function annotated `-> bool` (its callers test it);
     - Python `max()`/`min()`/`any()`/`all()` over tensors, `torch.equal`, `torch.allclose`,
       `torch.is_nonzero` (they return a Python bool);
     - `len(t[mask])` with a device boolean mask, when SL401 (which reports the mask
       indexing itself) is not selected.
+
+    A truth test of a tensor result whose input's placement is not known (`if
+    batch.track_mask.any():`, `if not torch.all(p == 1.0):`, `x and lens.sum() == 0`) is
+    reported at `low` confidence (hidden by default): numpy arrays answer `.any()` too.
 
     Host-only look-alikes are not reported: `len(t)`, `int(t.shape[0])`, `bool(x is None)`,
     `if t is not None:`, `if t.numel():`. A conversion that sizes something
@@ -167,6 +179,12 @@ class ImplicitReadback(Rule):
     def visit_CompIf(self, node: cst.CompIf, ctx) -> None:
         self._truth_test(node.test, True, _TESTS[cst.CompIf], ctx)
 
+    def visit_Return(self, node: cst.Return, ctx) -> None:
+        # `def no_absorb(...) -> bool: return mode.is_extend() and lens.sum() == 0`: the
+        # tensor returned is truth-tested by every caller.
+        if node.value is not None and _returns_bool(ctx):
+            self._truth_test(node.value, True, "a `-> bool` return", ctx)
+
     def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
         if not _in_tested_position(node, ctx):
             self._truth_test(node, False, "`and`/`or`", ctx)
@@ -184,7 +202,7 @@ class ImplicitReadback(Rule):
         elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
             self._truth_test(expr.expression, True, what, ctx)
         elif tested and not _python_bool_call(expr, ctx):
-            self._report_if_device(expr, expr, f"{what} on a device tensor", ctx)
+            self._report_if_device(expr, expr, f"{what} on a device tensor", ctx, tensor_shaped=_tensor_shaped(expr, ctx))
 
     # --- text ----------------------------------------------------------------------------
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
@@ -205,11 +223,13 @@ class ImplicitReadback(Rule):
             if self._report_if_device(node, value, what, ctx):
                 return
 
-    def _report_if_device(self, node: cst.CSTNode, value_expr: cst.BaseExpression | None, what: str, ctx) -> bool:
+    def _report_if_device(
+        self, node: cst.CSTNode, value_expr: cst.BaseExpression | None, what: str, ctx, tensor_shaped: bool = False
+    ) -> bool:
         if value_expr is None:
             return False
         value = ctx.placement(value_expr)
-        if not value.maybe_device:
+        if not value.maybe_device and not (tensor_shaped and not value.known):
             return False  # host data, or unknown: `if x:` is too common to guess about
         ctx.report(
             self,
@@ -235,6 +255,22 @@ def _only_formatted_on_failure(ctx) -> bool:
     return False
 
 
+def _tensor_shaped(expr: cst.BaseExpression, ctx) -> bool:
+    """A tested value that is a tensor result whatever its input's placement: `m.any()`,
+    `torch.all(p == 1.0)`, `lens.sum() == 0`. With an input of unknown placement the truth
+    test is reported at `low` confidence (numpy arrays have `.any()` too)."""
+    if isinstance(expr, cst.Comparison):
+        return any(_tensor_shaped(e, ctx) for e in (expr.left, *(c.comparator for c in expr.comparisons)))
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return _tensor_shaped(expr.left, ctx) or _tensor_shaped(expr.right, ctx)
+    if not isinstance(expr, cst.Call):
+        return False
+    qual = ctx.qualname(expr.func) or ""
+    if qual.startswith("torch."):
+        return qual[6:] in _TENSOR_TESTS
+    return method_name(expr) in _TENSOR_TEST_METHODS and not qual.startswith(("numpy.", "math."))
+
+
 def _python_bool_call(expr: cst.BaseExpression, ctx) -> bool:
     """`torch.equal(a, b)`, `torch.is_floating_point(t)`, `t.is_contiguous()`: the result is
     already a Python value (any readback happened in the call, which is reported itself)."""
@@ -253,9 +289,18 @@ def _mask_rule_enabled(ctx) -> bool:
     return "SL401" in select_codes(settings.select, settings.extend_select, settings.ignore)
 
 
+def _returns_bool(ctx) -> bool:
+    function = ctx.function
+    returns = getattr(function, "returns", None)
+    annotation = returns.annotation if returns is not None else None
+    return isinstance(annotation, cst.Name) and annotation.value == "bool"
+
+
 def _in_tested_position(node: cst.CSTNode, ctx) -> bool:
     """Whether an enclosing construct already truth-tests `node` (and reports for it)."""
     parent = ctx.parent(node)
+    if isinstance(parent, cst.Return) and parent.value is node and _returns_bool(ctx):
+        return True
     if isinstance(parent, (cst.BooleanOperation,)):
         return True
     if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):

@@ -86,6 +86,15 @@ def sizing_readback(node: cst.Call, ctx) -> cst.BaseExpression | None:
     return None
 
 
+def _reads_item(node: cst.Call) -> bool:
+    """`X.item()` or `int(X.item())`: a tensor (or numpy) readback whatever `X`'s placement;
+    SL201 would report it at `low` confidence, so this rule, which takes it over, does too."""
+    if method_name(node) == "item":
+        return True
+    args = positional(node)
+    return bool(args) and isinstance(args[0].value, cst.Call) and method_name(args[0].value) == "item"
+
+
 def _inside_sizing_conversion(node: cst.Call, ctx) -> bool:
     """`X.item()` inside `int(X.item())`: the outer `int()` is the one finding."""
     arg = ctx.parent(node)
@@ -137,7 +146,8 @@ class SizingReadback(Rule):
     ## Known false positives
     A reduction over a tensor that is in fact on the host at run time (then the readback is
     free). Values whose placement is unknown are not reported: `int(lens.max()) + 1` is just
-    as common on numpy arrays and host tensors.
+    as common on numpy arrays and host tensors; with `.item()` (`int(lens.max().item())`)
+    they are reported at `low` confidence, as SL201 reports `.item()`.
     """
 
     code = "SL204"
@@ -153,7 +163,7 @@ class SizingReadback(Rule):
         if value is None or _inside_sizing_conversion(node, ctx):
             return
         placement = ctx.placement(value)
-        if not placement.maybe_device:
+        if not placement.maybe_device and (placement.known or not _reads_item(node)):
             return  # host data (or unknown): reading it is free, or we cannot tell
         in_loop = ctx.hot_path == "in a loop" or any(isinstance(n, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)) for n in ctx.stack)
         where = " once per iteration" if in_loop else ""

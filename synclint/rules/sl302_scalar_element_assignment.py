@@ -8,6 +8,7 @@ from synclint.rules.helpers import (
     DEVICE_ORIGIN_TRIGGERS,
     device_confidence,
     dtype_kind,
+    is_full_slice,
     is_int_literal,
     known_ndim,
     method_name,
@@ -26,13 +27,19 @@ class ScalarElementAssignment(Rule):
     ## What it does
     Reports an assignment of a Python number to a device tensor where the target is a single
     element (as many integer indices as the tensor has dimensions: `t[i, j] = float(...)`),
-    or an advanced-index scatter with an integer device index (`x[gpu_idx] = 1.0`).
+    an advanced-index scatter with an integer device index (`x[gpu_idx] = 1.0`,
+    `x[:, dev_idx] = 0`), and `t.copy_(number)`. A device index can only index a tensor on
+    its device, so `self.cache.state[:, dev_idx] = 0` is reported even when where
+    `self.cache.state` lives is not visible. A value whose placement is not known
+    (`buf[i] = pool.get_id(name)`) is reported at `medium` confidence at most when the
+    target is a proven 0-dim element, `low` for a scatter.
 
     ## Why it stalls
     For a 0-dim target PyTorch wraps the Python number in a CPU tensor and copies it to the
     device with a blocking copy; the scatter does the same with its value. Measured on an
     H200: `t[0, 0] = float(...)` on a 0-dim element and `x[gpu_idx] = 1.0` each waited for
-    the whole GPU queue (stall ratio ~1.0). A slice target is not a stall (`t[2:5] = 1.0`
+    the whole GPU queue (stall ratio ~1.0), and so did `x[:, dev_idx] = 0` and `t.copy_(5)`
+    (a Python number). A slice target is not a stall (`t[2:5] = 1.0`
     becomes a `fill_` kernel), nor are `x[mask] = 1.0`, `x[0] = y_gpu` or
     `x[gpu_idx] = y_gpu`: none of those are flagged.
 
@@ -64,7 +71,10 @@ class ScalarElementAssignment(Rule):
     a copy, and `fill_` on a copy would write nothing. For the scatter, the value becomes
     `x.new_full((), v)`: a 0-dim tensor of `x`'s dtype made on `x`'s device by a fill kernel,
     broadcast exactly as the number was; offered when `x` is a plain name or attribute.
-    The result is the measured-clean form `x[gpu_idx] = y_gpu`.
+    The result is the measured-clean form `x[gpu_idx] = y_gpu`. `t.copy_(v)` of a Python
+    number becomes `t.fill_(v)`: both broadcast the number over `t` with `t`'s dtype, safe.
+    When the value's placement is not known the fixes are unsafe: `fill_` and `new_full`
+    take a number or a 0-dim tensor, where the assignment also took a one-element tensor.
 
     ## Known false positives
     `t[i, j] = v` where the tensor has more dimensions than indices (the target is then a
@@ -79,27 +89,54 @@ class ScalarElementAssignment(Rule):
     fix_availability = FixAvailability.SOMETIMES
     triggers = DEVICE_ORIGIN_TRIGGERS
     device_only = True
-    device_sites = ("store",)
+    device_sites = ("store", "mask", "copy")
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Subscript):
             return
         target = node.targets[0].target
-        if not ctx.placement(node.value).is_(Place.SCALAR):
-            return
+        value = ctx.placement(node.value)
+        if value.is_(Place.SCALAR):
+            number = True
+        elif value.known or value.maybe_device:
+            return  # a tensor value is a device-side copy (`x[0] = y_gpu`): no stall
+        else:
+            number = False  # unknown: a Python number or a tensor; the finding says `medium` at most
         base = ctx.placement(target.value)
-        if not base.maybe_device:
-            return
         elements = list(target.slice)
-        if not all(isinstance(e.slice, cst.Index) and e.slice.star is None for e in elements):
-            return  # a slice target becomes `fill_`: no copy
-        indices = [e.slice.value for e in elements]
+        if not all(isinstance(e.slice, cst.Index) and e.slice.star is None or is_full_slice(e) for e in elements):
+            return  # a bounded slice target becomes `fill_`: no copy
+        indices = [e.slice.value for e in elements if isinstance(e.slice, cst.Index)]
         if any(python_list_index(i, ctx) for i in indices):
             return  # SL303
+        sliced = len(indices) != len(elements)
         if all(self._python_int(i, ctx) for i in indices):
-            self._element(node, target, indices, base, ctx)
-        elif len(indices) == 1:
-            self._scatter(node, target, indices[0], base, ctx)
+            if not sliced and base.maybe_device:
+                self._element(node, target, indices, base, number, ctx)
+            return
+        tensors = [i for i in indices if not self._python_int(i, ctx)]
+        if len(tensors) == 1:
+            self._scatter(node, target, tensors[0], base, number, ctx)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """`t.copy_(5)`: the number becomes a CPU tensor, copied with a blocking copy."""
+        if method_name(node) != "copy_" or len(node.args) != 1 or node.args[0].keyword is not None:
+            return
+        source = node.args[0].value
+        if not ctx.placement(source).is_(Place.SCALAR):
+            return
+        base = ctx.placement(node.func.value)
+        if not base.maybe_device:
+            return
+        fill = node.with_changes(func=node.func.with_changes(attr=cst.Name("fill_")))
+        ctx.report(
+            self,
+            node,
+            "`.copy_()` of a Python number copies it to the device with a blocking copy; use `.fill_()`",
+            confidence=device_confidence(base),
+            placement=base,
+            fix=FixSpec("Write the number with `.fill_()`", replacements=((node, fill),), applicability=Applicability.SAFE),
+        )
 
     @staticmethod
     def _python_int(expr: cst.BaseExpression, ctx) -> bool:
@@ -109,35 +146,49 @@ class ScalarElementAssignment(Rule):
             return False
         return ctx.placement(expr).is_(Place.SCALAR)
 
-    def _element(self, node: cst.Assign, target: cst.Subscript, indices, base, ctx) -> None:
+    def _element(self, node: cst.Assign, target: cst.Subscript, indices, base, number: bool, ctx) -> None:
         ndim = known_ndim(target.value, ctx)
         confidence = device_confidence(base)
         if ndim is not None and ndim != len(indices):
             return  # fewer indices than dimensions: a slice, filled without a copy
         if ndim is None:
             explicit = self._explicit_scalar(node.value)
+            if not number:
+                return  # neither the element nor the value is known: too common to guess about
             confidence = min(confidence, Confidence.MEDIUM if len(indices) >= 2 and explicit else Confidence.LOW)
+        elif not number:
+            confidence = min(confidence, Confidence.MEDIUM)  # the value may be a 0-dim tensor
         fill = cst.Expr(
             cst.Call(func=cst.Attribute(value=target, attr=cst.Name("fill_")), args=(cst.Arg(node.value),))
         )
         ctx.report(
             self,
             target,
-            "a Python scalar assigned to a 0-dim device element is copied with a blocking copy; use `.fill_()`",
+            ("a Python scalar" if number else "a value not known to be a tensor (a Python number?)")
+            + " assigned to a 0-dim device element is copied with a blocking copy; use `.fill_()`",
             confidence=confidence,
             placement=base,
-            fix=FixSpec("Write the element with `.fill_()`", replacements=((node, fill),), applicability=Applicability.SAFE),
+            fix=FixSpec(
+                "Write the element with `.fill_()`",
+                replacements=((node, fill),),
+                applicability=Applicability.SAFE if number else Applicability.UNSAFE,
+            ),
         )
 
-    def _scatter(self, node: cst.Assign, target: cst.Subscript, index, base, ctx) -> None:
+    def _scatter(self, node: cst.Assign, target: cst.Subscript, index, base, number: bool, ctx) -> None:
         value = ctx.placement(index)
         if not value.maybe_device:
             return  # a host index is SL301's
         kind = dtype_kind(index, ctx)
         if kind == "bool":
             return  # measured: `x[mask] = 1.0` does not stall
-        confidence = min(device_confidence(base), device_confidence(value))
+        # A device index can only index a tensor on its device: when the tensor's placement
+        # is not known (`self.cache.state[:, idx] = 0`), the index says where it is.
+        confidence = min(device_confidence(base), device_confidence(value)) if base.maybe_device else device_confidence(value)
         if kind is None:
+            confidence = Confidence.LOW
+        if not number:
+            # `x[idx] = expert_out` scatters a tensor as often as a number: a guess.
             confidence = Confidence.LOW
         fix = None
         if simple_reference(target.value):
@@ -148,12 +199,13 @@ class ScalarElementAssignment(Rule):
             fix = FixSpec(
                 "Scatter a 0-dim device tensor made with `new_full`",
                 replacements=((node.value, full),),
-                applicability=Applicability.SAFE,
+                applicability=Applicability.SAFE if number else Applicability.UNSAFE,
             )
         ctx.report(
             self,
             target,
-            "a Python scalar scattered through a device index is copied with a blocking copy",
+            ("a Python scalar" if number else "a value not known to be a tensor (a Python number?)")
+            + " scattered through a device index is copied with a blocking copy",
             confidence=confidence,
             placement=value,
             fix=fix,

@@ -13,7 +13,10 @@ class BooleanMaskIndex(Rule):
 
     ## What it does
     Reports `t[mask]` where `mask` is a bool tensor that may live on the device (a
-    comparison, `~m`, `a & b`, `.bool()`, `isnan`, ... or a name bound to one).
+    comparison, `~m`, `a & b`, `.bool()`, `isnan`, ... or a name bound to one). In
+    `x[mask] = y` with a device value `y`, `x` is on the device (only a device tensor takes a
+    device value), and so is a mask built from `x` itself (`m = x < 0`): reported at
+    `medium` confidence even when where `x` comes from is not visible.
 
     ## Why it stalls
     The result's size is the number of `True` elements, which only the GPU knows: PyTorch
@@ -59,7 +62,7 @@ class BooleanMaskIndex(Rule):
     summary = "boolean-mask indexing of a device tensor reads the mask's count back"
     triggers = DEVICE_ORIGIN_TRIGGERS
     device_only = True
-    device_sites = ("mask",)
+    device_sites = ("mask", "stored")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         if self._is_masked_fill(node, ctx):
@@ -73,8 +76,13 @@ class BooleanMaskIndex(Rule):
             if kind != "bool" and not (kind is None and named_mask):
                 continue
             mask = ctx.placement(index)
+            stored = self._stored_device_value(node, ctx)
             if mask.maybe_device:
                 confidence = device_confidence(mask)
+            elif not mask.known and stored is not None:
+                # `x[mask] = y_gpu`: only a device `x` takes a device value, and a mask built
+                # from `x` (`m = x < 0`) lives with it; a CPU mask is still possible.
+                confidence = min(device_confidence(stored), Confidence.MEDIUM) if _built_from(index, node.value, ctx) else Confidence.LOW
             elif not mask.known and ctx.placement(node.value).maybe_device:
                 confidence = Confidence.LOW  # a mask of a device tensor, unless it is a CPU mask
             else:
@@ -94,6 +102,16 @@ class BooleanMaskIndex(Rule):
             return
 
     @staticmethod
+    def _stored_device_value(node: cst.Subscript, ctx):
+        """The placement of `v` in `x[mask] = v` when `v` may be a device tensor, else None."""
+        target = ctx.parent(node)
+        assign = ctx.parent(node, 2)
+        if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+            value = ctx.placement(assign.value)
+            return value if value.maybe_device else None
+        return None
+
+    @staticmethod
     def _is_masked_fill(node: cst.Subscript, ctx) -> bool:
         """`x[mask] = <Python scalar>` is a masked fill: measured not to stall. Only a value
         that may be a device tensor (`x[mask] = y_gpu`, measured to stall) is a finding:
@@ -105,6 +123,20 @@ class BooleanMaskIndex(Rule):
             and isinstance(assign, cst.Assign)
             and not ctx.placement(assign.value).maybe_device
         )
+
+
+def _built_from(mask: cst.BaseExpression, tensor: cst.BaseExpression, ctx) -> bool:
+    """`mask` is (a name bound to) a comparison or test of `tensor` itself (`ids < 0`)."""
+    from synclint.rules.helpers import bound_value, code
+
+    if isinstance(mask, cst.Name):
+        mask = bound_value(mask.value, ctx) or mask
+    text = code(tensor)
+    if isinstance(mask, cst.Comparison):
+        return code(mask.left) == text or any(code(c.comparator) == text for c in mask.comparisons)
+    if isinstance(mask, cst.Call) and isinstance(mask.func, cst.Attribute):
+        return code(mask.func.value) == text
+    return False
 
 
 def _last_name(expr: cst.BaseExpression) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.rules.base import Rule
-from synclint.rules.helpers import method_name, receiver
+from synclint.rules.helpers import code, method_name, receiver
 from synclint.violation import Confidence
 
 _DEVICE_SYNCS = frozenset({"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.xpu.synchronize"})
@@ -20,8 +20,12 @@ class ExplicitSyncHotPath(Rule):
     ## What it does
     Reports an explicit synchronization in code that runs every step: a function that the
     `hot-functions` setting names (`forward`, `execute_model`, ...), a function under
-    `@torch.compile`, or a loop body. The same call elsewhere (set-up, tests, benchmarks) is
-    not reported.
+    `@torch.compile`, or a loop body. A call of a function or method of the same file whose
+    body only synchronizes (`def _wait(self): self.done_event.synchronize()`) is a
+    synchronization too. Device-wide syncs elsewhere (set-up, tests, benchmarks) are not
+    reported; an event or stream wait off the hot path (`maybe_wait_verify_done()`) is, at
+    `medium` confidence, unless the function is set-up by its name (`__init__`, `load*`,
+    `*capture*`, `*warm*`, `*benchmark*`, `*profile*`, `test_*`).
 
     ## Why it stalls
     `torch.cuda.synchronize()` waits for every kernel on the device; `event.synchronize()`
@@ -60,8 +64,9 @@ class ExplicitSyncHotPath(Rule):
 
     ## Known false positives
     A `.synchronize()` method of an object that is not a CUDA event or stream: `high`
-    confidence only for the torch calls and objects built by them, `medium` for names that
-    say event or stream, `low` otherwise. A loop that runs once per process (CUDA graph
+    confidence only for the torch calls and objects built by them (also `self.<attr>` set
+    from one), `medium` for names that say event, stream, done or ready, `low` otherwise.
+    An event wait off the hot path in code that runs once, under a name that does not say so. A loop that runs once per process (CUDA graph
     capture, a benchmark) in a function that is not hot: such findings are `medium` at
     most; name the function in `allow-functions`.
     """
@@ -73,15 +78,25 @@ class ExplicitSyncHotPath(Rule):
     shape_words = ("synchronize",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        if ctx.hot_path is None:
-            return
         qual = ctx.qualname(node.func) or ""
         if qual in _DEVICE_SYNCS:
-            confidence, what = Confidence.HIGH, f"`{qual}()` waits for all work on the device"
+            confidence, what, device_wide = Confidence.HIGH, f"`{qual}()` waits for all work on the device", True
         elif method_name(node) == "synchronize" and not node.args:
-            confidence = self._receiver_confidence(receiver(node), ctx)
+            confidence, device_wide = self._receiver_confidence(receiver(node), ctx), False
             what = "`.synchronize()` waits for all work queued before it"
         else:
+            wrapped = _sync_wrapper(node, ctx)
+            if wrapped is None:
+                return
+            confidence, device_wide = wrapped
+            what = f"`{code(node.func)}()` only synchronizes (its body is a sync), so it waits for queued GPU work"
+        if ctx.hot_path is None:
+            # Off the hot path, an event or stream wait is still a wait in the serving loop
+            # (`maybe_wait_done()`), unless the function is set-up: device-wide syncs there
+            # are mostly deliberate (load, capture, benchmarks) and are not reported.
+            if device_wide or confidence < Confidence.MEDIUM or _cold_function(ctx) or _called_wrapper(ctx):
+                return
+            ctx.report(self, node, f"{what}, in `{ctx.function.name.value}()`", confidence=Confidence.MEDIUM)
             return
         if ctx.hot_path == "in a loop":
             # A loop outside a hot function may run once (graph capture, a benchmark).
@@ -90,15 +105,165 @@ class ExplicitSyncHotPath(Rule):
 
     @staticmethod
     def _receiver_confidence(target: cst.BaseExpression, ctx) -> Confidence:
-        from synclint.rules.helpers import bound_value
+        return _receiver_confidence(target, ctx)
 
-        if isinstance(target, cst.Name):
-            built = bound_value(target.value, ctx)
-            if isinstance(built, cst.Call) and (ctx.qualname(built.func) or "") in _STREAM_FACTORIES:
-                return Confidence.HIGH
-        if isinstance(target, cst.Call) and (ctx.qualname(target.func) or "") in _STREAM_FACTORIES:
+    @classmethod
+    def screen_words(cls, tree) -> tuple[str, ...]:
+        """`synchronize`, and the names of the file's functions and methods whose body only
+        synchronizes: a call of one is a sync (the screen must keep its callers)."""
+        import ast
+
+        names = []
+        for stmt in tree.body:
+            members = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]
+            for member in members:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and _ast_only_syncs(member):
+                    names.append(member.name)
+        return (*cls.shape_words, *names)
+
+
+def _receiver_confidence(target: cst.BaseExpression, ctx) -> Confidence:
+    from synclint.rules.helpers import bound_value, self_attribute_values
+
+    if isinstance(target, cst.Name):
+        built = bound_value(target.value, ctx)
+        if isinstance(built, cst.Call) and (ctx.qualname(built.func) or "") in _STREAM_FACTORIES:
             return Confidence.HIGH
-        last = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", "")
-        if isinstance(last, str) and ("event" in last.lower() or "stream" in last.lower()):
-            return Confidence.MEDIUM
-        return Confidence.LOW
+    if isinstance(target, cst.Call) and (ctx.qualname(target.func) or "") in _STREAM_FACTORIES:
+        return Confidence.HIGH
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        built = self_attribute_values(target.attr.value, ctx)
+        if built and all(isinstance(b, cst.Call) and (ctx.qualname(b.func) or "") in _STREAM_FACTORIES for b in built):
+            return Confidence.HIGH
+    last = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", "")
+    if isinstance(last, str) and any(word in last.lower() for word in _WAITABLE_WORDS):
+        return Confidence.MEDIUM
+    return Confidence.LOW
+
+
+# Words in a receiver's name that make `.synchronize()` an event or stream wait.
+_WAITABLE_WORDS = ("event", "stream", "done", "ready")
+# Functions that run once (set-up, capture, benchmarks): an event wait there costs nothing per step.
+_COLD_NAMES = ("__init__", "*init*", "load*", "*_load*", "*capture*", "*warm*", "*benchmark*", "bench_*", "test_*", "setup*", "*profile*")
+
+
+def _cold_function(ctx) -> bool:
+    from fnmatch import fnmatchcase
+
+    function = ctx.function
+    return function is None or any(fnmatchcase(function.name.value, pattern) for pattern in _COLD_NAMES)
+
+
+def _sync_wrapper(node: cst.Call, ctx):
+    """`self._wait()` / `_wait()` where the method or module function of that name does
+    nothing but synchronize (`def _wait(self): self.done.synchronize()`): (confidence, device
+    wide) of the sync inside, else None. Found within the module."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        name, where = func.attr.value, "method"
+    elif isinstance(func, cst.Name):
+        name, where = func.value, "function"
+    else:
+        return None
+    if where == "method":
+        class_def = next((scope for scope in reversed(ctx.chain) if isinstance(scope, cst.ClassDef)), None)
+        members = getattr(getattr(class_def, "body", None), "body", ())
+        method = next((m for m in members if isinstance(m, cst.FunctionDef) and m.name.value == name), None)
+        # Read in the caller's class, so that `self.<attr>` in its body resolves there.
+        return _only_syncs(method, ctx) if method is not None else None
+    functions = ctx.__dict__.get("_module_functions")
+    if functions is None:
+        functions = ctx.__dict__["_module_functions"] = {
+            f.name.value: f for f in ctx.module.body if isinstance(f, cst.FunctionDef)
+        }
+    function = functions.get(name)
+    return _only_syncs(function, ctx) if function is not None else None
+
+
+def _called_wrapper(ctx) -> bool:
+    """The function being visited is a sync wrapper that the module calls: its callers carry
+    the finding (where they are hot), not its body."""
+    function = ctx.function
+    if function is None or _only_syncs(function, ctx) is None:
+        return False
+    name = function.name.value
+    wrappers = ctx.__dict__.get("_sync_wrapper_calls")
+    if wrappers is None:
+        wrappers = ctx.__dict__["_sync_wrapper_calls"] = _called_names(ctx.module)
+    return name in wrappers
+
+
+def _called_names(module: cst.Module) -> frozenset[str]:
+    names = set()
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Name):
+                names.add(func.value)
+            elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+                names.add(func.attr.value)
+
+    module.visit(Calls())
+    return frozenset(names)
+
+
+def _only_syncs(function: cst.FunctionDef, ctx):
+    """(confidence, device wide) when every statement of the body (a docstring aside) is a
+    synchronize call, else None."""
+    statements = list(getattr(function.body, "body", ()))
+    if statements and _is_docstring(statements[0]):
+        statements = statements[1:]
+    result = None
+    for stmt in statements:
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        small = stmt.body[0]
+        call = small.value if isinstance(small, (cst.Expr, cst.Return)) else None
+        if not isinstance(call, cst.Call):
+            return None
+        qual = ctx.qualname(call.func) or ""
+        if call.args:
+            return None
+        if qual in _DEVICE_SYNCS:
+            this = (Confidence.HIGH, True)
+        elif method_name(call) == "synchronize":
+            target = receiver(call)
+            if isinstance(target, cst.Name):
+                # a local of the wrapper: only its name speaks (the caller's scope is not its own)
+                named = target.value
+                waitable = any(word in named.lower() for word in _WAITABLE_WORDS)
+                this = (Confidence.MEDIUM if waitable else Confidence.LOW, False)
+            else:
+                this = (_receiver_confidence(target, ctx), False)
+        else:
+            return None
+        result = this if result is None else (min(result[0], this[0]), result[1] or this[1])
+    return result
+
+
+def _ast_only_syncs(function) -> bool:
+    """The `ast` mirror of `_only_syncs` (for the screen): every statement but a docstring
+    is a `....synchronize()` call, bare or returned."""
+    import ast
+
+    body = list(function.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return bool(body) and all(
+        isinstance(stmt, (ast.Expr, ast.Return))
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Attribute)
+        and stmt.value.func.attr == "synchronize"
+        and not stmt.value.args
+        for stmt in body
+    )
+
+
+def _is_docstring(stmt) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

@@ -61,7 +61,10 @@ def reduce(text: str, rules, min_confidence: Confidence) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # libcst gives the error (or parses what this Python cannot)
     lines = split_lines(text, keepends=True)
-    reader = FactReader(lines, places, frozenset(w for r in rules for w in (r.shape_words or ())))
+    # A rule may widen its words from the file itself (SL501: the names of functions whose
+    # body only synchronizes, whose calls are syncs too).
+    words_of = {r: r.screen_words(tree) for r in rules}
+    reader = FactReader(lines, places, frozenset(w for r in rules for w in (words_of[r] or ())))
     units, classes = _units(tree, reader)
     if not units:
         return None
@@ -75,7 +78,7 @@ def reduce(text: str, rules, min_confidence: Confidence) -> str | None:
     model = None
     if min_confidence >= Confidence.MEDIUM and any(r.device_only for r in rules):
         model = places.PlaceModel(by_name, _class_definitions(classes), {n: tuple(p) for n, p in reader.imports.items()})
-    candidates = [u for u in units if _may_hold(u, rules, model, by_name)]
+    candidates = [u for u in units if _may_hold(u, rules, model, by_name, words_of)]
     if not candidates:
         return NOTHING
     kept = _with_context(candidates, units, by_name)
@@ -185,11 +188,11 @@ def _reads(unit: Unit, by_name: dict[str, list[Unit]]) -> list[Unit]:
     return out
 
 
-def _may_hold(unit: Unit, rules, model, by_name) -> bool:
+def _may_hold(unit: Unit, rules, model, by_name, words_of) -> bool:
     if unit.owner is not None and unit is unit.owner.header:
         return False  # bases and decorators: nothing a rule flags
     for rule in rules:
-        words = rule.shape_words
+        words = words_of[rule]
         if words is not None and unit.called.isdisjoint(words):
             continue
         if rule.device_only and model is not None:

@@ -127,6 +127,7 @@ class FactReader:
                     self._bind(target, node.value, unit)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Subscript:
                     sites.setdefault("store", []).append(node.targets[0])
+                    sites.setdefault("stored", []).append(node.value)
             elif kind is ast.AugAssign:
                 self._bind(node.target, ("aug", node.target, node.value), unit)
             elif kind is ast.AnnAssign:
@@ -163,6 +164,11 @@ class FactReader:
                     if node is not root:
                         unit.local_defs.setdefault(node.name, []).append(node)
                 self._parameters(node, unit, forward=kind is not ast.Lambda and node.name == "forward")
+                if kind is not ast.Lambda and type(node.returns) is ast.Name and node.returns.id == "bool":
+                    # `-> bool`: what it returns is truth-tested by its callers (SL203)
+                    sites.setdefault("truth", []).extend(
+                        r.value for r in ast.walk(node) if type(r) is ast.Return and r.value is not None
+                    )
             elif kind is ast.ClassDef:
                 ids.add(node.name)
                 unit.bound.add(node.name)
@@ -235,6 +241,8 @@ class FactReader:
                 unit.calls.setdefault(attr, []).append(node)
             if is_self(func.value):
                 unit.self_calls.add(attr)
+            if attr == "copy_":
+                sites.setdefault("copy", []).append(node)
             if attr in BOOL_RESULT_METHODS:
                 sites.setdefault("convert", []).extend([func.value, *node.args])
             elif attr == "format":

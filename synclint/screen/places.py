@@ -174,6 +174,10 @@ class PlaceModel:
             return any(_is_move(call) and self.place(call.func.value, unit) & HOST for call in sites.get("move", ()))
         if kind == "store":
             return any(dev(target.value, unit) for target in sites.get("store", ()))
+        if kind == "stored":  # `t[...] = v`: the value written
+            return any(dev(value, unit) for value in sites.get("stored", ()))
+        if kind == "copy":  # `t.copy_(src)`: the tensor written
+            return any(dev(call.func.value, unit) for call in sites.get("copy", ()))
         subscripts = sites.get("subscript", ())
         if kind == "index":  # a device tensor indexed by host data
             return any(

@@ -66,8 +66,7 @@ def compare_report(violations, path: Path) -> str:
 
 def lint_files_for(report: TraceReport, extra: list[str] = ()) -> list:
     """Static findings for the program's own files: every file a site is in, plus `extra`."""
-    from synclint.config import load_settings
-    from synclint.engine import lint_source
+    from synclint.api import lint_source, settings_for
 
     files = {s.file for s in report.sites if not s.file.startswith("<")}
     files.update(extra)
@@ -78,6 +77,5 @@ def lint_files_for(report: TraceReport, extra: list[str] = ()) -> list:
             source = path.read_bytes()
         except OSError:
             continue
-        settings = load_settings([path.parent], None)
-        violations.extend(lint_source(source, name, settings).violations)
+        violations.extend(lint_source(source, name, settings_for(path.parent)))
     return violations
