@@ -72,7 +72,6 @@ def main() -> int:
         shutil.rmtree(tree, ignore_errors=True)
         tree.mkdir(parents=True)
     files = _copy_py(args.source, fixed_tree)
-    _copy_py(args.source, patched_tree)
     out: dict = {"source": str(args.source), "files": len(files), "problems": []}
     lines = 0
     for rel in files:
@@ -80,36 +79,21 @@ def main() -> int:
             lines += handle.read().count(b"\n")
     out["lines"] = lines
 
+    # 1. --fix over the whole tree (the real command: discovery, worker processes, writes)
     start = time.monotonic()
-    diff = _synclint(["--diff"], patched_tree)
-    out["diff_exit"] = diff.returncode
     fix = _synclint(["--fix", "-q", "--output-format", "concise"], fixed_tree)
     out["fix_exit"] = fix.returncode
     out["fix_seconds"] = round(time.monotonic() - start, 1)
-    err = fix.stderr.decode(errors="replace") + diff.stderr.decode(errors="replace")
-    out["crashes"] = int(fix.returncode == 2 or diff.returncode == 2) + err.count("internal error")
+    err = fix.stderr.decode(errors="replace")
+    out["crashes"] = int(fix.returncode == 2) + err.count("internal error")
     if out["crashes"]:
         out["problems"].append(err[-2000:])
-    out["fix_summary"] = fix.stderr.decode(errors="replace").strip().splitlines()[-3:]
+    out["fix_report_lines"] = fix.stdout.count(b"\n")
 
-    # --diff applied with git apply gives exactly what --fix wrote
-    patch = patched_tree / "synclint.diff"
-    patch.write_bytes(diff.stdout)
-    applied = subprocess.run(["git", "apply", "--unsafe-paths", "synclint.diff"], cwd=patched_tree, capture_output=True)
-    out["diff_bytes"] = len(diff.stdout)
-    out["git_apply_failures"] = int(applied.returncode != 0)
-    if applied.returncode:
-        out["problems"].append("git apply: " + applied.stderr.decode(errors="replace")[:2000])
-    patch.unlink()
-
-    changed, corrupted, differs, new_flakes = [], 0, 0, 0
+    changed, corrupted, new_flakes = [], 0, 0
     for rel in files:
         original = (args.source / rel).read_bytes()
         fixed = (fixed_tree / rel).read_bytes()
-        if (patched_tree / rel).read_bytes() != fixed:
-            differs += 1
-            if len(out["problems"]) < 20:
-                out["problems"].append(f"{rel}: --diff applied differs from --fix")
         if fixed == original:
             continue
         changed.append(rel)
@@ -128,16 +112,42 @@ def main() -> int:
                 out["problems"].append(f"{rel}: new pyflakes messages {dict(added)}")
     out["files_fixed"] = len(changed)
     out["corrupted"] = corrupted
-    out["diff_differs_from_fix"] = differs
     out["new_pyflakes_messages"] = new_flakes
 
-    # idempotent: a second run over the fixed tree changes nothing
-    again = _synclint(["--diff"], fixed_tree)
-    non_idempotent = [line[6:] for line in again.stdout.decode(errors="replace").splitlines() if line.startswith("--- a/")]
+    # 2. --diff of pristine copies of the fixed files, applied with git apply: must give
+    #    exactly what --fix wrote (an unchanged file has an empty diff by the same code path)
+    for rel in changed:
+        (patched_tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(args.source / rel, patched_tree / rel)
+    diff = _synclint(["--diff"], patched_tree) if changed else None
+    differs = 0
+    out["git_apply_failures"] = 0
+    if diff is not None:
+        out["crashes"] += int(diff.returncode == 2)
+        patch = args.work / "synclint.diff"
+        patch.write_bytes(diff.stdout)
+        applied = subprocess.run(["git", "apply", "--unsafe-paths", str(patch.resolve())], cwd=patched_tree, capture_output=True)
+        out["diff_bytes"] = len(diff.stdout)
+        out["git_apply_failures"] = int(applied.returncode != 0)
+        if applied.returncode:
+            out["problems"].append("git apply: " + applied.stderr.decode(errors="replace")[:2000])
+        for rel in changed:
+            if (patched_tree / rel).read_bytes() != (fixed_tree / rel).read_bytes():
+                differs += 1
+                if len(out["problems"]) < 60:
+                    out["problems"].append(f"{rel}: --diff applied differs from --fix")
+    out["diff_differs_from_fix"] = differs
+
+    # 3. idempotent: a second run over the fixed files changes nothing
+    non_idempotent = []
+    if changed:
+        again = subprocess.run([sys.executable, "-m", "synclint", "check", "--no-cache", "--unsafe-fixes", "--exit-zero", "--diff",
+                                *map(str, changed)], cwd=fixed_tree, capture_output=True)
+        out["crashes"] += int(again.returncode == 2)
+        non_idempotent = [line[6:] for line in again.stdout.decode(errors="replace").splitlines() if line.startswith("--- a/")]
     out["non_idempotent_files"] = len(non_idempotent)
     if non_idempotent:
         out["problems"].append(f"fixed again on a second run: {non_idempotent[:10]}")
-    out["crashes"] += int(again.returncode == 2)
     print(json.dumps(out, indent=2))
     return 0 if not out["problems"] else 1
 

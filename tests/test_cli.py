@@ -275,8 +275,8 @@ def test_stdin_diff_names_the_stdin_filename(project):
     assert result.out == (
         "--- a/pkg/m.py\n"
         "+++ b/pkg/m.py\n"
-        "@@ -1,2 +1,3 @@\n"
-        " import torch\n"
+        "@@ -1,2 +1,2 @@\n"
+        "-import torch\n"  # the fix removed its last use
         '-x = torch.tensor([1, 2], device="cuda")\n'
         "+from synclint.runtime import async_tensor_h2d\n"
         '+x = async_tensor_h2d([1, 2], device="cuda")\n'

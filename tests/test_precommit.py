@@ -21,8 +21,8 @@ from conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-FINDING = 'import torch\n\n\ndef step(tokens):\n    return torch.tensor(tokens, device="cuda")\n'
-FIXED = 'import torch\nfrom synclint.runtime import async_tensor_h2d\n\n\ndef step(tokens):\n    return async_tensor_h2d(tokens, device="cuda")\n'
+FINDING = 'import torch\n\n\ndef step(tokens):\n    return torch.tensor(tokens, dtype=torch.long, device="cuda")\n'
+FIXED = 'import torch\nfrom synclint.runtime import async_tensor_h2d\n\n\ndef step(tokens):\n    return async_tensor_h2d(tokens, dtype=torch.long, device="cuda")\n'
 
 
 def _git(*args: str, cwd: Path) -> str:

@@ -22,8 +22,8 @@ from synclint.fix.apply import _overlaps, _Spans, apply_edits, fix_source
 from synclint.fix.write import WriteRefused, write_fixed
 from synclint.violation import Edit, Location
 
-FINDING = 'def forward(self, toks):\n    return torch.tensor(toks, device="cuda")\n'
-FIXED = 'def forward(self, toks):\n    return async_tensor_h2d(toks, device="cuda")\n'
+FINDING = 'def forward(self, toks):\n    return torch.tensor(toks, dtype=torch.long, device="cuda")\n'
+FIXED = 'def forward(self, toks):\n    return async_tensor_h2d(toks, dtype=torch.long, device="cuda")\n'
 IMPORT = "from synclint.runtime import async_tensor_h2d\n"
 
 # Every line terminator Python's tokenizer (and libcst) accepts, and characters that
@@ -87,7 +87,8 @@ def test_a_file_written_with_each_terminator_is_fixed_in_its_own(newline):
 def test_r01b_lone_cr_before_a_finding_does_not_corrupt_the_file():
     text = 'import torch\nx = [1,\r     2]\ndef forward(self, toks):\n    y = torch.tensor(toks, device="cuda")\n    return y\n'
     fixed = _fix(text)
-    assert fixed == 'import torch\n' + IMPORT + 'x = [1,\r     2]\ndef forward(self, toks):\n    y = async_tensor_h2d(toks, device="cuda")\n    return y\n'
+    # (`import torch` goes with its last use)
+    assert fixed == IMPORT + 'x = [1,\r     2]\ndef forward(self, toks):\n    y = async_tensor_h2d(toks, device="cuda")\n    return y\n'
     assert _fix(fixed) == fixed
 
 
@@ -118,7 +119,7 @@ def test_line_index_offsets_follow_python_rows():
 def test_full_report_snippet_shows_the_finding_line_after_a_form_feed(project, synclint):
     project.write({"x.py": "import torch\n# \f page\n" + FINDING})
     out = synclint("check", "--no-cache", "x.py").out
-    assert '4 |     return torch.tensor(toks, device="cuda")' in out
+    assert '4 |     return torch.tensor(toks, dtype=torch.long, device="cuda")' in out
 
 
 # --- edits: linear, and correct ------------------------------------------------------------
