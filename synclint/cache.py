@@ -125,11 +125,12 @@ def _plain_violation(v: Violation) -> tuple:
         v.url,
         tuple(v.provenance),
         v.hot_path,
+        v.cell,
     )
 
 
 def _violation(plain: tuple, filename: str) -> Violation:
-    code, message, row, col, end_row, end_col, fix, severity, confidence, noqa_row, url, provenance, hot_path = plain
+    code, message, row, col, end_row, end_col, fix, severity, confidence, noqa_row, url, provenance, hot_path, cell = plain
     if fix is not None:
         applicability, fix_message, edits = fix
         fix = Fix(
@@ -150,6 +151,7 @@ def _violation(plain: tuple, filename: str) -> Violation:
         url=url,
         provenance=tuple(provenance),
         hot_path=hot_path,
+        cell=cell,
     )
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from synclint import __version__
 from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, load_settings
-from synclint.violation import Confidence
+from synclint.terminal import LEGEND, Progress, Style, colour_enabled, summary_lines
+from synclint.violation import INPUT_CODES, Confidence
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace", "server")
@@ -34,32 +35,62 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+CHECK_EPILOG = """\
+exit codes:
+  0  nothing found (or --exit-zero)
+  1  findings remain (with --diff: something would be fixed)
+  2  a usage, configuration or internal error, or a fixed file that could not be written
+
+examples:
+  synclint check                                  lint the current folder
+  synclint check src/ model.py notebook.ipynb     files, folders and notebooks
+  synclint check --select SL1 --ignore SL104 src/ one family, less one rule
+  synclint check --diff src/                      show what --fix would change
+  synclint check --fix src/                       apply the safe fixes
+  synclint check --output-format sarif -o synclint.sarif --exit-zero .
+  cat model.py | synclint check - --stdin-filename model.py
+
+`synclint rules` lists the codes; `synclint rule CODE` prints one rule's documentation.
+Environment: NO_COLOR / FORCE_COLOR (colour), SYNCLINT_OUTPUT_FORMAT (the default format)."""
+
+
 def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
-    p = _Parser(prog=prog, description="Lint PyTorch code for hidden GPU<->CPU synchronizations.")
+    p = _Parser(
+        prog=prog,
+        description="Lint PyTorch code (Python files and Jupyter notebooks) for hidden GPU<->CPU synchronizations.",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("paths", nargs="*", type=str, help="files or folders (default: .); - reads stdin")
-    p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
-    p.add_argument("--no-fix", dest="fix", action="store_false")
-    p.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply fixes that may change behaviour")
-    p.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
-    p.add_argument("--diff", action="store_true", help="print the diff of the fixes; write nothing")
-    p.add_argument("--select", type=_csv, default=None, help="rule codes or prefixes to enable (SL1 = the family)")
-    p.add_argument("--ignore", type=_csv, default=None, help="rule codes or prefixes to disable")
-    p.add_argument("--extend-select", type=_csv, default=None, help="add to the selection")
-    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None)
-    p.add_argument("-o", "--output-file", type=str, default=None, help="write the report to this file")
-    p.add_argument("--statistics", action="store_true", help="count findings per rule")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    p.add_argument("--cache-dir", type=str, default=None)
-    p.add_argument("--force-exclude", action="store_true", default=None, help="apply excludes to files named on the command line too")
-    p.add_argument("--config", type=str, default=None, help="a pyproject.toml or synclint.toml to use")
-    p.add_argument("--stdin-filename", type=str, default=None, help="the name of the file read from stdin")
-    p.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"))
-    p.add_argument("--explain", action="store_true", help="print why each flagged value is where we think")
-    p.add_argument("--h2d-helper", type=str, default=None, help=f"helper for H2D fixes: {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
-    p.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
-    p.add_argument("--runtime", type=str, default=None, help="join with a `synclint trace --json` report")
-    p.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    fixes = p.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
+    fixes.add_argument("--no-fix", dest="fix", action="store_false", help="do not fix (the default)")
+    fixes.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply fixes that may change behaviour")
+    fixes.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false", help="only the safe fixes")
+    fixes.add_argument("--diff", action="store_true", help="print the diff of the fixes; write nothing")
+    fixes.add_argument("--h2d-helper", type=str, default=None, help=f"helper for H2D fixes: {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
+    rules = p.add_argument_group("rule selection")
+    rules.add_argument("--select", type=_csv, default=None, help="rule codes or prefixes to enable (SL1 = the family)")
+    rules.add_argument("--ignore", type=_csv, default=None, help="rule codes or prefixes to disable")
+    rules.add_argument("--extend-select", type=_csv, default=None, help="add to the selection")
+    rules.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"),
+                       help="hide findings below this confidence that the value is on the GPU (default: medium)")
+    output = p.add_argument_group("output")
+    output.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None, help="default: full (or $SYNCLINT_OUTPUT_FORMAT)")
+    output.add_argument("-o", "--output-file", type=str, default=None, help="write the report to this file")
+    output.add_argument("--statistics", action="store_true", help="count findings per rule")
+    output.add_argument("--explain", action="store_true", help="print why each flagged value is where we think")
+    output.add_argument("--runtime", type=str, default=None, help="join with a `synclint trace --json` report")
+    output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    files = p.add_argument_group("files and configuration")
+    files.add_argument("--config", type=str, default=None, help="a pyproject.toml or synclint.toml to use")
+    files.add_argument("--force-exclude", action="store_true", default=None, help="apply excludes to files named on the command line too")
+    files.add_argument("--stdin-filename", type=str, default=None, help="the name of the file read from stdin")
+    run = p.add_argument_group("performance")
+    run.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    run.add_argument("--cache-dir", type=str, default=None, help="where the cache lives (default: .synclint_cache)")
     p.add_argument("--version", action="version", version=f"synclint {__version__}")
     return p
 
@@ -115,15 +146,16 @@ def _write_output(text: str, output_file: str | None) -> None:
         sys.stdout.flush()
 
 
-def _statistics(violations) -> str:
+def _statistics(violations, unsafe_fixes: bool = False) -> str:
+    from synclint.report.concise import fixable as fixed_by_fix
     from synclint.rules import rule_by_code
 
     counts = Counter(v.code for v in violations)
-    fixable = {v.code for v in violations if v.fix is not None}
+    fixable = {v.code for v in violations if fixed_by_fix(v, unsafe_fixes)}
     lines = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rule_by_code(code)
-        name = rule.name if rule else {"SL001": "syntax-error", "SL002": "io-error"}.get(code, "")
+        name = rule.name if rule else INPUT_CODES.get(code, ("",))[0]
         lines.append(f"{count:>5}\t{code}\t[{'*' if code in fixable else ' '}] {name}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -213,9 +245,13 @@ def run_check(argv: list[str]) -> int:
         outcomes = [process_file(args.stdin_filename or "-", settings, want_fix, unsafe, source=stdin_bytes)]
         problems, notes = [], []
     else:
-        run = lint_paths([Path(p) for p in (args.paths or ["."])], settings, fix=want_fix, unsafe=unsafe, jobs=args.jobs, use_cache=not args.no_cache)
+        paths = args.paths or ["."]
+        progress = None if args.quiet else Progress
+        run = lint_paths([Path(p) for p in paths], settings, fix=want_fix, unsafe=unsafe, jobs=args.jobs, use_cache=not args.no_cache, progress=progress)
         outcomes = run.outcomes
         problems, notes = _input_problems(run.errors)
+        if not outcomes and not run.errors:
+            print(f"synclint: warning: no Python files or notebooks found under {', '.join(paths)}", file=sys.stderr)
 
     for note in notes:
         print(note, file=sys.stderr)
@@ -254,32 +290,30 @@ def run_check(argv: list[str]) -> int:
     fixed_total = sum(o.applied for o in outcomes)
     violations = sorted([*problems, *(v for o in outcomes for v in o.violations)], key=lambda v: v.sort_key)
 
-    sources: dict[str, str | None] = {}
+    sources: dict = {}
     if fmt in _NEEDS_SOURCES:
         for o in outcomes:
             if o.violations:
-                if o.fixed is not None:
-                    sources[o.filename] = o.fixed
-                elif from_stdin:
-                    sources[o.filename] = stdin_bytes.decode(o.encoding, errors="replace")
-                else:
-                    sources[o.filename] = _read_text(o.filename)
+                sources[o.filename] = _source_of(o, stdin_bytes if from_stdin else None)
     if args.runtime:
         from synclint.trace.compare import compare_report
 
         text = compare_report(violations, Path(args.runtime))
     elif args.statistics:
-        text = _statistics(violations)
+        text = _statistics(violations, unsafe)
     else:
-        text = report.render(fmt, violations, sources=sources, explain=args.explain)
+        report_stream = sys.stderr if from_stdin and args.fix else sys.stdout
+        style = Style(not args.output_file and colour_enabled(report_stream))
+        text = report.render(fmt, violations, sources=sources, explain=args.explain, style=style, unsafe_fixes=unsafe)
     report_to_stderr = from_stdin and bool(args.fix)
     if report_to_stderr:
         sys.stderr.write(text)
     else:
         _write_output(text, args.output_file)
-    if fmt in ("full", "concise") and not args.quiet:
-        summary = _summary(len(violations), fixed_total, bool(args.fix))
-        print(summary, file=sys.stderr if report_to_stderr or args.output_file else sys.stdout)
+    if fmt in report.TERMINAL_FORMATS and not args.quiet:
+        stream = sys.stderr if report_to_stderr or args.output_file else sys.stdout
+        for line in _summary(violations, fixed_total, bool(args.fix), unsafe, legend=not args.statistics):
+            print(line, file=stream)
     if write_failures:
         return EXIT_ERROR
     if args.exit_zero:
@@ -287,19 +321,33 @@ def run_check(argv: list[str]) -> int:
     return EXIT_FINDINGS if violations else EXIT_CLEAN
 
 
-def _summary(remaining: int, fixed: int, fixing: bool) -> str:
-    if fixing and fixed:
-        return f"Found {remaining + fixed} finding{'s' * (remaining + fixed != 1)} ({fixed} fixed, {remaining} remaining)."
-    if not remaining:
-        return "All checks passed!"
-    return f"Found {remaining} finding{'s' * (remaining != 1)}."
+def _summary(violations, fixed: int, fixing: bool, unsafe: bool, legend: bool = True) -> list[str]:
+    """The legend of the markers (when something was found), then ruff's summary lines."""
+    from synclint.report.concise import fixable as fixed_by_fix
+
+    remaining = len(violations)
+    fixable = sum(1 for v in violations if fixed_by_fix(v, unsafe))
+    hidden = 0 if unsafe else sum(1 for v in violations if v.fix is not None and not fixed_by_fix(v, False))
+    lines = [LEGEND] if legend and any(v.code not in INPUT_CODES for v in violations) else []
+    return lines + summary_lines(remaining, fixed, fixing, fixable, hidden)
 
 
-def _read_text(filename: str) -> str | None:
-    try:
-        return Path(filename).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+def _source_of(outcome, stdin_bytes: bytes | None):
+    """The text a finding's rows count in: the fixed text after --fix, stdin's, or the file's;
+    for a notebook, {cell index: cell text}."""
+    from synclint.report.fingerprint import read_source_text
+
+    if outcome.fixed is not None:
+        text = outcome.fixed
+    elif stdin_bytes is not None:
+        text = stdin_bytes.decode(outcome.encoding, errors="replace")
+    else:
+        return read_source_text(outcome.filename)
+    if outcome.filename.endswith(".ipynb"):
+        from synclint.notebook import cell_texts
+
+        return cell_texts(text)
+    return text
 
 
 def run_rule(argv: list[str]) -> int:
@@ -308,6 +356,14 @@ def run_rule(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from synclint.rules import rule_by_code
 
+    code = args.code.upper()
+    if code in INPUT_CODES:
+        name, summary = INPUT_CODES[code]
+        print(f"# {code} {name}\n")
+        print("Fix: never. Severity: error.\n")
+        print(f"Reported when {summary}. It is a finding like the others (exit 1), so that a CI gate")
+        print("never passes over a file it could not lint; it cannot be suppressed or ignored per line.")
+        return EXIT_CLEAN
     rule = rule_by_code(args.code)
     if rule is None:
         raise UsageError(f"unknown rule `{args.code}` (see `synclint rules`)")
@@ -327,11 +383,16 @@ def run_rules(argv: list[str]) -> int:
         import json
 
         data = [
+            {"code": code, "name": name, "summary": summary, "fix": "never", "severity": "error"}
+            for code, (name, summary) in INPUT_CODES.items()
+        ] + [
             {"code": r.code, "name": r.name, "summary": r.summary, "fix": r.fix_availability.value, "severity": r.severity.value}
             for r in all_rules()
         ]
         print(json.dumps(data, indent=2))
         return EXIT_CLEAN
+    for code, (name, summary) in INPUT_CODES.items():
+        print(f"{code}  {name:<36} fix: {'never':<9} {summary}")
     for r in all_rules():
         print(f"{r.code}  {r.name:<36} fix: {r.fix_availability.value:<9} {r.summary}")
     return EXIT_CLEAN
@@ -356,28 +417,61 @@ def _terminate_cleanly() -> None:
         pass
 
 
+COMMANDS = (*SUBCOMMANDS, "help", "version")
+MAIN_HELP = """\
+usage: synclint [check] [options] [PATHS...]
+       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py | server
+       synclint help [COMMAND] | version
+
+commands:
+  check    lint files (the default; `synclint --fix .` is `synclint check --fix .`)
+  rule     print a rule's documentation
+  rules    list the rules
+  prove    show on a GPU that each flagged pattern stalls and each fix removes it
+  trace    run a program and record the syncs that happen at run time
+  server   run the language server (LSP on stdio) for an editor
+  help     print this help, or a command's (`synclint help check`)
+  version  print the version
+
+`synclint check --help` lists the options, the exit codes and examples."""
+
+
+def _help(argv: list[str]) -> int:
+    if not argv:
+        print(MAIN_HELP)
+        return EXIT_CLEAN
+    if argv[0] not in SUBCOMMANDS:
+        raise UsageError(f"no help for `{argv[0]}`: commands are {', '.join(COMMANDS)}")
+    return main([argv[0], "--help"])
+
+
+def _unknown_command(word: str) -> bool:
+    """A first word that is neither an option, a command nor a path: a mistyped command
+    (`synclint chek`). Something shaped like a path (a separator, a Python or notebook
+    suffix) is left to `check`, which reports a missing path as SL002."""
+    if word.startswith("-") or word in SUBCOMMANDS or os.path.lexists(word):
+        return False
+    return os.sep not in word and "/" not in word and not word.endswith((".py", ".pyi", ".ipynb"))
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the command itself (not a caller in the same process)
         _terminate_cleanly()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] in ("--version", "-V"):
+        if argv and argv[0] in ("--version", "-V", "version"):
             print(f"synclint {__version__}")
             return EXIT_CLEAN
         if argv and argv[0] in ("-h", "--help"):
-            print(
-                "usage: synclint [check] [options] [PATHS...]\n"
-                "       synclint rule CODE | rules | prove [...] | trace [...] -- python script.py | server\n\n"
-                "commands:\n"
-                "  check   lint files (the default; `synclint --fix .` is `synclint check --fix .`)\n"
-                "  rule    print a rule's documentation\n"
-                "  rules   list the rules\n"
-                "  prove   show on a GPU that each flagged pattern stalls and each fix removes it\n"
-                "  trace   run a program and record the syncs that happen at run time\n"
-                "  server  run the language server (LSP on stdio) for an editor\n\n"
-                "`synclint check --help` lists the options."
-            )
+            print(MAIN_HELP)
             return EXIT_CLEAN
+        if argv and argv[0] == "help":
+            return _help(argv[1:])
+        if argv and _unknown_command(argv[0]):
+            raise UsageError(
+                f"unknown command or path `{argv[0]}` (commands: {', '.join(COMMANDS)}; "
+                f"to lint a path that does not exist yet, run `synclint check {argv[0]}`)"
+            )
         command = argv[0] if argv and argv[0] in SUBCOMMANDS else "check"
         rest = argv[1:] if argv and argv[0] in SUBCOMMANDS else argv
         if command == "check":

@@ -19,6 +19,9 @@ from synclint.config import Settings
 # file in it is linted once; the CLI prints it as a note rather than a finding.
 FOLDER_CYCLE = "symlink loop: folder already visited, skipped"
 
+# What a folder walk lints: Python files and Jupyter notebooks (synclint/notebook.py).
+SOURCE_SUFFIXES = (".py", ".ipynb")
+
 
 def _symlink_problem(path: Path) -> str:
     """Why a symlink cannot be followed: a loop (`a.py -> b.py -> a.py`) or a missing target."""
@@ -146,20 +149,20 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
                 is_file = entry.is_file()
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
-                    if entry.name.endswith(".py"):
+                    if entry.name.endswith(SOURCE_SUFFIXES):
                         out.errors.append((str(path), _symlink_problem(path)))
                     continue
                 out.errors.append((str(path), f"cannot stat: {exc.strerror or exc}"))
                 continue
             if entry.is_symlink() and not (is_dir or is_file):
-                if entry.name.endswith(".py"):
+                if entry.name.endswith(SOURCE_SUFFIXES):
                     out.errors.append((str(path), _symlink_problem(path)))
                 continue
             if ignores is not None and ignores.ignored(path, is_dir):
                 continue
             if is_dir:
                 walk(path)
-            elif is_file and entry.name.endswith(".py"):
+            elif is_file and entry.name.endswith(SOURCE_SUFFIXES):
                 add(path)
 
     for path in paths:

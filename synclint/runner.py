@@ -89,6 +89,10 @@ def _process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, so
             return FileOutcome(filename, [io_error_violation(filename, "is a directory, not a file")])
         except OSError as exc:
             return FileOutcome(filename, [io_error_violation(filename, f"cannot read: {exc.strerror or exc}")])
+    if filename.endswith(".ipynb"):
+        from synclint.notebook import process
+
+        return process(filename, source, settings, fix, unsafe)
     if fix:
         result = fix_source(source, filename, settings, unsafe=unsafe)
         return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error, source=source)
@@ -175,8 +179,10 @@ def _pool_context():
     return multiprocessing.get_context()
 
 
-def _lint_many(names: list[str], sizes: dict[str, int], settings, fix, unsafe, want_cache, jobs) -> tuple[dict[str, _Linted], int]:
-    """Lint `names`; returns results by name and the number of processes used."""
+def _lint_many(names: list[str], sizes: dict[str, int], settings, fix, unsafe, want_cache, jobs, advance=None) -> tuple[dict[str, _Linted], int]:
+    """Lint `names`; returns results by name and the number of processes used. `advance(n)`
+    is called as files are done (for a progress bar)."""
+    advance = advance or (lambda n: None)
     total = sum(sizes.get(n, 0) for n in names)
     jobs = min(jobs, len(names))
     results: dict[str, _Linted] = {}
@@ -189,12 +195,14 @@ def _lint_many(names: list[str], sizes: dict[str, int], settings, fix, unsafe, w
                 batches = _batches(ordered, jobs)
                 for batch, linted in zip(batches, pool.map(_lint_batch, batches)):
                     results.update(zip(batch, linted))
+                    advance(len(batch))
             return results, jobs
         except (BrokenProcessPool, OSError):
             pass  # a worker died (killed, out of memory): finish what is left here
     for name in names:
         if name not in results:
             results[name] = _lint_one(name, settings, fix, unsafe, want_cache)
+            advance(1)
     return results, 1
 
 
@@ -210,10 +218,22 @@ def lint_paths(
     unsafe: bool = False,
     jobs: int | None = None,
     use_cache: bool = True,
+    progress=None,
 ) -> RunResult:
+    """`progress`: None, or a callable that takes the number of files and returns an object
+    with `advance(n)` and `close()` (synclint.terminal.Progress)."""
     found = discover(paths, settings)
     run = RunResult(errors=found.errors)
     names = [str(p) for p in found.files]
+    bar = progress(len(names)) if progress is not None else None
+    try:
+        return _lint_found(run, names, settings, fix, unsafe, jobs, use_cache, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _lint_found(run: RunResult, names: list[str], settings: Settings, fix: bool, unsafe: bool, jobs, use_cache: bool, bar) -> RunResult:
     cache = None
     if use_cache:
         from synclint.cache import ResultCache, from_plain
@@ -237,10 +257,13 @@ def lint_paths(
             if not (fix and _fixable(violations, unsafe)):
                 outcomes[name] = FileOutcome(name, violations, encoding=entry.encoding)
                 run.cache_hits += 1
+                if bar is not None:
+                    bar.advance(1)
                 continue
         misses.append(name)
 
-    linted, run.jobs = _lint_many(misses, sizes, settings, fix, unsafe, cache is not None, jobs or default_jobs())
+    advance = bar.advance if bar is not None else None
+    linted, run.jobs = _lint_many(misses, sizes, settings, fix, unsafe, cache is not None, jobs or default_jobs(), advance)
     run.linted = len(linted)
     for name, result in linted.items():
         outcomes[name] = result.outcome

@@ -80,13 +80,21 @@ class Violation:
     # Why we believe the placement: "line 12: torch.zeros(..., device='cuda') -> device tensor".
     provenance: tuple[str, ...] = field(default=(), compare=False)
     hot_path: str | None = None  # why the code is hot ("in forward()"), None when not
+    # In a notebook: the 1-based index of the cell among all cells (rows are then relative to
+    # the cell, as in ruff's JSON); None in a Python file.
+    cell: int | None = None
 
     @property
     def sort_key(self) -> tuple:
-        return (self.filename, self.location.row, self.location.column, self.code)
+        return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)
 
 
 # Codes for problems with the input rather than the code in it. They are findings too
 # (the run goes on), so that a CI gate never passes over a file it could not read.
 SYNTAX_ERROR = "SL001"
 IO_ERROR = "SL002"
+# code -> (name, summary), for `synclint rules`, `--statistics` and SARIF.
+INPUT_CODES = {
+    SYNTAX_ERROR: ("syntax-error", "the file could not be parsed"),
+    IO_ERROR: ("io-error", "the file could not be read or decoded (or a path is missing, a symlink broken)"),
+}

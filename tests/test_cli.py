@@ -7,12 +7,15 @@ import json
 import pytest
 
 from conftest import CLEAN, TWO_FINDINGS, TWO_FINDINGS_FIXED, run_process
+from synclint.terminal import LEGEND
 
 SL101_LINE = (
-    "a.py:5:11: SL101 [medium] `torch.tensor(..., device=...)` copies host data with a blocking copy; "
+    "a.py:5:11: SL101 [*] [medium confidence] `torch.tensor(..., device=...)` copies host data with a blocking copy; "
     "use a pinned, non-blocking copy (in step())"
 )
-SL201_LINE = "a.py:7:17: SL201 [high] `.item()` copies a device tensor to the host and waits for all queued GPU work (in step())"
+SL201_LINE = "a.py:7:17: SL201 [high confidence] `.item()` copies a device tensor to the host and waits for all queued GPU work (in step())"
+# After the findings: the legend of `[*]` and of the confidence, then ruff's summary lines.
+SUMMARY = f"{LEGEND}\nFound 2 findings.\n[*] 1 fixable with the `--fix` option.\n"
 
 
 def test_full_output_has_source_line_caret_span_and_fix_title(project, synclint):
@@ -31,27 +34,27 @@ def test_full_output_has_source_line_caret_span_and_fix_title(project, synclint)
         "7 |     return ids, total.item()\n"
         "  |                 ^^^^^^^^^^^^ SL201\n"
         "\n"
-        "Found 2 findings.\n"
+        f"{SUMMARY}"
     )
     assert result.err == ""
 
 
 def test_concise_and_clean_exit_codes(project, synclint):
     project.write({"a.py": TWO_FINDINGS, "clean.py": CLEAN})
-    assert synclint("check", "--output-format", "concise", "a.py").out == f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n"
+    assert synclint("check", "--output-format", "concise", "a.py").out == f"{SL101_LINE}\n{SL201_LINE}\n{SUMMARY}"
     clean = synclint("check", "clean.py")
     assert (clean.code, clean.out) == (0, "All checks passed!\n")
 
 
 def test_default_path_is_the_working_directory(project, synclint):
     project.write({"a.py": TWO_FINDINGS})
-    assert synclint("--output-format", "concise").out == f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n"
+    assert synclint("--output-format", "concise").out == f"{SL101_LINE}\n{SL201_LINE}\n{SUMMARY}"
 
 
 def test_exit_zero_keeps_the_report(project, synclint):
     project.write({"a.py": TWO_FINDINGS})
     result = synclint("check", "--exit-zero", "--output-format", "concise", "a.py")
-    assert (result.code, result.out) == (0, f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n")
+    assert (result.code, result.out) == (0, f"{SL101_LINE}\n{SL201_LINE}\n{SUMMARY}")
 
 
 def test_statistics_counts_per_rule_with_fixability(project, synclint):
@@ -62,6 +65,7 @@ def test_statistics_counts_per_rule_with_fixability(project, synclint):
         "    2\tSL101\t[*] blocking-tensor-factory\n"
         "    1\tSL201\t[ ] item-readback\n"
         "Found 3 findings.\n"
+        "[*] 2 fixable with the `--fix` option.\n"
     )
 
 
@@ -149,7 +153,7 @@ def test_fix_with_and_without_the_check_subcommand(project, synclint):
     project.write({"a.py": TWO_FINDINGS, "b.py": TWO_FINDINGS})
     first = synclint("--fix", "--output-format", "concise", "a.py")
     assert first.code == 1  # the SL201 readback has no fix and remains
-    assert first.out == SL201_LINE.replace("7:17", "8:17") + "\nFound 2 findings (1 fixed, 1 remaining).\n"
+    assert first.out == SL201_LINE.replace("7:17", "8:17") + f"\n{LEGEND}\nFound 2 findings (1 fixed, 1 remaining).\n"
     assert (project.root / "a.py").read_text() == TWO_FINDINGS_FIXED
     second = synclint("check", "--fix", "b.py")
     assert (project.root / "b.py").read_text() == TWO_FINDINGS_FIXED
@@ -167,7 +171,7 @@ def test_fix_to_nothing_left_exits_zero(project, synclint):
 
 def test_stdin_lint_uses_the_stdin_filename(project):
     result = run_process("check", "--output-format", "concise", "--stdin-filename", "a.py", "-", cwd=project.root, stdin=TWO_FINDINGS.encode())
-    assert (result.code, result.out, result.err) == (1, f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n", "")
+    assert (result.code, result.out, result.err) == (1, f"{SL101_LINE}\n{SL201_LINE}\n{SUMMARY}", "")
 
 
 def test_stdin_full_output_shows_the_source_line(project):
@@ -179,7 +183,7 @@ def test_stdin_fix_prints_the_fixed_source_and_reports_on_stderr(project):
     result = run_process("check", "--fix", "--output-format", "concise", "--stdin-filename", "a.py", "-", cwd=project.root, stdin=TWO_FINDINGS.encode())
     assert result.code == 1
     assert result.out == TWO_FINDINGS_FIXED
-    assert result.err == SL201_LINE.replace("7:17", "8:17") + "\nFound 2 findings (1 fixed, 1 remaining).\n"
+    assert result.err == SL201_LINE.replace("7:17", "8:17") + f"\n{LEGEND}\nFound 2 findings (1 fixed, 1 remaining).\n"
     assert list(project.root.iterdir()) == []  # nothing written for `-`
 
 
@@ -188,7 +192,7 @@ def test_stdin_fix_of_undecodable_input_echoes_it_unchanged(project):
     result = run_process("check", "--fix", "--stdin-filename", "x.py", "-", cwd=project.root, stdin=data)
     assert result.code == 1
     assert result.raw_out == data
-    assert result.err.startswith("x.py:1:1: SL002 [high] cannot decode")
+    assert result.err.startswith("x.py:1:1: SL002 cannot decode")  # about the file: no confidence
 
 
 def test_stdin_with_other_paths_is_a_usage_error(project, synclint):
@@ -209,7 +213,7 @@ def test_config_option_points_at_another_file(project, synclint):
 def test_output_format_from_the_environment(project, synclint, monkeypatch):
     project.write({"a.py": TWO_FINDINGS})
     monkeypatch.setenv("SYNCLINT_OUTPUT_FORMAT", "concise")
-    assert synclint("check", "a.py").out == f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n"
+    assert synclint("check", "a.py").out == f"{SL101_LINE}\n{SL201_LINE}\n{SUMMARY}"
 
 
 def test_no_cache_is_accepted(project, synclint):
@@ -241,7 +245,7 @@ def test_version_rules_and_rule(synclint):
 def test_python_dash_m_and_the_console_script(project):
     project.write({"a.py": TWO_FINDINGS})
     module = run_process("check", "--output-format", "concise", "a.py", cwd=project.root)
-    assert (module.code, module.out) == (1, f"{SL101_LINE}\n{SL201_LINE}\nFound 2 findings.\n")
+    assert (module.code, module.out) == (1, f"{SL101_LINE}\n{SL201_LINE}\n{SUMMARY}")
     import shutil
     import subprocess
     import sys

@@ -23,7 +23,7 @@ def test_first_command_installs_and_runs_on_the_bundled_example():
     assert shown in result.out  # the finding the README shows is the one synclint prints
     for code in ("SL101", "SL201"):
         assert f": {code} [" in result.out
-    assert "it reports two" in README and result.out.endswith("Found 2 findings.\n")
+    assert "it reports two" in README and result.out.endswith("Found 2 findings.\n[*] 1 fixable with the `--fix` option.\n")
 
 
 def test_the_example_is_fixed_to_code_that_compiles(tmp_path):

@@ -65,7 +65,7 @@ def test_concise_explain_lists_each_step_under_its_finding(project, synclint):
     project.write({"helper.py": RUNNER})
     result = synclint("check", "--explain", "--output-format", "concise", "--select", "SL201", "helper.py")
     lines = result.out.splitlines()
-    start = lines.index(next(l for l in lines if l.startswith("helper.py:17:12: SL201 [high]")))
+    start = lines.index(next(l for l in lines if l.startswith("helper.py:17:12: SL201 [high confidence]")))
     assert lines[start + 1 : start + 4] == [
         '    because line 15: `"cuda"` -> accelerator device (a device string)',
         "    because line 15: `torch.zeros(4, device=\"cuda\")` -> device tensor (`torch.zeros(..., device=...)` builds where `device=` says)",

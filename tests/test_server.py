@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -366,7 +367,7 @@ def test_server_help_and_listing():
     )
     assert proc.returncode == 0 and "language server" in proc.stdout
     top = subprocess.run([sys.executable, "-m", "synclint", "--help"], capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO)
-    assert "server  run the language server" in top.stdout
+    assert re.search(r"\n  server +run the language server", top.stdout)
 
 
 def test_readme_editor_setup_starts_this_server():

@@ -26,6 +26,19 @@ def display_path(path: str) -> str:
     return Path(path).resolve().as_posix() if rel.startswith("..") else Path(rel).as_posix()
 
 
+def read_source_text(filename: str):
+    """A file's text for showing or hashing its lines; for a notebook, {cell: text}."""
+    try:
+        text = Path(filename).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if filename.endswith(".ipynb"):
+        from synclint.notebook import cell_texts
+
+        return cell_texts(text)
+    return text
+
+
 def _line(text: str | None, row: int) -> str:
     if text is None:
         return ""
@@ -33,7 +46,7 @@ def _line(text: str | None, row: int) -> str:
     return "".join(lines[row - 1].split()) if 1 <= row <= len(lines) else ""
 
 
-def fingerprints(violations, sources: dict[str, str | None] | None = None) -> list[str]:
+def fingerprints(violations, sources: dict | None = None) -> list[str]:
     """One hex digest per violation, in order. `sources` maps a filename to its text; a file
     missing from it is read from disk (once)."""
     texts: dict[str, str | None] = dict(sources or {})
@@ -41,11 +54,11 @@ def fingerprints(violations, sources: dict[str, str | None] | None = None) -> li
     out = []
     for v in violations:
         if v.filename not in texts:
-            try:
-                texts[v.filename] = Path(v.filename).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                texts[v.filename] = None
-        key = (v.code, display_path(v.filename), _line(texts[v.filename], v.location.row))
+            texts[v.filename] = read_source_text(v.filename)
+        text = texts[v.filename]
+        if isinstance(text, dict):  # a notebook: cell index -> cell text
+            text = text.get(v.cell)
+        key = (v.code, display_path(v.filename), _line(text, v.location.row))
         rank = seen.get(key, 0)
         seen[key] = rank + 1
         out.append(hashlib.sha256("\0".join((*key, str(rank))).encode("utf-8")).hexdigest())

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from synclint.lines import split_lines
 from synclint.report.concise import line as headline
+from synclint.terminal import PLAIN
 
 
-def _snippet(v, text: str | None) -> list[str]:
+def source_text(v, sources) -> str | None:
+    """The text the finding's rows count in: the file's, or in a notebook its cell's."""
+    text = sources.get(v.filename)
+    if isinstance(text, dict):  # a notebook: cell index -> cell text
+        return text.get(v.cell)
+    return text
+
+
+def _snippet(v, text: str | None, style=PLAIN) -> list[str]:
     if text is None:
         return []
     lines = split_lines(text)  # Python's rows, as the findings count them
@@ -19,18 +28,19 @@ def _snippet(v, text: str | None) -> list[str]:
     start = v.location.column - 1
     end = v.end_location.column - 1 if v.end_location.row == row else len(source)
     width = max(1, end - start)
-    return [f"{pad} |", f"{gutter} | {source}", f"{pad} | {' ' * start}{'^' * width} {v.code}"]
+    bar = style.blue("|")
+    return [f"{pad} {bar}", f"{style.blue(gutter)} {bar} {source}", f"{pad} {bar} {' ' * start}{style.paint('^' * width + ' ' + v.code, 'bold', 'red')}"]
 
 
-def render(violations, sources=None, explain=False) -> str:
+def render(violations, sources=None, explain=False, style=PLAIN, unsafe_fixes=False) -> str:
     sources = sources or {}
     out: list[str] = []
     for v in violations:
-        out.append(headline(v))
-        out.extend(_snippet(v, sources.get(v.filename)))
+        out.append(headline(v, style, unsafe_fixes))
+        out.extend(_snippet(v, source_text(v, sources), style))
         if v.fix is not None:
             marker = "" if v.fix.applicability.value == "safe" else " (unsafe: --unsafe-fixes)"
-            out.append(f"  = fix: {v.fix.message}{marker}")
+            out.append(f"  {style.cyan('= fix:')} {v.fix.message}{marker}")
         if explain:
             for p in v.provenance:
                 out.append(f"  = because {p}")

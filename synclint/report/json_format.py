@@ -22,7 +22,7 @@ def violation_to_dict(v) -> dict:
             ],
         }
     return {
-        "cell": None,
+        "cell": v.cell,
         "code": v.code,
         "end_location": _loc(v.end_location),
         "filename": os.path.abspath(v.filename) if v.filename != "-" else "-",

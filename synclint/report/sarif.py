@@ -15,13 +15,11 @@ from synclint import __version__
 from synclint.report.fingerprint import VERSION as FINGERPRINT_KEY
 from synclint.report.fingerprint import fingerprints
 from synclint.rules import all_rules
+from synclint.violation import INPUT_CODES
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "note": "note"}
-_INPUT_RULES = {
-    "SL001": ("syntax-error", "The file could not be parsed"),
-    "SL002": ("io-error", "The file could not be read or decoded"),
-}
+_INPUT_RULES = {code: (name, summary[0].upper() + summary[1:]) for code, (name, summary) in INPUT_CODES.items()}
 # synclint's confidence (that the value lives where the rule needs it) -> SARIF precision.
 PRECISION = {"high": "high", "medium": "medium", "low": "low"}
 _FAMILY_TAGS = {
