@@ -73,3 +73,18 @@ def test_default_allow_contexts_exist_or_are_documented_as_a_projects_convention
         else:
             assert f"`{name}` is vLLM's convention" in readme
     assert "torch.no_sync_check" not in readme
+
+
+def test_no_doc_cites_a_file_outside_the_repository():
+    """The README and every page under docs/ stand alone: no path out of the repository and
+    no measurement notes kept elsewhere."""
+    import re
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for marker in ("gpu-facts", "shared/", "/work/", "../"):
+            assert marker not in text, f"{page.name} mentions {marker}"
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if not target.startswith(("http://", "https://", "mailto:")):
+                assert (page.parent / target).exists(), f"{page.name} links to {target}, which is not in the repository"

@@ -51,6 +51,8 @@ def test_findings_are_reported_per_cell(tmp_path):
     full = run_process("check", "nb.ipynb", cwd=tmp_path).out
     assert full.startswith("nb.ipynb:cell 3:2:11: SL101 [*] [medium confidence]")
     assert '2 |     ids = torch.tensor(tokens, dtype=torch.long, device="cuda")' in full  # the cell's line
+    sarif = json.loads(run_process("check", "--output-format", "sarif", "nb.ipynb", cwd=tmp_path).out)
+    assert [(r["properties"]["cell"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in sarif["runs"][0]["results"]] == [(3, 2), (3, 5)]
 
 
 def test_fix_writes_the_cells_back_and_the_rest_unchanged(tmp_path):

@@ -94,7 +94,7 @@ def render_markdown(data: dict) -> str:
         "elsewhere. Each rule's case is `fixtures/<CODE>/proof.py`: `case(device)` with the pattern written as "
         "the rule flags it.",
         "",
-        "Method (gpu-facts.md): warm up twice, calibrate `torch.cuda._sleep` against events, queue a sleep "
+        "Method: warm up twice, calibrate `torch.cuda._sleep` against events, queue a sleep "
         "of >= 50 ms (and >= 20x the case's idle host time) on the current stream, time the case on the "
         "host, query the event. Stall ratio = (busy - idle host time) / sleep time, median of 5. STALL: "
         ">= 0.5 with the sleep done in >= 4 of 5; CLEAN: <= 0.1 with the sleep pending in 5 of 5; else "

@@ -114,6 +114,8 @@ def render(violations, sources=None, explain=False) -> str:
             result["ruleIndex"] = index[v.code]
         if v.hot_path:
             result["properties"]["hotPath"] = v.hot_path
+        if v.cell is not None:  # a notebook: the rows count within this cell (1-based)
+            result["properties"]["cell"] = v.cell
         if v.provenance:
             result["properties"]["provenance"] = list(v.provenance)
         if v.fix is not None:
