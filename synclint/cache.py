@@ -125,12 +125,14 @@ def _plain_violation(v: Violation) -> tuple:
         v.url,
         tuple(v.provenance),
         v.hot_path,
+        v.tier,
+        v.tier_reason,
         v.cell,
     )
 
 
 def _violation(plain: tuple, filename: str) -> Violation:
-    code, message, row, col, end_row, end_col, fix, severity, confidence, noqa_row, url, provenance, hot_path, cell = plain
+    code, message, row, col, end_row, end_col, fix, severity, confidence, noqa_row, url, provenance, hot_path, tier, tier_reason, cell = plain
     if fix is not None:
         applicability, fix_message, edits = fix
         fix = Fix(
@@ -151,6 +153,8 @@ def _violation(plain: tuple, filename: str) -> Violation:
         url=url,
         provenance=tuple(provenance),
         hot_path=hot_path,
+        tier=tier,
+        tier_reason=tier_reason,
         cell=cell,
     )
 

@@ -75,6 +75,12 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     rules.add_argument("--extend-select", type=_csv, default=None, help="add to the selection")
     rules.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"),
                        help="hide findings below this confidence that the value is on the GPU (default: medium)")
+    rules.add_argument(
+        "--include-cold",
+        action="store_true",
+        default=None,
+        help="also report findings in code that runs once or rarely (init, weight loading, warm-up, tests)",
+    )
     output = p.add_argument_group("output")
     output.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None, help="default: full (or $SYNCLINT_OUTPUT_FORMAT)")
     output.add_argument("-o", "--output-file", type=str, default=None, help="write the report to this file")
@@ -112,6 +118,8 @@ def _settings_from(args) -> Settings:
         changes["unsafe_fixes"] = args.unsafe_fixes
     if args.min_confidence is not None:
         changes["min_confidence"] = Confidence.parse(args.min_confidence)
+    if args.include_cold is not None:
+        changes["include_cold"] = args.include_cold
     if args.cache_dir is not None:
         changes["cache_dir"] = args.cache_dir
     if args.h2d_helper is not None:
@@ -151,12 +159,14 @@ def _statistics(violations, unsafe_fixes: bool = False) -> str:
     from synclint.rules import rule_by_code
 
     counts = Counter(v.code for v in violations)
+    tiers = Counter((v.code, v.tier) for v in violations)
     fixable = {v.code for v in violations if fixed_by_fix(v, unsafe_fixes)}
     lines = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rule_by_code(code)
         name = rule.name if rule else INPUT_CODES.get(code, ("",))[0]
-        lines.append(f"{count:>5}\t{code}\t[{'*' if code in fixable else ' '}] {name}")
+        split = ", ".join(f"{tiers[code, t]} {t}" for t in ("hot", "unknown", "cold") if tiers[code, t])
+        lines.append(f"{count:>5}\t{code}\t[{'*' if code in fixable else ' '}] {name}\t({split})")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

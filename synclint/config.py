@@ -47,6 +47,71 @@ DEFAULT_HOT_FUNCTIONS = (
     "prefill",
 )
 
+# Function names (fnmatch patterns) that run once or rarely: initialisation, weight loading,
+# warm-up, profiling, CUDA graph capture, autotuning. Findings in them are `cold` and shown
+# only with `--include-cold` (see synclint/analysis/tier.py).
+DEFAULT_COLD_FUNCTIONS = (
+    "__init__",
+    "__post_init__",
+    "__new__",
+    "__init_subclass__",
+    "__setstate__",
+    "__del__",
+    "shutdown",
+    "*_shutdown",
+    "_shutdown*",
+    "close",
+    "cleanup*",
+    "_cleanup*",
+    "setup*",
+    "_setup*",
+    "connect",
+    "clear",
+    "_ensure_*",
+    "*create_buffer*",
+    "_allocate",
+    "*allocate_kv_cache*",
+    "initialize*",
+    "_initialize*",
+    "load_weight*",
+    "_load_weight*",
+    "load_state_dict",
+    "_load_from_state_dict",
+    "*weight_loader*",
+    "*load_model*",
+    "process_weights_after_loading",
+    "*process_weights*",
+    "*_after_loading",
+    "*merge*weights*",
+    "create_weights",
+    "create_*weights*",
+    "_create_*weights*",
+    "*warmup*",
+    "*warm_up*",
+    "_warm*",
+    "warm_*",
+    "*profile*",
+    "*capture*",
+    "*autotune*",
+    "*_tune",
+    "tune_*",
+    "_tune_*",
+    "*benchmark*",
+    "_dummy_*",
+    "dummy_*",
+    "*_dummy*",
+    "_compute_*cache*",
+    "_set_*cache*",
+    "*cos_sin_cache*",
+    "*inv_freq*",
+    "*rope_parameters*",
+    "*precompute*",
+)
+
+# The platforms the code is linted for; code that only runs on others is not reported
+# (see synclint/analysis/platforms.py for the conventions that say where code runs).
+DEFAULT_TARGET_PLATFORMS = ("cuda",)
+
 # `with <call>():` blocks whose body syncs on purpose: vLLM's convention (`gpu_sync_allowed`)
 # and synclint's own tracer context.
 DEFAULT_ALLOW_CONTEXTS = ("gpu_sync_allowed", "synclint.trace.allowed")
@@ -109,6 +174,10 @@ class Settings:
     hot_functions: tuple[str, ...] = DEFAULT_HOT_FUNCTIONS
     allow_contexts: tuple[str, ...] = DEFAULT_ALLOW_CONTEXTS
     allow_functions: tuple[str, ...] = DEFAULT_ALLOW_FUNCTIONS
+    cold_functions: tuple[str, ...] = DEFAULT_COLD_FUNCTIONS
+    # Show findings in code that runs once or rarely (tier `cold`) too.
+    include_cold: bool = False
+    target_platforms: tuple[str, ...] = DEFAULT_TARGET_PLATFORMS
     # Report-only rules about syncs that only matter on a hot path (SL5xx, SL106) look here.
     cache_dir: str = ".synclint_cache"
     max_file_size: int = 2_000_000  # bytes; larger files get SL002 rather than a slow parse
@@ -178,6 +247,18 @@ def _string(value, key: str, where: str) -> str:
     return value
 
 
+def _platforms(value, key: str, where: str) -> tuple[str, ...]:
+    from synclint.analysis.platforms import PLATFORMS
+
+    names = _str_list(value, key, where)
+    for name in names:
+        if name.lower() not in PLATFORMS:
+            raise ConfigError(f"{where}: `{key}`: unknown platform {name!r} (known: {', '.join(sorted(PLATFORMS))})")
+    if not names:
+        raise ConfigError(f"{where}: `{key}` must name at least one platform")
+    return tuple(n.lower() for n in names)
+
+
 # TOML key -> (Settings field, parser). `extend-*` list keys add to the defaults.
 _KEYS = {
     "select": ("select", _str_list),
@@ -197,6 +278,10 @@ _KEYS = {
     "extend-allow-contexts": ("allow_contexts", _str_list),
     "allow-functions": ("allow_functions", _str_list),
     "extend-allow-functions": ("allow_functions", _str_list),
+    "cold-functions": ("cold_functions", _str_list),
+    "extend-cold-functions": ("cold_functions", _str_list),
+    "include-cold": ("include_cold", _bool),
+    "target-platforms": ("target_platforms", _platforms),
     "cache-dir": ("cache_dir", _string),
     "max-file-size": ("max_file_size", _positive_int),
 }

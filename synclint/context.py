@@ -7,7 +7,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from synclint.analysis import hotpath
+from synclint.analysis import hotpath, platforms, tier
 from synclint.analysis.flow import loop_bindings
 from synclint.analysis.imports import ImportTable, dotted_name
 from synclint.analysis.placement import UNKNOWN, Place, Placement, PlacementAnalysis, placed
@@ -16,8 +16,22 @@ from synclint.violation import Confidence, Severity
 
 
 class LintContext:
-    def __init__(self, module: cst.Module, settings, imports: ImportTable) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        settings,
+        imports: ImportTable,
+        *,
+        filename: str = "",
+        workers: frozenset[str] = frozenset(),
+        function_tiers: tier.FunctionTiers | None = None,
+        host_fields: frozenset[str] = frozenset(),
+    ) -> None:
         self.module = module
+        self.host_fields = host_fields
+        self.filename = filename
+        self.workers = workers
+        self.function_tiers = function_tiers
         self.settings = settings
         self.imports = imports
         self.stack: list[cst.CSTNode] = []  # every node from the Module down to the current one
@@ -83,7 +97,7 @@ class LintContext:
         `ctx.placements.placement_of(expr, statement, tuple(ctx.chain))`. Prefer
         `ctx.placement` / `ctx.device_target`."""
         if self._placements is None:
-            self._placements = PlacementAnalysis(self.module, self.imports)
+            self._placements = PlacementAnalysis(self.module, self.imports, self.host_fields)
         return self._placements
 
     def placement(self, expr: cst.BaseExpression) -> Placement:
@@ -181,6 +195,11 @@ class LintContext:
     ) -> None:
         if self.allowed:
             return
+        if _in_assert_message(self.stack):
+            return  # an assert's message is evaluated only when the assert fails
+        if not platforms.runs_on(platforms.code_platforms(self.filename, self.chain, self.stack), self.settings.target_platforms):
+            return  # code for another platform than the targets
+        verdict = self.tier_verdict()
         self.findings.append(
             Finding(
                 code=rule.code,
@@ -192,8 +211,26 @@ class LintContext:
                 fix=fix,
                 evidence=placement.evidence if placement is not None else (),
                 hot_path=self.hot_path,
+                tier=verdict.tier.value,
+                tier_reason=verdict.reason,
                 indents=self._indents() if fix is not None else (),
             )
+        )
+
+    def tier_verdict(self) -> tier.TierVerdict:
+        """How often the code being visited runs (synclint/analysis/tier.py)."""
+        if self._compiled is None:
+            self._compiled = hotpath.compiled_names(self.module, self.imports)
+        return tier.local_tier(
+            self.filename,
+            self.chain,
+            self.stack,
+            self.settings,
+            self.imports,
+            compiled=self._compiled,
+            workers=self.workers,
+            graph_capture=self._hot[-1] == "under CUDA graph capture",
+            function_tiers=self.function_tiers,
         )
 
     def _indents(self) -> tuple[str, ...]:
@@ -201,6 +238,14 @@ class LintContext:
         return tuple(
             default if block.indent is None else block.indent for block in self.stack if isinstance(block, cst.IndentedBlock)
         )
+
+
+def _in_assert_message(stack) -> bool:
+    for i in range(len(stack) - 1):
+        node = stack[i]
+        if isinstance(node, cst.Assert) and node.msg is not None and stack[i + 1] is node.msg:
+            return True
+    return False
 
 
 def _bind(target, value: Placement, env) -> None:

@@ -22,7 +22,9 @@ from functools import lru_cache
 import libcst as cst
 
 from synclint import prefilter, screen, suppressions
+from synclint.analysis import sources, tier
 from synclint.analysis.imports import ImportTable
+from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
 from synclint.context import LintContext
 from synclint.lines import split_lines
@@ -49,6 +51,7 @@ class FileResult:
     encoding: str = "utf-8"
     parsed: bool = False  # whether libcst parsed it (False: prefiltered, skipped or broken)
     suppressed: int = 0
+    cold: int = 0  # findings in cold code, hidden without --include-cold
 
 
 class DecodeError(Exception):
@@ -255,25 +258,27 @@ def io_error_violation(filename: str, message: str) -> Violation:
     return _input_violation(filename, IO_ERROR, message)
 
 
-def lint_source(source: bytes | str, filename: str, settings: Settings | None = None) -> FileResult:
+def lint_source(
+    source: bytes | str, filename: str, settings: Settings | None = None, function_tiers: FunctionTiers | None = None
+) -> FileResult:
     """Lint one file's content. Never raises for bad input: it becomes SL001/SL002 findings.
     A file nested too deeply for the default stack is linted again on a deep one."""
     settings = settings or Settings()
     try:
-        return _lint_source(source, filename, settings)
+        return _lint_source(source, filename, settings, function_tiers)
     except RecursionError:
         pass
     from synclint.limits import TooDeep, run_deep
 
     try:
-        return run_deep(_lint_source, source, filename, settings)
+        return run_deep(_lint_source, source, filename, settings, function_tiers)
     except TooDeep as exc:
         result = FileResult(filename)
         result.violations.append(io_error_violation(filename, f"cannot analyse: {exc}; skipped"))
         return result
 
 
-def _lint_source(source: bytes | str, filename: str, settings: Settings) -> FileResult:
+def _lint_source(source: bytes | str, filename: str, settings: Settings, function_tiers: FunctionTiers | None = None) -> FileResult:
     result = FileResult(filename)
     if isinstance(source, bytes):
         if len(source) > settings.max_file_size:
@@ -318,7 +323,9 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings) -> File
         result.violations.append(syntax_error_violation(filename, exc))
         return _filtered(result, settings)
     result.parsed = True
-    findings = run_rules(module, rules, settings)
+    findings = run_rules(
+        module, rules, settings, filename, tier.worker_functions(text), function_tiers, sources.host_fields(text)
+    )
     if findings:
         result.violations.extend(to_violations(module, findings, filename, settings))
     return _filtered(result, settings)
@@ -351,10 +358,23 @@ def parse_module(text: str) -> cst.Module:
         return cst.parse_module(text[: match.start()] + " " + text[match.end() :])
 
 
-def run_rules(module: cst.Module, rules: tuple[Rule, ...], settings: Settings) -> list[Finding]:
+def run_rules(
+    module: cst.Module,
+    rules: tuple[Rule, ...],
+    settings: Settings,
+    filename: str = "",
+    workers: frozenset[str] = frozenset(),
+    function_tiers: FunctionTiers | None = None,
+    host_fields: frozenset[str] = frozenset(),
+) -> list[Finding]:
+    """Run `rules` over `module`. `workers`: functions the file runs on a worker thread
+    (`tier.worker_functions` of the whole text); `function_tiers`: a repository's verdicts
+    on how often each function runs (see synclint/analysis/tier.py)."""
     imports = ImportTable()
     imports.collect_top_level(module)
-    ctx = LintContext(module, settings, imports)
+    ctx = LintContext(
+        module, settings, imports, filename=filename, workers=workers, function_tiers=function_tiers, host_fields=host_fields
+    )
     BatchedVisitor(ctx, rules).walk(module)
     return ctx.findings
 
@@ -366,6 +386,9 @@ def _filtered(result: FileResult, settings: Settings) -> FileResult:
     kept = []
     for v in result.violations:
         if v.code in ignored or v.confidence < settings.min_confidence:
+            continue
+        if v.tier == "cold" and not settings.include_cold:
+            result.cold += 1
             continue
         if v.code not in (SYNTAX_ERROR, IO_ERROR) and lines and suppressions.is_suppressed(v, lines):
             result.suppressed += 1
@@ -413,6 +436,8 @@ def to_violations(module: cst.Module, findings: list[Finding], filename: str, se
                 noqa_row=noqa_row,
                 provenance=provenance,
                 hot_path=finding.hot_path,
+                tier=finding.tier,
+                tier_reason=finding.tier_reason,
             )
         )
     return out

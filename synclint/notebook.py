@@ -4,7 +4,7 @@ column relative to that cell, as ruff does (JSON `cell` is the 1-based index of 
 among all the notebook's cells).
 
 IPython syntax is masked before linting: a line magic or shell line (`%time f()`, `!pip
-install x`, `x = !ls`, `?obj`) becomes a comment (`pass` inside a block), and a cell whose first
+install x`, `x = !ls`, `?obj`, `obj?`) becomes a comment (`pass` inside a block), and a cell whose first
 line is a cell magic (`%%bash`) is left out, except `%%time`/`%%timeit`/`%%capture`, whose
 body is Python. `--fix` writes the fixed cells back with the masked lines restored, and the
 rest of the notebook's JSON as it was: the notebook is written with the JSON layout that
@@ -21,7 +21,8 @@ from synclint.violation import Edit, Fix, Location, Violation
 
 SUFFIX = ".ipynb"
 _PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
-_MAGIC_LINE = re.compile(r"^(\s*)(?:[%!?]|[\w.,\s]+=\s*[%!])")
+# `%magic`, `!shell`, `?obj`, `x = !cmd`, `x = %magic`, and help lines such as `obj?` / `obj??`.
+_MAGIC_LINE = re.compile(r"^(\s*)(?:[%!?]|[\w.,\s]+=\s*[%!]|[\w.]+\?{1,2}\s*$)")
 
 
 class NotebookError(ValueError):

@@ -80,6 +80,10 @@ class Violation:
     # Why we believe the placement: "line 12: torch.zeros(..., device='cuda') -> device tensor".
     provenance: tuple[str, ...] = field(default=(), compare=False)
     hot_path: str | None = None  # why the code is hot ("in forward()"), None when not
+    # How often the code runs: "hot" (every step), "cold" (init, weight loading, warm-up,
+    # caches, tests), "unknown"; and why (see synclint/analysis/tier.py).
+    tier: str = "unknown"
+    tier_reason: str | None = field(default=None, compare=False)
     # In a notebook: the 1-based index of the cell among all cells (rows are then relative to
     # the cell, as in ruff's JSON); None in a Python file.
     cell: int | None = None

@@ -62,8 +62,8 @@ def test_statistics_counts_per_rule_with_fixability(project, synclint):
     result = synclint("check", "--statistics", ".")
     assert result.code == 1
     assert result.out == (
-        "    2\tSL101\t[*] blocking-tensor-factory\n"
-        "    1\tSL201\t[ ] item-readback\n"
+        "    2\tSL101\t[*] blocking-tensor-factory\t(2 hot)\n"
+        "    1\tSL201\t[ ] item-readback\t(1 hot)\n"
         "Found 3 findings.\n"
         "[*] 2 fixable with the `--fix` option.\n"
     )

@@ -77,7 +77,8 @@ def test_bad_key_or_value_names_the_key_and_the_file(project, synclint, body, me
 def test_per_file_ignores_globs_relative_to_the_config(project, synclint):
     project.write(
         {
-            "pyproject.toml": '[tool.synclint.per-file-ignores]\n"tests/*" = ["SL2"]\n"scripts/warmup.py" = ["ALL"]\n"*/legacy_*.py" = ["SL101"]\n',
+            # include-cold: findings in a tests folder are cold, hidden by default
+            "pyproject.toml": '[tool.synclint]\ninclude-cold = true\n[tool.synclint.per-file-ignores]\n"tests/*" = ["SL2"]\n"scripts/warmup.py" = ["ALL"]\n"*/legacy_*.py" = ["SL101"]\n',
             "tests/t.py": TWO_FINDINGS,
             "scripts/warmup.py": TWO_FINDINGS,
             "pkg/legacy_io.py": TWO_FINDINGS,

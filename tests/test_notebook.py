@@ -127,3 +127,23 @@ def test_notebook_suffix_is_what_the_walk_and_the_readme_say():
 
     assert ".ipynb" in SOURCE_SUFFIXES
     assert "notebook.ipynb:cell 3:2:11:" in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_ipython_syntax_is_masked_and_restored(tmp_path):
+    from synclint.notebook import read, write
+
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": [
+        "files = !ls\n", "%time f()\n", "torch.tensor?\n", "??torch.zeros\n", "t = %timeit -o g()\n",
+        "def h(x):\n", "    %time y = x\n", "    return x != 1\n", "a = b % 3\n", "print('!')"]}
+    capture = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+               "source": ["%%capture out\n", "import torch\n", "x = 1"]}
+    raw = json.dumps({"cells": [cell, capture], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    nb = read(raw)
+    source = nb.source
+    compile(source, "nb", "exec")  # what is left is Python
+    lines = source.splitlines()
+    assert lines[:5] == ["#~ipython~"] * 5
+    assert lines[6] == "    pass  #~ipython~"
+    assert lines[7:10] == ["    return x != 1", "a = b % 3", "print('!')"]  # Python, kept
+    assert lines[10:] == ["#~ipython~", "import torch", "x = 1"]  # %%capture: the body is Python
+    assert write(nb, source) == raw  # nothing changed: the same bytes

@@ -18,7 +18,10 @@ import pytest
 pytest.importorskip("pygls", reason="the `server` extra (pygls) is not installed")
 
 from lsprotocol import types  # noqa: E402
-from pygls.lsp.client import LanguageClient  # noqa: E402
+try:  # pygls 2
+    from pygls.lsp.client import LanguageClient
+except ImportError:  # pygls 1.x
+    from pygls.lsp.client import BaseLanguageClient as LanguageClient
 
 import synclint  # noqa: E402
 
@@ -39,6 +42,10 @@ SOURCE = textwrap.dedent(
         return ids, y, tag
     """
 )
+
+
+# lsprotocol's name for a whole-document change (older releases numbered the union's types).
+_WHOLE_DOCUMENT = getattr(types, "TextDocumentContentChangeWholeDocument", None) or getattr(types, "TextDocumentContentChangeEvent_Type2")
 
 
 def _utf16(text: str) -> int:
@@ -144,7 +151,7 @@ class Session:
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                content_changes=[_WHOLE_DOCUMENT(text=text)],
             )
         )
 

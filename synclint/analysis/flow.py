@@ -71,6 +71,8 @@ class FlowWalker:
                 if default.known and not default.is_(Place.OTHER):
                     # The caller may pass anything else: the default is one possibility.
                     value = join(value, default)
+            if name in self.analysis.host_fields:
+                value = placed(Place.HOST, MEDIUM, param, f"the field `{name}` is kept on the host (`keep_on_cpu=True`)")
             env[name] = value
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
@@ -99,15 +101,25 @@ class FlowWalker:
             for small in stmt.body:
                 self._small(small, env, stmt)
         elif isinstance(stmt, cst.If):
-            then_env = dict(env)
+            then_facts, else_facts = host_narrowing(stmt.test, self.analysis.imports)
+            then_env = {**env, **then_facts}
             self._block(stmt.body, then_env)
-            else_env = dict(env)
+            else_env = {**env, **else_facts}
             if stmt.orelse is not None:
                 if isinstance(stmt.orelse, cst.If):
                     self._statement(stmt.orelse, else_env)
                 else:
                     self._block(stmt.orelse.body, else_env)
             _merge_into(env, then_env, else_env)
+            normalised = _normalised_to_host(stmt, self.analysis.imports)
+            if normalised is not None:
+                env[normalised] = placed(
+                    Place.HOST,
+                    MEDIUM,
+                    stmt,
+                    f"`if not isinstance({normalised}, torch.Tensor): {normalised} = torch.tensor({normalised})` "
+                    "builds a host tensor: the code expects host data (inferred)",
+                )
         elif isinstance(stmt, (cst.For, cst.While)):
             self._loop(stmt, env)
         elif isinstance(stmt, cst.With):
@@ -181,6 +193,8 @@ class FlowWalker:
                 self._bind_target(small.target, declared, env, stmt)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             self._record_buffer(small.value)
+        elif isinstance(small, cst.Assert):
+            env.update(host_narrowing(small.test, self.analysis.imports)[0])
         elif isinstance(small, cst.AugAssign):
             if isinstance(small.target, cst.Name):
                 combined = self.evaluator._combine([small.target, small.value], env, small, "augmented assignment")
@@ -261,6 +275,95 @@ class FlowWalker:
                 inner = el.value if isinstance(el, cst.StarredElement) else el
                 self._bind_target(inner, part, env, stmt)
         # Attribute and subscript targets change no name's placement.
+
+
+# --- host facts from tests: `assert t.is_cpu`, `if t.device.type == "cpu":` ---------------
+
+_TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
+
+
+def _names_cpu(expr: cst.BaseExpression) -> bool:
+    return string_value(expr) == "cpu"
+
+
+def host_narrowing(test: cst.BaseExpression, imports) -> tuple[Env, Env]:
+    """Names known to be host data where `test` holds (first) and where it fails (second):
+    `t.is_cpu`, `t.device.type == "cpu"`, `str(t.device) == "cpu"`, `not t.is_cuda`,
+    `not isinstance(x, torch.Tensor)` (Python or numpy data), combined with `not` and `and`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        holds, fails = host_narrowing(test.expression, imports)
+        return fails, holds
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        left, right = host_narrowing(test.left, imports), host_narrowing(test.right, imports)
+        return {**left[0], **right[0]}, {}
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name):
+        name = test.value.value
+        if test.attr.value == "is_cpu":
+            return {name: placed(Place.HOST, HIGH, test, f"`{name}.is_cpu` holds: a CPU tensor")}, {}
+        if test.attr.value == "is_cuda":
+            return {}, {name: placed(Place.HOST, MEDIUM, test, f"`{name}.is_cuda` is false: not on the GPU")}
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        left, right = test.left, test.comparisons[0].comparator
+        if _names_cpu(left):
+            left, right = right, left
+        name = _device_owner(left)
+        if name is not None and _names_cpu(right) and isinstance(op, (cst.Equal, cst.NotEqual)):
+            fact = {name: placed(Place.HOST, HIGH, test, f"`{name}` is on the CPU where this test holds")}
+            return (fact, {}) if isinstance(op, cst.Equal) else ({}, fact)
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2:
+        subject, kind = test.args[0].value, test.args[1].value
+        if isinstance(subject, cst.Name) and (imports.qualname(kind) or "") in _TENSOR_TYPES:
+            name = subject.value
+            not_tensor = Placement(
+                frozenset({Place.SCALAR, Place.SEQUENCE, Place.NUMPY}),
+                HIGH,
+                placed(Place.SEQUENCE, HIGH, test, f"`{name}` is not a tensor here: Python or numpy data").evidence,
+            )
+            return {}, {name: not_tensor}
+    return {}, {}
+
+
+def _device_owner(expr: cst.BaseExpression) -> str | None:
+    """`t` in `t.device.type`, `t.device`, `str(t.device)`."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "str" and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
+        expr = expr.value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "device" and isinstance(expr.value, cst.Name):
+        return expr.value.value
+    return None
+
+
+_HOST_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.LongTensor", "torch.Tensor"})
+
+
+def _normalised_to_host(stmt: cst.If, imports) -> str | None:
+    """`if not isinstance(x, torch.Tensor): x = torch.tensor(x)` (no `device=`, no `else`):
+    the name `x`, which the code expects to be host data (a list or a CPU tensor)."""
+    test = stmt.test
+    if stmt.orelse is not None or not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
+        return None
+    check = test.expression
+    if not (isinstance(check, cst.Call) and isinstance(check.func, cst.Name) and check.func.value == "isinstance" and len(check.args) == 2):
+        return None
+    subject = check.args[0].value
+    if not isinstance(subject, cst.Name) or (imports.qualname(check.args[1].value) or "") not in _TENSOR_TYPES:
+        return None
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+    if len(body) != 1 or not isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return None
+    small = body[0].body
+    if len(small) != 1 or not isinstance(small[0], cst.Assign) or len(small[0].targets) != 1:
+        return None
+    target, value = small[0].targets[0].target, small[0].value
+    if not (isinstance(target, cst.Name) and target.value == subject.value and isinstance(value, cst.Call)):
+        return None
+    if (imports.qualname(value.func) or "") not in _HOST_BUILDERS:
+        return None
+    if any(a.keyword is not None and a.keyword.value == "device" for a in value.args):
+        return None  # built on a device: not host data
+    return subject.value
 
 
 def loop_bindings(target, iterable, env, element_of):

@@ -66,8 +66,10 @@ class PlacementAnalysis:
     `chain` is the tuple of enclosing scopes, outermost first: (Module, ClassDef?, FunctionDef...).
     """
 
-    def __init__(self, module: cst.Module, imports: ImportTable) -> None:
+    def __init__(self, module: cst.Module, imports: ImportTable, host_fields: frozenset[str] = frozenset()) -> None:
         self.module = module
+        # Fields the framework keeps on the host (`keep_on_cpu=True`): `sources.host_fields`.
+        self.host_fields = host_fields
         self.imports = imports
         self._scopes: dict[int, ScopeFacts] = {}
         self._outer_env: dict[int, Env] = {}  # id(function or class) -> env where it was defined

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import re
+
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
@@ -78,6 +80,35 @@ def _head_name(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, cst.Attribute):
         expr = expr.value
     return expr.value if isinstance(expr, cst.Name) else None
+
+
+_FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
+_MODALITIES = frozenset({"image", "video", "audio", "vision", "speech", "visual"})
+_KEEP_ON_HOST = re.compile(r"\bkeep_on_cpu\s*=\s*True\b")
+
+
+def host_fields(text: str) -> frozenset[str]:
+    """Fields a framework keeps on the host: the keys of calls that declare a field with
+    `keep_on_cpu=True` (`image_sizes=MultiModalFieldConfig.batched("image", keep_on_cpu=True)`,
+    `"grid": FieldConfig(..., keep_on_cpu=True)`). Read from the whole text with patterns,
+    so the answer does not depend on which functions the screen kept."""
+    if "keep_on_cpu" not in text:
+        return frozenset()
+    found = set()
+    for match in _FIELD_CALL.finditer(text):
+        depth, i = 1, match.end()
+        while i < len(text) and depth:
+            c = text[i]
+            depth += 1 if c == "(" else -1 if c == ")" else 0
+            i += 1
+        if _KEEP_ON_HOST.search(text, match.end(), i):
+            name = match.group(1) or match.group(2)
+            found.add(name)
+            # `image_grid_thw` reaches the encoder as `grid_thw`: the name without its modality.
+            head, _, rest = name.partition("_")
+            if head in _MODALITIES and rest:
+                found.add(rest)
+    return frozenset(found)
 
 
 def is_module_class(class_def: cst.ClassDef, imports) -> bool:
@@ -189,8 +220,16 @@ class Evaluator:
             return placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`{name}` is named like an accelerator device (inferred)")
         return UNKNOWN
 
+    def _host_field(self, name: str | None, node) -> Placement | None:
+        if name is not None and name in self.analysis.host_fields:
+            return placed(Place.HOST, MEDIUM, node, f"the field `{name}` is kept on the host (`keep_on_cpu=True`)")
+        return None
+
     def _attribute(self, expr: cst.Attribute, env: Env) -> Placement:
         attr = expr.attr.value
+        kept = self._host_field(attr, expr)
+        if kept is not None:
+            return kept
         qual = self.qualname(expr, env)
         if qual is not None and qual.startswith("torch.") and qual[6:] in api.DTYPES:
             return placed(Place.OTHER, HIGH, expr, "a dtype")
@@ -226,6 +265,11 @@ class Evaluator:
             return placed(Place.ACCEL_DEVICE, base.confidence, expr, "the device of a device tensor")
         if base.is_(Place.HOST, Place.PINNED):
             return placed(Place.CPU_DEVICE, base.confidence, expr, "the device of a host tensor")
+        if base.is_tensor and not self._in_module_forward():
+            # `device=x.device` of a tensor nothing places (`x: torch.Tensor` in a helper):
+            # x may as well be a CPU tensor, so this is no proof of a device.
+            evidence = placed(Place.ACCEL_DEVICE, LOW, expr, "`.device` of a tensor nothing in this file places: an accelerator or the CPU").evidence
+            return Placement(frozenset({Place.ACCEL_DEVICE, Place.CPU_DEVICE}), LOW, evidence)
         return placed(Place.ACCEL_DEVICE, MEDIUM, expr, "`.device` of a model or tensor, assumed an accelerator (inferred)")
 
     def _self_attribute(self, expr: cst.Attribute, attr: str) -> Placement:
@@ -248,6 +292,9 @@ class Evaluator:
         class_chain = self._enclosing_class()
         return self.analysis.class_attributes(class_chain) if class_chain else {}
 
+    def _in_module_forward(self) -> bool:
+        return bool(self.chain) and isinstance(self.chain[-1], cst.FunctionDef) and self.chain[-1].name.value == "forward" and self._in_module_class()
+
     def _in_module_class(self) -> bool:
         class_chain = self._enclosing_class()
         return class_chain is not None and is_module_class(class_chain[-1], self.imports)
@@ -262,6 +309,10 @@ class Evaluator:
         return value is None or value.is_(Place.OTHER) or not value.known
 
     def _subscript(self, expr: cst.Subscript, env: Env) -> Placement:
+        if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            kept = self._host_field(string_value(expr.slice[0].slice.value), expr)
+            if kept is not None:
+                return kept
         base = self._eval(expr.value, env)
         if base.is_tensor or base.is_(Place.NUMPY):
             if base.is_(Place.PINNED):  # an indexed pinned tensor is a (maybe strided) view or a copy
@@ -506,6 +557,10 @@ class Evaluator:
 
     def _method(self, call: cst.Call, func: cst.Attribute, env: Env) -> Placement:
         method = func.attr.value
+        if method in ("pop", "get") and call.args and self.analysis.host_fields:
+            kept = self._host_field(string_value(call.args[0].value), call)
+            if kept is not None:
+                return kept
         base = self._eval(func.value, env)
         if method == "cuda":
             return placed(Place.DEVICE, HIGH, call, "`.cuda()`")

@@ -32,4 +32,6 @@ def render(violations, sources=None, explain=False, style=PLAIN, unsafe_fixes=Fa
         out.append(line(v, style, unsafe_fixes))
         if explain:
             out.extend(f"    because {p}" for p in v.provenance)
+            if v.tier_reason:
+                out.append(f"    tier: {v.tier} ({v.tier_reason})")
     return "\n".join(out) + ("\n" if out else "")

@@ -46,6 +46,8 @@ def render(violations, sources=None, explain=False, style=PLAIN, unsafe_fixes=Fa
                 out.append(f"  = because {p}")
             if v.hot_path:
                 out.append(f"  = hot path: {v.hot_path}")
+            if v.tier_reason:
+                out.append(f"  = tier: {v.tier} ({v.tier_reason})")
         out.append("")
     # Each finding ends with a blank line, the last one too, so the summary stands apart.
     return "\n".join(out) + ("\n" if out else "")

@@ -34,6 +34,8 @@ def violation_to_dict(v) -> dict:
         "severity": v.severity.value,
         "confidence": v.confidence.label,
         "hot_path": v.hot_path,
+        "tier": v.tier,
+        "tier_reason": v.tier_reason,
         "provenance": list(v.provenance),
     }
 

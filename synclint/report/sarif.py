@@ -108,12 +108,14 @@ def render(violations, sources=None, explain=False) -> str:
             "message": {"text": v.message},
             "locations": [{"physicalLocation": {"artifactLocation": location, "region": _region(v.location, v.end_location)}}],
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
-            "properties": {"confidence": v.confidence.label, "precision": PRECISION[v.confidence.label]},
+            "properties": {"confidence": v.confidence.label, "precision": PRECISION[v.confidence.label], "tier": v.tier},
         }
         if v.code in index:
             result["ruleIndex"] = index[v.code]
         if v.hot_path:
             result["properties"]["hotPath"] = v.hot_path
+        if v.tier_reason:
+            result["properties"]["tierReason"] = v.tier_reason
         if v.cell is not None:  # a notebook: the rows count within this cell (1-based)
             result["properties"]["cell"] = v.cell
         if v.provenance:

@@ -48,6 +48,8 @@ class Finding:
     fix: FixSpec | None = None
     evidence: tuple = ()
     hot_path: str | None = None
+    tier: str = "unknown"
+    tier_reason: str | None = None
     # Indentation of the blocks around the node, so a multi-line replacement keeps its layout.
     indents: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)

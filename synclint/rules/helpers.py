@@ -470,3 +470,44 @@ def append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.
         new = new.with_changes(whitespace_after_arg=ending)
     args.append(new)
     return call.with_changes(args=args)
+
+
+# --- data that costs nothing to copy ------------------------------------------------------
+
+
+def is_empty_literal(expr: cst.BaseExpression) -> bool:
+    """`[]` / `()`: a tensor built from it holds no data, so nothing is copied."""
+    return isinstance(expr, (cst.List, cst.Tuple)) and not expr.elements
+
+
+def is_constant_literal(expr: cst.BaseExpression) -> bool:
+    """A number, or a (nested) list/tuple of numbers and bools: data fixed in the source."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        expr = expr.expression
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False")
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return all(not isinstance(e, cst.StarredElement) and is_constant_literal(e.value) for e in expr.elements)
+    return False
+
+
+def traced_as_constant(data: cst.BaseExpression, ctx) -> bool:
+    """Data that torch.compile turns into a constant of the graph when a tensor is built from
+    it inside a compiled function: a literal, or any Python value (not a tensor): dynamo reads
+    it at trace time and guards on it, so no copy runs per call."""
+    if not compiled_by_torch_compile(ctx):
+        return False
+    if is_constant_literal(data):
+        return True
+    place = ctx.placement(data)
+    return not any(p in place.places for p in (Place.DEVICE, Place.HOST, Place.PINNED, Place.NUMPY))
+
+
+def compiled_by_torch_compile(ctx) -> bool:
+    """Inside a function that torch.compile traces (decorated, compiled by a call, or nested
+    in one): a tensor built there from constant data becomes a constant of the compiled
+    graph, copied once when the graph is built, not on every call."""
+    hot = ctx.hot_path or ""
+    return hot == "compiled by torch.compile()" or (hot.startswith("under @") and "compile" in hot)

@@ -6,7 +6,13 @@ import libcst as cst
 
 from synclint.analysis.placement import Place, Placement
 from synclint.rules.base import FixAvailability, FixSpec, Rule
-from synclint.rules.helpers import kwarg, positional, split_helper_path
+from synclint.rules.helpers import (
+    is_empty_literal,
+    kwarg,
+    positional,
+    split_helper_path,
+    traced_as_constant,
+)
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments the helper accepts; any other (requires_grad=, pin_memory=) means no fix.
@@ -77,6 +83,10 @@ class BlockingTensorFactory(Rule):
         args = positional(node)
         if device_arg is None or not args:
             return
+        if is_empty_literal(args[0].value):
+            return  # `torch.tensor([], device=d)`: no data, nothing is copied
+        if traced_as_constant(args[0].value, ctx):
+            return  # a constant of the compiled graph: copied once, when it is built
         target = ctx.device_target(device_arg.value)
         if target is None and not ctx.placement(device_arg.value).known:
             # `device=d` with nothing showing what `d` is: it may be an accelerator. Reported

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.rules.base import FixAvailability, FixSpec, Rule
-from synclint.rules.helpers import is_true, kwarg, method_name, positional, receiver
+from synclint.rules.helpers import bound_value, is_true, kwarg, method_name, positional, receiver
 from synclint.rules.sl1xx_h2d import (
     PAGEABLE,
     STRIDED_PINNED,
@@ -34,14 +34,18 @@ class PageableNonBlockingH2D(Rule):
     smaller copies stall once ~4 MiB is outstanding). A strided view of a pinned buffer is
     no better: PyTorch first makes a pageable contiguous temporary. `torch.cuda.
     set_sync_debug_mode("error")` does not catch either, so these stalls stay invisible.
-    The default severity is `note` because small copies (metadata, indices) do not stall.
+    Copies smaller than that do not block, so the rule reports a copy only where its size
+    is unknown: a list literal, a per-request list (`[r.top_k for r in reqs]`), a `cumsum`,
+    or an array named like lengths, indices, offsets or counts (`seq_lens_np`,
+    `query_start_loc_cpu[:n]`, `req_indices`) holds one value per request, kilobytes: such
+    a copy is reported at low confidence only (hidden by default), and says why. The default severity is `note` for the same reason.
 
     ## Example
     ```python
     import torch
 
-    def _prepare_inputs(self, positions_np, device):
-        return torch.from_numpy(positions_np).to(device, non_blocking=True)
+    def embed_inputs(self, embeds_np, device):
+        return torch.from_numpy(embeds_np).to(device, non_blocking=True)
     ```
 
     ## Use instead
@@ -49,8 +53,8 @@ class PageableNonBlockingH2D(Rule):
     import torch
     from synclint.runtime import async_tensor_h2d
 
-    def _prepare_inputs(self, positions_np, device):
-        return async_tensor_h2d(positions_np, device=device)
+    def embed_inputs(self, embeds_np, device):
+        return async_tensor_h2d(embeds_np, device=device)
     ```
 
     ## Fix safety
@@ -67,7 +71,9 @@ class PageableNonBlockingH2D(Rule):
     remedy is to allocate the source pinned (or contiguous) once, which is a design change.
 
     ## Known false positives
-    Small copies (below ~1 MiB) do not stall in practice; the rule cannot see sizes. A
+    The size is read from names and sources, not measured: a large array named like
+    metadata is missed, and a small one with another name is reported (it does not stall
+    below ~4 MiB). A
     tensor that the analysis believes pageable but that was pinned elsewhere (e.g. returned
     by a helper that pins) is flagged when the analysis saw only the pageable allocation.
     """
@@ -91,14 +97,15 @@ class PageableNonBlockingH2D(Rule):
         if not goes_to_device(target):
             return
         kind, source = host_memory(move.source, ctx)
+        small = small_source(move.source, ctx)
         if kind == STRIDED_PINNED:
             ctx.report(
                 self,
                 node,
                 "a `non_blocking` copy of a strided view of a pinned buffer goes through a pageable "
-                "temporary and blocks for large copies; copy a contiguous pinned buffer",
-                confidence=_device_side(source.confidence, target),
-                placement=source,
+                "temporary and blocks for copies >= ~4 MiB" + _size_note(small) + "; copy a contiguous pinned buffer",
+                confidence=_small_is_low(_device_side(source.confidence, target), small),
+                placement=_with_size(source, move.source, small),
             )
             return
         if kind != PAGEABLE:
@@ -106,10 +113,11 @@ class PageableNonBlockingH2D(Rule):
         ctx.report(
             self,
             node,
-            "`non_blocking=True` from pageable memory blocks the host for copies >= ~4 MiB; "
-            "stage the data in pinned memory",
-            confidence=_device_side(source.confidence, target),
-            placement=source,
+            "`non_blocking=True` from pageable memory blocks the host for copies >= ~4 MiB"
+            + _size_note(small)
+            + "; stage the data in pinned memory",
+            confidence=_small_is_low(_device_side(source.confidence, target), small),
+            placement=_with_size(source, move.source, small),
             fix=self._move_fix(move, ctx),
         )
 
@@ -151,9 +159,12 @@ class PageableNonBlockingH2D(Rule):
         kind, source = host_memory(args[0].value, ctx)
         if kind not in (PAGEABLE, STRIDED_PINNED):
             return
+        small = small_source(args[0].value, ctx)
         confidence = min(source.confidence, destination.confidence)
         if not destination.on_device:
             confidence = min(confidence, Confidence.MEDIUM)
+        confidence = _small_is_low(confidence, small)
+        source = _with_size(source, args[0].value, small)
         fix = None
         if destination.on_device and from_numpy_array(args[0].value, ctx) is not None:
             pinned = cst.Call(func=cst.Attribute(value=args[0].value, attr=cst.Name("pin_memory")))
@@ -167,11 +178,86 @@ class PageableNonBlockingH2D(Rule):
             self,
             node,
             f"`copy_(..., non_blocking=True)` from {what} into a device tensor blocks the host for "
-            "copies >= ~4 MiB; copy from a contiguous pinned buffer",
+            f"copies >= ~4 MiB{_size_note(small)}; copy from a contiguous pinned buffer",
             confidence=confidence,
             placement=source,
             fix=fix,
         )
+
+
+# Words in a name that say it holds per-request or per-token metadata: lengths, indices,
+# offsets, counts, cumulative sums. Such arrays have one value per request (or per token of
+# one step): kilobytes, far below the ~4 MiB from which a pageable copy blocks.
+_METADATA_WORDS = frozenset(
+    {
+        "len", "lens", "length", "lengths", "seqlen", "seqlens", "idx", "idxs", "index", "indices",
+        "offset", "offsets", "loc", "locs", "cu", "cumsum", "count", "counts", "num", "start",
+        "starts", "end", "ends", "req", "reqs", "request", "requests",
+    }
+)  # fmt: skip
+_DATA_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "numpy.array", "numpy.asarray"})
+
+
+def _metadata_name(name: str) -> bool:
+    return any(part in _METADATA_WORDS for part in name.lower().split("_"))
+
+
+def small_source(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
+    """Why the data of a host-to-device copy is small (kilobytes, not the ~4 MiB from which
+    a pageable `non_blocking` copy blocks), or None when its size is unknown: a list
+    literal, a `cumsum`, data named like lengths, indices, offsets, counts, or per-request
+    values (`seq_lens`, `query_start_loc`, `req_indices`), followed through views,
+    conversions, `torch.tensor(...)` / `torch.from_numpy(...)` and one local assignment."""
+    if _depth > 6:
+        return None
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return "a list literal"
+    if isinstance(expr, cst.ListComp):
+        # `[r.temperature for r in reqs]`: one value per request.
+        iterable = expr.for_in.iter
+        if expr.for_in.inner_for_in is None and isinstance(iterable, (cst.Name, cst.Attribute)) and small_source(iterable, ctx, _depth + 1):
+            return "a per-request list"
+        return None
+    if isinstance(expr, cst.Subscript):
+        return small_source(expr.value, ctx, _depth + 1)
+    if isinstance(expr, cst.Call):
+        qual = ctx.qualname(expr.func) or ""
+        name = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
+        if name == "cumsum" or qual.endswith(".cumsum"):
+            return "a cumulative sum of lengths: one value per request"
+        if qual in _DATA_BUILDERS and expr.args:
+            return small_source(expr.args[0].value, ctx, _depth + 1)
+        if isinstance(expr.func, cst.Attribute) and not qual:
+            return small_source(expr.func.value, ctx, _depth + 1)  # `.long()`, `.view(...)`
+        return None
+    if isinstance(expr, cst.Attribute):
+        return f"`{expr.attr.value}` is named like lengths, indices or offsets" if _metadata_name(expr.attr.value) else None
+    if isinstance(expr, cst.Name):
+        if _metadata_name(expr.value):
+            return f"`{expr.value}` is named like lengths, indices or offsets"
+        if _depth == 0 or _depth < 4:
+            bound = bound_value(expr.value, ctx)
+            if isinstance(bound, (cst.List, cst.Tuple)):
+                return None  # `xs = []` filled later: its size is not the literal's
+            if bound is not None and not (isinstance(bound, cst.Name) and bound.value == expr.value):
+                return small_source(bound, ctx, _depth + 1)
+    return None
+
+
+def _size_note(small: str | None) -> str:
+    if small is None:
+        return " (the size here is unknown; smaller copies do not block)"
+    return f" (this one is small, {small}: it does not block by itself)"
+
+
+def _small_is_low(confidence: Confidence, small: str | None) -> Confidence:
+    """A copy known to be small does not stall: reported at low confidence (hidden by
+    default, shown with `--min-confidence low`)."""
+    return Confidence.LOW if small is not None else confidence
+
+
+def _with_size(source, node, small: str | None):
+    return source if small is None else source.because(node, f"small data, {small}: below the ~4 MiB from which a copy blocks")
 
 
 def _device_side(confidence: Confidence, target) -> Confidence:

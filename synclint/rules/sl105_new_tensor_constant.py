@@ -5,7 +5,15 @@ import math
 import libcst as cst
 
 from synclint.rules.base import FixAvailability, FixSpec, Rule
-from synclint.rules.helpers import device_confidence, kwarg, method_name, positional, receiver
+from synclint.rules.helpers import (
+    device_confidence,
+    is_empty_literal,
+    kwarg,
+    method_name,
+    positional,
+    receiver,
+    traced_as_constant,
+)
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments that `new_zeros`/`new_ones`/`new_full` accept as `new_tensor` does.
@@ -71,6 +79,10 @@ class NewTensorConstant(Rule):
         args = positional(node)
         if len(args) != 1 or any(a.star for a in node.args):
             return
+        if is_empty_literal(args[0].value):
+            return  # `x.new_tensor([])`: no data, nothing is copied
+        if traced_as_constant(args[0].value, ctx):
+            return  # a constant of the compiled graph: copied once, when it is built
         owner = ctx.placement(receiver(node))
         device = kwarg(node, "device")
         if device is not None:

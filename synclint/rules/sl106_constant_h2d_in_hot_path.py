@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.rules.base import FixAvailability, Rule
-from synclint.rules.helpers import kwarg, positional
+from synclint.rules.helpers import compiled_by_torch_compile, kwarg, positional
 from synclint.rules.sl1xx_h2d import device_target, goes_to_device, helper_names, move_target, read_move
 from synclint.violation import Confidence
 
@@ -74,8 +74,8 @@ class ConstantH2DInHotPath(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         hot = ctx.hot_path
-        if hot is None:
-            return
+        if hot is None or compiled_by_torch_compile(ctx):
+            return  # under torch.compile constant data becomes a graph constant, copied once
         found = self._constant_move(node, ctx)
         if found is None:
             return

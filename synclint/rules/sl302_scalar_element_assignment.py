@@ -47,7 +47,7 @@ class ScalarElementAssignment(Rule):
     ```python
     import torch
 
-    def init_state(batch: int, device):
+    def seed_state(batch: int, device):
         state = torch.zeros(batch, 2, device=device)
         state[0, 1] = float(batch)
         return state
@@ -57,7 +57,7 @@ class ScalarElementAssignment(Rule):
     ```python
     import torch
 
-    def init_state(batch: int, device):
+    def seed_state(batch: int, device):
         state = torch.zeros(batch, 2, device=device)
         state[0, 1].fill_(float(batch))
         return state

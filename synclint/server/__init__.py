@@ -12,7 +12,7 @@ import sys
 
 MISSING_PYGLS = (
     "synclint: error: `synclint server` needs pygls, which is not installed.\n"
-    "Install the server extra:  pip install 'synclint[server]'   (or: pip install 'pygls>=2')"
+    "Install the server extra:  pip install 'synclint[server]'   (or: pip install 'pygls>=1.3')"
 )
 
 

@@ -1,4 +1,5 @@
-"""The language server proper (needs pygls >= 2 and lsprotocol).
+"""The language server proper (needs pygls >= 1.3 and its lsprotocol; tested with pygls
+1.3.1 / lsprotocol 2023.0.1 and pygls 2.1.1 / lsprotocol 2025.0.0).
 
 What it does, per open Python document:
 - diagnostics on open, change (debounced) and save, from the editor's buffer, with the
@@ -11,7 +12,9 @@ What it does, per open Python document:
   safe fix, for an editor's fix-on-save);
 - hover over a finding: the rule's documentation in Markdown.
 
-Everything goes through the public API (`synclint.lint_source`, `synclint.fix_source`).
+Everything goes through the public API (`synclint.lint_source`, `synclint.fix_source`),
+run in one worker process so that the server keeps answering while a large file is linted
+(a 7,192-line file takes seconds; a hover on another file meanwhile is answered at once).
 Positions are converted between the engine's characters and the client's position
 encoding (UTF-16 by default) by pygls's codec.
 """
@@ -19,18 +22,27 @@ encoding (UTF-16 by default) by pygls's codec.
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import logging
+import multiprocessing
+import pickle
 import re
 import tempfile
 import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
+
+try:  # pygls 2
+    from pygls.lsp.server import LanguageServer
+except ImportError:  # pygls 1.x
+    from pygls.server import LanguageServer
 
 import synclint
 from synclint.violation import IO_ERROR, SYNTAX_ERROR, Applicability, Severity, Violation
@@ -62,6 +74,7 @@ class Linted:
     settings: object | None
     violations: list[Violation] = field(default_factory=list)
     diagnostics: list[types.Diagnostic] = field(default_factory=list)
+    document: TextDocument | None = None  # the snapshot linted (its version, its codec)
 
 
 class SynclintLanguageServer(LanguageServer):
@@ -69,6 +82,10 @@ class SynclintLanguageServer(LanguageServer):
         super().__init__("synclint", synclint.__version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.linted: dict[str, Linted] = {}
         self.pending: dict[str, asyncio.Task] = {}
+        self.locks: dict[str, asyncio.Lock] = {}
+        # One worker process runs the engine ("spawn": the server has threads, which a fork
+        # would copy in whatever state they are).
+        self.pool: ProcessPoolExecutor | None = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
 
     # --- linting -------------------------------------------------------------------------
 
@@ -83,35 +100,60 @@ class SynclintLanguageServer(LanguageServer):
         except synclint.ConfigError as exc:
             return None, str(exc)
 
-    def lint(self, document: TextDocument) -> Linted:
-        uri = document.uri
+    def snapshot(self, uri: str) -> TextDocument:
+        """The buffer as it is now, frozen: a lint in a worker thread reads this copy, and
+        the edits made from that lint carry its version."""
+        doc = self.workspace.get_text_document(uri)
+        return TextDocument(doc.uri, doc.source, doc.version, doc.language_id, position_codec=doc.position_codec)
+
+    async def run_engine(self, func, *args, **kwargs):
+        """Run `synclint.lint_source` / `fix_source` in the worker process (the server's own
+        process keeps answering: a large file takes seconds, and a thread would hold the
+        GIL); in a thread if the worker cannot be used."""
+        loop = asyncio.get_running_loop()
+        if self.pool is not None:
+            try:
+                return await loop.run_in_executor(self.pool, functools.partial(func, *args, **kwargs))
+            except (BrokenProcessPool, OSError, pickle.PicklingError) as exc:
+                logger.warning("the lint worker process failed (%s); linting in the server process from now on", exc)
+                self.pool = None
+        return await asyncio.to_thread(func, *args, **kwargs)
+
+    async def compute(self, document: TextDocument) -> Linted:
+        """Lint one snapshot of a buffer."""
         text = document.source
-        path = _path(uri)
-        filename = str(path) if path is not None else uri
-        settings, problem = self.settings_for_uri(uri)
-        linted = Linted(document.version, text, filename, settings)
+        path = _path(document.uri)
+        filename = str(path) if path is not None else document.uri
+        settings, problem = self.settings_for_uri(document.uri)
+        linted = Linted(document.version, text, filename, settings, document=document)
         if problem is not None:
             linted.diagnostics = [_config_diagnostic(problem)]
         elif not _excluded(path, settings):
-            linted.violations = synclint.lint_source(text, filename, settings)
+            linted.violations = await self.run_engine(synclint.lint_source, text, filename, settings)
             lines = text.splitlines(keepends=True)
             linted.diagnostics = [self.diagnostic(document, lines, v) for v in linted.violations]
-        self.linted[uri] = linted
         return linted
 
-    def publish(self, document: TextDocument) -> None:
-        linted = self.lint(document)
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=document.uri, diagnostics=linted.diagnostics, version=document.version)
-        )
+    async def lint(self, uri: str) -> Linted:
+        """The lint of the buffer as it is now: the cached one if the buffer has not changed,
+        else a new one (one at a time per document)."""
+        lock = self.locks.setdefault(uri, asyncio.Lock())
+        async with lock:
+            document = self.snapshot(uri)
+            cached = self.linted.get(uri)
+            if cached is not None and cached.version == document.version and cached.text == document.source:
+                return cached
+            linted = await self.compute(document)
+            self.linted[uri] = linted
+            return linted
 
-    def current(self, uri: str) -> tuple[TextDocument, Linted]:
-        """The document and its lint, linted again if the buffer changed since."""
-        document = self.workspace.get_text_document(uri)
-        linted = self.linted.get(uri)
-        if linted is None or linted.version != document.version or linted.text != document.source:
-            linted = self.lint(document)
-        return document, linted
+    async def publish(self, uri: str) -> None:
+        linted = await self.lint(uri)
+        if uri not in self.workspace.text_documents:
+            return  # closed meanwhile
+        if self.workspace.get_text_document(uri).version != linted.version:
+            return  # the buffer changed meanwhile: the lint of the new version publishes
+        self.send_diagnostics(uri, linted.diagnostics, linted.version)
 
     def diagnostic(self, document: TextDocument, lines: list[str], v: Violation) -> types.Diagnostic:
         message = f"{v.message} [{v.confidence.label} confidence]"
@@ -129,9 +171,10 @@ class SynclintLanguageServer(LanguageServer):
 
     # --- code actions ----------------------------------------------------------------------
 
-    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        document, linted = self.current(uri)
+        linted = await self.lint(uri)
+        document = linted.document
         lines = linted.text.splitlines(keepends=True)
         wanted = params.range
         only = params.context.only
@@ -187,7 +230,7 @@ class SynclintLanguageServer(LanguageServer):
         if _wants(only, FIX_ALL, explicit=True) and any(
             v.fix is not None and v.fix.applicability is Applicability.SAFE for v in linted.violations
         ):
-            fixed = synclint.fix_source(linted.text, linted.filename, linted.settings, unsafe=False)
+            fixed = await self.run_engine(synclint.fix_source, linted.text, linted.filename, linted.settings, unsafe=False)
             if fixed.changed and fixed.fixed is not None:
                 end = _range(document, lines, _loc(len(lines) + 1, 1), _loc(len(lines) + 1, 1)).end
                 whole = types.Range(start=types.Position(line=0, character=0), end=end)
@@ -209,10 +252,25 @@ class SynclintLanguageServer(LanguageServer):
             return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=ident, edits=edits)])
         return types.WorkspaceEdit(changes={document.uri: edits})
 
+    # --- what the server sends (pygls 2 names each LSP method; pygls 1.x had helpers) ----
+
+    def send_diagnostics(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
+        params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        if hasattr(self, "text_document_publish_diagnostics"):  # pygls 2
+            self.text_document_publish_diagnostics(params)
+        else:  # pygls 1.x
+            self.lsp.notify(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
+
+    def message(self, kind: types.MessageType, text: str) -> None:
+        if hasattr(self, "window_show_message"):  # pygls 2
+            self.window_show_message(types.ShowMessageParams(type=kind, message=text))
+        else:  # pygls 1.x
+            self.show_message(text, kind)
+
     # --- documentation -------------------------------------------------------------------
 
-    def hover(self, params: types.HoverParams) -> types.Hover | None:
-        _, linted = self.current(params.text_document.uri)
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        linted = await self.lint(params.text_document.uri)
         position = params.position
         hits = [(v, d) for v, d in zip(linted.violations, linted.diagnostics) if _contains(d.range, position)]
         if not hits:
@@ -233,15 +291,19 @@ class SynclintLanguageServer(LanguageServer):
         show its summary in a message where the client cannot open documents."""
         text = rule_markdown(code)
         if text is None:
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"synclint: unknown rule {code}"))
+            self.message(types.MessageType.Error, f"synclint: unknown rule {code}")
             return None
         window = self.client_capabilities.window
         if window and window.show_document and window.show_document.support:
             path = _docs_file(code, text)
-            self.window_show_document(types.ShowDocumentParams(uri=path.as_uri(), take_focus=True))
+            params = types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+            if hasattr(self, "window_show_document"):  # pygls 2
+                self.window_show_document(params)
+            else:  # pygls 1.x
+                self.show_document(params)
             return path.as_uri()
         first = text.split("\n\n", 2)
-        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=" ".join(first[:2])))
+        self.message(types.MessageType.Info, " ".join(first[:2]))
         return None
 
 
@@ -391,10 +453,10 @@ def build_server() -> SynclintLanguageServer:
     server = SynclintLanguageServer()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: SynclintLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    async def did_open(ls: SynclintLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         document = ls.workspace.get_text_document(params.text_document.uri)
         if _is_python(document):
-            ls.publish(document)
+            await ls.publish(document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: SynclintLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -406,12 +468,13 @@ def build_server() -> SynclintLanguageServer:
         ls.pending[uri] = task
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    def did_save(ls: SynclintLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        # A save can change what the file's settings say (a pyproject.toml saved) or match
-        # a file the buffer's lint already covers: lint again either way.
-        document = ls.workspace.get_text_document(params.text_document.uri)
-        if _is_python(document):
-            ls.publish(document)
+    async def did_save(ls: SynclintLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        # The buffer may be unchanged, but its settings may not be (a configuration edited
+        # and saved, a file now excluded): lint again.
+        uri = params.text_document.uri
+        if _is_python(ls.workspace.get_text_document(uri)):
+            ls.linted.pop(uri, None)
+            await ls.publish(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SynclintLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -420,27 +483,29 @@ def build_server() -> SynclintLanguageServer:
         if task is not None:
             task.cancel()
         ls.linted.pop(uri, None)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        ls.send_diagnostics(uri, [], None)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False),
     )
-    def code_action(ls: SynclintLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_action(ls: SynclintLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         document = ls.workspace.get_text_document(params.text_document.uri)
         if not _is_python(document):
             return []
-        return ls.code_actions(params)
+        return await ls.code_actions(params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: SynclintLanguageServer, params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: SynclintLanguageServer, params: types.HoverParams) -> types.Hover | None:
         document = ls.workspace.get_text_document(params.text_document.uri)
         if not _is_python(document):
             return None
-        return ls.hover(params)
+        return await ls.hover(params)
 
     @server.command(SHOW_DOCUMENTATION)
-    def show_documentation(ls: SynclintLanguageServer, *args: str) -> str | None:
+    def show_documentation(ls: SynclintLanguageServer, *args) -> str | None:
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):  # pygls 1.x: one list
+            args = tuple(args[0])
         return ls.show_documentation(str(args[0]).upper()) if args else None
 
     return server
@@ -452,9 +517,8 @@ async def _lint_later(ls: SynclintLanguageServer, uri: str) -> None:
     except asyncio.CancelledError:
         return
     ls.pending.pop(uri, None)
-    document = ls.workspace.get_text_document(uri)
-    if _is_python(document):
-        ls.publish(document)
+    if uri in ls.workspace.text_documents and _is_python(ls.workspace.get_text_document(uri)):
+        await ls.publish(uri)
 
 
 def serve() -> None:

@@ -1,0 +1,254 @@
+"""Which platforms can the code around a finding run on?
+
+A sync costs only where the code runs. Serving engines carry code for several accelerators
+side by side (a CUDA path, a ROCm path, an XPU path, a CPU fallback...). With the setting
+`target-platforms` (default `["cuda"]`), code that only runs on other platforms is not
+reported, and code for a target platform is.
+
+The rules are conventions that hold across projects, not any one project's names:
+
+| where | convention | platforms |
+|---|---|---|
+| a folder of the path, or a `_`/`-`/`.`-separated part of the file name | a platform word (table below) | that platform |
+| a class name, split at its CamelCase words | a platform word; `CPU` only as the first or last word | that platform |
+| a function name | `forward_<platform>` (the custom-op dispatch convention), or a `_`-separated part that is a platform word other than `cpu` | that platform |
+| an `if` test | `is_<platform>()` / `is_<platform>` / `_is_<platform>` / `use_<platform>` (a call, a module flag or an attribute: `current_platform.is_xpu()`, `_is_npu`, `is_hip()`, `t.is_cuda`), combined with `not`, `and`, `or` | the body runs on that platform, the `else` on the others |
+
+Platform words: `cuda`, `nvidia` -> cuda; `rocm`, `hip`, `aiter`, `amd`, `gfx<N>` -> rocm;
+`xpu` -> xpu; `tpu` -> tpu; `npu`, `ascend` -> npu; `hpu`, `habana`, `gaudi` -> hpu;
+`mps`, `mlx` -> mps; `cpu` -> cpu. `is_cuda_alike()` is cuda or rocm. A path, class or function
+whose words also speak of moving data to the host (`offload`, `swap`, `transfer`,
+`connector`) or of a GPU (`gpu`) is not CPU-platform code: CPU offloading runs on an
+accelerator platform.
+
+Pre-processing runs on the host (the CPU platform): Hugging Face-style processors, feature
+extractors and image/video processors, i.e. classes deriving from `*Processor`,
+`*ProcessorMixin`, `*FeatureExtractor`, `*ImageProcessor`, `*VideoProcessor` (not logits or
+attention processors, which run on the device every step), and files named `processing_*.py`,
+`image_processing_*.py`, `video_processing_*.py`, `feature_extraction_*.py` or kept in a
+`processors` / `processing` folder.
+
+The signals are intersected: a ROCm branch inside a CUDA file runs nowhere a CUDA target
+cares about, and a generic file with no signal runs everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+import libcst as cst
+
+PLATFORMS = frozenset({"cuda", "rocm", "xpu", "tpu", "npu", "hpu", "mps", "cpu"})
+
+_WORDS = {
+    "cuda": "cuda",
+    "nvidia": "cuda",
+    "rocm": "rocm",
+    "hip": "rocm",
+    "aiter": "rocm",
+    "amd": "rocm",
+    "xpu": "xpu",
+    "tpu": "tpu",
+    "npu": "npu",
+    "ascend": "npu",
+    "hpu": "hpu",
+    "habana": "hpu",
+    "gaudi": "hpu",
+    "mps": "mps",
+    "mlx": "mps",
+    "cpu": "cpu",
+}
+# Words that make a `cpu` word mean "data moved to the host" rather than "the CPU platform".
+_HOST_MOVE_WORDS = frozenset({"offload", "offloading", "swap", "transfer", "connector", "gpu"})
+_GFX = re.compile(r"^gfx\d+\w*$")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+")
+
+
+def _word_platform(word: str) -> str | None:
+    word = word.lower()
+    if word in _WORDS:
+        return _WORDS[word]
+    if _GFX.match(word):
+        return "rocm"
+    return None
+
+
+def _from_words(words: Sequence[str], cpu_anywhere: bool = True, cpu_positions: tuple[int, ...] = ()) -> frozenset[str] | None:
+    lowered = [w.lower() for w in words]
+    found: set[str] = set()
+    pieces = [p for w in lowered for p in re.split(r"[_\-.]", w)]
+    host_move = any(p in _HOST_MOVE_WORDS or p.startswith("offload") for p in pieces)
+    for index, word in enumerate(lowered):
+        platform = _word_platform(word)
+        if platform is None:
+            continue
+        if platform == "cpu":
+            if host_move:
+                continue
+            if not cpu_anywhere and index not in cpu_positions and index - len(lowered) not in cpu_positions:
+                continue
+        found.add(platform)
+    return frozenset(found) if found else None
+
+
+@lru_cache(maxsize=4096)
+def path_platforms(filename: str) -> frozenset[str] | None:
+    """Platforms a file is for, by its folders and file-name parts; None: any platform."""
+    parts = [p for p in re.split(r"[\\/]", filename) if p]
+    if not parts:
+        return None
+    stem = re.sub(r"\.pyi?$", "", parts[-1])
+    words = [*parts[:-1], *re.split(r"[_\-.]", stem)]
+    return _from_words(words)
+
+
+# Acronyms that also count when run together with another capital word (`FusedMoENPU`).
+_ACRONYMS = ("XPU", "NPU", "HPU", "TPU", "MPS", "HIP", "AMD")
+
+
+def class_platforms(name: str) -> frozenset[str] | None:
+    words = []
+    for word in _CAMEL.findall(name):
+        if word.isupper() and len(word) > 3 and word.lower() not in _WORDS:
+            word = next((a for a in _ACRONYMS if word.startswith(a) or word.endswith(a)), word)
+        words.append(word)
+    return _from_words(words, cpu_anywhere=False, cpu_positions=(0, -1))
+
+
+def function_platforms(name: str) -> frozenset[str] | None:
+    parts = [p for p in name.split("_") if p]
+    if len(parts) >= 2 and parts[-2] == "forward":
+        platform = _word_platform(parts[-1])
+        if platform is not None:
+            return frozenset({platform})
+    return _from_words([p for p in parts if p.lower() != "cpu"])
+
+
+# --- branches --------------------------------------------------------------------------
+
+_ALL = PLATFORMS
+
+
+def _predicate(expr: cst.BaseExpression) -> frozenset[str] | None:
+    """`is_xpu()`, `current_platform.is_rocm()`, `_is_npu`, `t.is_cuda`, `use_aiter`."""
+    if isinstance(expr, cst.Call) and not expr.args:
+        expr = expr.func
+    if isinstance(expr, cst.Attribute):
+        name = expr.attr.value
+    elif isinstance(expr, cst.Name):
+        name = expr.value
+    else:
+        return None
+    name = name.lstrip("_").lower()
+    if name.startswith("is_"):
+        rest = name[3:]
+        if rest == "cuda_alike":
+            return frozenset({"cuda", "rocm"})
+        platform = _word_platform(rest) if "_" not in rest else None
+        return frozenset({platform}) if platform is not None else None
+    if name.startswith("use_"):
+        # `use_aiter`, `_use_aiter_moe`: a library that exists on one platform only. Not
+        # `use_cuda_graph` / `use_cpu_offload`: options, not platforms.
+        platform = _word_platform(name[4:].split("_")[0])
+        if platform is not None and platform not in ("cuda", "cpu"):
+            return frozenset({platform})
+    return None
+
+
+def branch_sets(test: cst.BaseExpression) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """(platforms where the body runs, platforms where the `else` runs); None: any."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        body, orelse = branch_sets(test.expression)
+        return orelse, body
+    if isinstance(test, cst.BooleanOperation):
+        left, right = branch_sets(test.left), branch_sets(test.right)
+        if isinstance(test.operator, cst.And):
+            return _intersect(left[0], right[0]), _union(left[1], right[1])
+        return _union(left[0], right[0]), _intersect(left[1], right[1])
+    platforms = _predicate(test)
+    if platforms is None:
+        return None, None
+    return platforms, _ALL - platforms
+
+
+def _intersect(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a & b
+
+
+def _union(a, b):
+    if a is None or b is None:
+        return None
+    return a | b
+
+
+_HOST_FILE = re.compile(r"^((processing|image_processing|video_processing|feature_extraction)_\w+|\w+_(processing|preprocessing|feature_extraction))\.pyi?$")
+_HOST_FOLDERS = frozenset({"processors", "processing"})
+_HOST_BASE_SUFFIXES = (
+    "Processor",
+    "ProcessorMixin",
+    "ProcessorFast",
+    "FeatureExtractor",
+    "FeatureExtractionMixin",
+    "ImageProcessor",
+    "ImageProcessorFast",
+    "VideoProcessor",
+)
+_DEVICE_PROCESSOR_WORDS = ("Logits", "Attn", "Attention", "Sampl")
+_HOST_ONLY = frozenset({"cpu"})
+
+
+@lru_cache(maxsize=4096)
+def _host_file(filename: str) -> bool:
+    parts = [p for p in re.split(r"[\\/]", filename) if p]
+    return bool(parts) and (bool(_HOST_FILE.match(parts[-1])) or any(p in _HOST_FOLDERS for p in parts[:-1]))
+
+
+_HOST_CLASS_SUFFIXES = ("FeatureExtractor", "Extractor", "ImageProcessor", "VideoProcessor", "AudioProcessor")
+
+
+def _host_class(class_def: cst.ClassDef) -> bool:
+    own = class_def.name.value
+    if own.endswith(_HOST_CLASS_SUFFIXES) and not any(w in own for w in _DEVICE_PROCESSOR_WORDS):
+        return True
+    for base in class_def.bases:
+        expr = base.value
+        if isinstance(expr, cst.Subscript):  # `BaseProcessor[Info]`
+            expr = expr.value
+        name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+        if name.endswith(_HOST_BASE_SUFFIXES) and not any(w in name for w in _DEVICE_PROCESSOR_WORDS):
+            return True
+    return False
+
+
+def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[cst.CSTNode]) -> frozenset[str] | None:
+    """Platforms the code at the end of `stack` can run on (None: any): the intersection of
+    what its file, classes, functions and enclosing `if` branches say."""
+    result = path_platforms(filename)
+    if _host_file(filename):
+        result = _intersect(result, _HOST_ONLY)
+    for scope in chain:
+        if isinstance(scope, cst.ClassDef):
+            result = _intersect(result, class_platforms(scope.name.value))
+            if _host_class(scope):
+                result = _intersect(result, _HOST_ONLY)
+        elif isinstance(scope, cst.FunctionDef):
+            result = _intersect(result, function_platforms(scope.name.value))
+    for i in range(len(stack) - 1):
+        node, child = stack[i], stack[i + 1]
+        if not isinstance(node, cst.If):
+            continue
+        if child is node.body:
+            result = _intersect(result, branch_sets(node.test)[0])
+        elif node.orelse is not None and child is node.orelse:
+            result = _intersect(result, branch_sets(node.test)[1])
+    return result
+
+
+def runs_on(platforms: frozenset[str] | None, targets: Sequence[str]) -> bool:
+    return platforms is None or not platforms.isdisjoint(targets)

@@ -1,0 +1,322 @@
+"""How often does the code around a finding run? Every finding gets a tier:
+
+- `hot`: reachable every step (a hot function: `hot-functions`, a compiled function, a
+  function nested in one; or CUDA graph capture);
+- `cold`: runs once or rarely: initialisation and weight loading (`cold-functions`),
+  memoised values (`@cached_property`, `@functools.cache`, code after
+  `if key in cache: return cache[key]`), training-only branches (`if self.training:`),
+  functions run on a worker thread (`threading.Thread(target=f)`, `executor.submit(f)`),
+  and tests and benchmarks (by file and folder name);
+- `unknown`: nothing says.
+
+The default report shows `hot` and `unknown` findings; `--include-cold` shows all.
+
+This module decides from *local* signals: the file's path, the enclosing functions (names,
+decorators, how the module uses them) and the branches around the finding. A repository
+call graph knows more (a helper called only from `__init__` is cold whatever its name). It
+plugs in through one hook, `FunctionTiers`: a callable that, given the file name and the
+qualified name of the function that encloses a finding (`Class.method`, `outer.inner`),
+returns a `TierVerdict` where the call graph resolves it and None where it does not. The
+engine passes it to `LintContext` (`lint_source(..., function_tiers=...)`), and
+`local_tier` combines it with the local signals:
+
+1. signals inside the function win (a training-only or memoised branch is cold wherever the
+   function is called from), and so does the file (tests and benchmarks);
+2. else the repository's verdict for the function, where it has one;
+3. else the enclosing functions, innermost first: a function that runs on a worker thread
+   or matches `cold-functions` or a caching decorator is cold, a hot function is hot;
+4. else `unknown`.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+import libcst as cst
+
+from synclint.analysis import hotpath
+from synclint.analysis.imports import ImportTable, dotted_name
+
+
+class Tier(str, enum.Enum):
+    HOT = "hot"
+    COLD = "cold"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class TierVerdict:
+    tier: Tier
+    reason: str  # "in load_weights(): weight loading and initialisation run once"
+
+
+UNKNOWN_TIER = TierVerdict(Tier.UNKNOWN, "no signal says how often this code runs")
+
+# The hook a repository call graph supplies: (filename, function qualname) -> verdict or None.
+FunctionTiers = Callable[[str, str], "TierVerdict | None"]
+
+# Decorators whose function computes its value once (per key).
+CACHING_DECORATORS = frozenset(
+    {"functools.cache", "functools.lru_cache", "functools.cached_property", "cached_property", "cache", "lru_cache"}
+)
+
+# Folders and files of tests and benchmarks (path components, compared in lower case).
+_TEST_FOLDERS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench", "benches"})
+# Folders and files (without `.py`) of model and weight loading: run once at start-up.
+_LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
+_TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest|bench_.*|.*_bench|benchmark_.*|.*_benchmark|bench_utils|benchmark)\.pyi?$")
+
+# `threading.Thread(target=f)`, `Process(target=f)`, `pool.submit(f, ...)`,
+# `loop.run_in_executor(pool, f)`, `asyncio.to_thread(f)`: f runs off the calling thread.
+_WORKER_PATTERNS = (
+    re.compile(r"\b(?:Thread|Process)\s*\([^)]*?\btarget\s*=\s*(?:self\.)?(\w+)", re.S),
+    re.compile(r"\.submit\(\s*(?:self\.)?(\w+)"),
+    re.compile(r"\brun_in_executor\(\s*[^,()]+,\s*(?:self\.)?(\w+)"),
+    re.compile(r"\bto_thread\(\s*(?:self\.)?(\w+)"),
+)
+
+
+def worker_functions(text: str) -> frozenset[str]:
+    """Names of the functions a module hands to a thread, process or executor. Read from the
+    whole text (not the screened module) with patterns, so the answer does not depend on
+    which functions the screen kept."""
+    if "Thread" not in text and "submit(" not in text and "executor" not in text and "to_thread" not in text and "Process" not in text:
+        return frozenset()
+    found: set[str] = set()
+    for pattern in _WORKER_PATTERNS:
+        found.update(pattern.findall(text))
+    return frozenset(found)
+
+
+def file_tier(filename: str) -> TierVerdict | None:
+    """Tests and benchmarks, by folder or file name."""
+    parts = re.split(r"[\\/]", filename.lower())
+    if any(p in _TEST_FOLDERS for p in parts[:-1]):
+        return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
+    if parts and _TEST_FILE.match(parts[-1]):
+        return TierVerdict(Tier.COLD, "in a test or benchmark file")
+    if any(p.removesuffix(".py") in _LOADING_PARTS for p in parts):
+        return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
+    return None
+
+
+def function_qualname(chain: Sequence[cst.CSTNode]) -> str:
+    """`Class.method`, `outer.inner`: the scopes of `chain` below the module, joined by dots."""
+    return ".".join(s.name.value for s in chain if isinstance(s, (cst.FunctionDef, cst.ClassDef)))
+
+
+def _decorator_names(func: cst.FunctionDef, imports: ImportTable) -> list[str]:
+    out = []
+    for decorator in func.decorators:
+        target = decorator.decorator
+        target = target.func if isinstance(target, cst.Call) else target
+        out.append(imports.qualname(target) or dotted_name(target) or "")
+    return out
+
+
+def function_verdict(
+    func: cst.FunctionDef,
+    class_name: str | None,
+    settings,
+    imports: ImportTable,
+    compiled: frozenset[str] = frozenset(),
+    workers: frozenset[str] = frozenset(),
+) -> TierVerdict | None:
+    """What the function itself says: cold by name, caching decorator or worker thread; hot
+    by `hot-functions`, decorator or `torch.compile(fn)`; None when it says nothing."""
+    name = func.name.value
+    if name in workers:
+        return TierVerdict(Tier.COLD, f"`{name}()` runs on a worker thread, off the serving loop")
+    for d in _decorator_names(func, imports):
+        if d in CACHING_DECORATORS or d.split(".")[-1] in ("cached_property", "cache", "lru_cache"):
+            return TierVerdict(Tier.COLD, f"`{name}()` is memoised by @{d}: computed once")
+    qualified = f"{class_name}.{name}" if class_name else name
+    for pattern in settings.cold_functions:
+        if fnmatchcase(name, pattern) or ("." in pattern and fnmatchcase(qualified, pattern)):
+            return TierVerdict(Tier.COLD, f"in {name}(): matches cold-functions `{pattern}` (init, weight loading, warm-up, capture, tuning)")
+    hot = hotpath.function_reason(func, class_name, settings.hot_functions, imports, compiled)
+    if hot is not None:
+        return TierVerdict(Tier.HOT, f"runs every step ({hot})")
+    return None
+
+
+# --- signals inside the function --------------------------------------------------------
+
+
+def _is_training(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "training"
+
+
+def _training_branch(test: cst.BaseExpression) -> bool | None:
+    """True: the `if` body runs only in training; False: the `else` does; None: neither."""
+    if _is_training(test):
+        return True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and _is_training(test.expression):
+        return False
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        if _training_branch(test.left) is True or _training_branch(test.right) is True:
+            return True
+    return None
+
+
+def _names(expr: cst.CSTNode) -> str:
+    try:
+        return cst.Module(body=[]).code_for_node(expr)
+    except Exception:  # noqa: BLE001 - a node that cannot stand alone
+        return ""
+
+
+def _cache_like(text: str) -> bool:
+    low = text.lower()
+    return "cache" in low or "memo" in low
+
+
+def _returns_only(body: cst.BaseSuite) -> cst.Return | None:
+    """The `return` a block ends with, when the block is short (a memo hit returns at once)."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    if not statements or len(statements) > 3:
+        return None
+    last = statements[-1]
+    small = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else []
+    for s in small:
+        if isinstance(s, cst.Return):
+            return s
+    return None
+
+
+def _memo_hit(stmt: cst.CSTNode) -> bool:
+    """`if key in cache: return cache[key]`, `if self._x is not None: return self._x`,
+    `if (v := cache.get(k)) is not None: return v`: the code after it runs on a miss only."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+        return False
+    ret = _returns_only(stmt.body)
+    if ret is None or ret.value is None:
+        return False
+    test = stmt.test
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        test = test.left
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    op = test.comparisons[0].operator
+    returned = _names(ret.value)
+    if isinstance(op, cst.In):
+        container = _names(test.comparisons[0].comparator)
+        return bool(container) and (container in returned or _cache_like(container))
+    if isinstance(op, cst.IsNot) and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
+        left = test.left.value if isinstance(test.left, cst.NamedExpr) else test.left
+        target = _names(test.left.target) if isinstance(test.left, cst.NamedExpr) else _names(left)
+        return bool(target) and (returned == target or _cache_like(_names(left)))
+    return False
+
+
+def _memo_miss_branch(test: cst.BaseExpression) -> bool:
+    """`if key not in cache:` / `if self._cache is None:`: the body fills a cache."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    op = test.comparisons[0].operator
+    if isinstance(op, cst.NotIn):
+        return _cache_like(_names(test.comparisons[0].comparator))
+    if isinstance(op, cst.Is) and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
+        return _cache_like(_names(test.left))
+    return False
+
+
+def _cache_lookup_miss(stmt: cst.If, block) -> bool:
+    """`t = CACHE.get(key)` followed by `if t is None:` (the body fills the cache)."""
+    test = stmt.test
+    if not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.left, cst.Name)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        return False
+    if not isinstance(block, cst.IndentedBlock):
+        return False
+    name, previous = test.left.value, None
+    for sibling in block.body:
+        if sibling is stmt:
+            break
+        previous = sibling
+    if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
+        return False
+    assign = previous.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    value = assign.value
+    return (
+        assign.targets[0].target.value == name
+        and isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "get"
+        and _cache_like(_names(value.func.value))
+    )
+
+
+def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
+    """Signals between the innermost function and the finding: a training-only branch, a
+    cache-miss branch, or code after a memo hit's early return."""
+    start = 0
+    for i in range(len(stack) - 1, -1, -1):
+        if isinstance(stack[i], (cst.FunctionDef, cst.Lambda)):
+            start = i
+            break
+    for i in range(start, len(stack) - 1):
+        node, child = stack[i], stack[i + 1]
+        if isinstance(node, cst.ExceptHandler) and child is node.body:
+            return TierVerdict(Tier.COLD, "in an `except` handler: runs only when an exception is raised")
+        if isinstance(node, cst.If):
+            in_body = child is node.body
+            in_else = node.orelse is not None and child is node.orelse
+            training = _training_branch(node.test)
+            if (training is True and in_body) or (training is False and in_else):
+                return TierVerdict(Tier.COLD, "in an `if self.training:` branch: training only, not inference")
+            if in_body and (_memo_miss_branch(node.test) or _cache_lookup_miss(node, stack[i - 1] if i > 0 else None)):
+                return TierVerdict(Tier.COLD, "fills a cache on a miss: runs once per key")
+        elif isinstance(node, cst.IndentedBlock) and i > start:
+            for sibling in node.body:
+                if sibling is child:
+                    break
+                if _memo_hit(sibling):
+                    return TierVerdict(Tier.COLD, "after a memo hit returns early: runs once per key")
+    return None
+
+
+def local_tier(
+    filename: str,
+    chain: Sequence[cst.CSTNode],
+    stack: Sequence[cst.CSTNode],
+    settings,
+    imports: ImportTable,
+    *,
+    compiled: frozenset[str] = frozenset(),
+    workers: frozenset[str] = frozenset(),
+    graph_capture: bool = False,
+    function_tiers: FunctionTiers | None = None,
+) -> TierVerdict:
+    """The tier of code at the end of `stack`, inside the scopes `chain` (Module, ClassDef?,
+    FunctionDef...), in the order described in the module docstring."""
+    verdict = file_tier(filename) or branch_verdict(stack)
+    if verdict is not None:
+        return verdict
+    if graph_capture:
+        return TierVerdict(Tier.HOT, "runs every step (under CUDA graph capture: replayed)")
+    functions = [i for i, s in enumerate(chain) if isinstance(s, cst.FunctionDef)]
+    if function_tiers is not None and functions:
+        repository = function_tiers(filename, function_qualname(chain[: functions[-1] + 1]))
+        if repository is not None:
+            return repository
+    for i in reversed(functions):
+        func = chain[i]
+        owner = chain[i - 1] if i > 0 else None
+        class_name = owner.name.value if isinstance(owner, cst.ClassDef) else None
+        verdict = function_verdict(func, class_name, settings, imports, compiled, workers)
+        if verdict is not None:
+            return verdict
+    return UNKNOWN_TIER

@@ -1,0 +1,247 @@
+"""Host facts: code that says its data is on the host (asserts, `is_cpu` / `is_cuda` tests,
+`isinstance` normalisation, fields kept on the host), `.device` of an unplaced value (no proof
+of a device), and syncs that do not happen (empty data, assert messages, compile-time
+constants), each with the reason `--explain` shows."""
+
+from __future__ import annotations
+
+import textwrap
+
+from synclint.analysis.reveal import reveal_placements
+from synclint.config import Settings
+from synclint.engine import lint_source
+from synclint.violation import Confidence
+
+
+def _reveal(code: str):
+    return reveal_placements(textwrap.dedent(code))
+
+
+def _one(code: str):
+    answers = _reveal(code)
+    assert len(answers) == 1
+    return answers[0]
+
+
+def _rows(code: str, select: str | None = None, filename: str = "m.py") -> list[tuple[int, str]]:
+    settings = Settings(include_cold=True, select=(select,) if select else ("SL",))
+    return [(v.location.row, v.code) for v in lint_source(textwrap.dedent(code), filename, settings).violations]
+
+
+def test_assert_device_type_cpu():
+    answer = _one("""
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                assert x.device.type == "cpu"
+                reveal(x)
+    """)
+    assert answer.placement.describe() == "host tensor (pageable)"
+    assert any("on the CPU" in step for step in answer.provenance)
+
+
+def test_assert_is_cpu_and_not_is_cuda():
+    for check in ("x.is_cpu", "not x.is_cuda", 'str(x.device) == "cpu"'):
+        answer = _one(f"""
+            import torch
+            class M(torch.nn.Module):
+                def forward(self, x: torch.Tensor):
+                    assert {check}
+                    reveal(x)
+        """)
+        assert not answer.placement.maybe_device, check
+
+
+def test_is_cuda_else_branch_is_host():
+    answers = _reveal("""
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                if x.is_cuda:
+                    reveal(x)
+                else:
+                    reveal(x)
+                if x.device.type != "cpu":
+                    pass
+                else:
+                    reveal(x)
+    """)
+    assert [a.placement.maybe_device for a in answers] == [True, False, False]
+    assert any("not on the GPU" in step for step in answers[1].provenance)
+
+
+def test_not_isinstance_branch_is_python_data():
+    answer = _one("""
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, grid: torch.Tensor):
+                if not isinstance(grid, torch.Tensor):
+                    reveal(grid)
+    """)
+    assert answer.placement.is_host_data
+    assert any("not a tensor" in step for step in answer.provenance)
+
+
+def test_isinstance_normalisation_means_host_data():
+    answers = _reveal("""
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, grid_thw: torch.Tensor, lens: torch.Tensor, device):
+                if not isinstance(grid_thw, torch.Tensor):
+                    grid_thw = torch.tensor(grid_thw, dtype=torch.long)
+                reveal(grid_thw)
+                if not isinstance(lens, torch.Tensor):
+                    lens = torch.tensor(lens, device=device)
+                reveal(lens)
+    """)
+    assert answers[0].placement.describe() == "host tensor (pageable)"
+    assert answers[0].placement.confidence == Confidence.MEDIUM
+    assert any("expects host data" in step for step in answers[0].provenance)
+    assert answers[1].placement.on_device  # built on a device: no host fact
+    code = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor, grid_thw: torch.Tensor):
+                if not isinstance(grid_thw, torch.Tensor):
+                    grid_thw = torch.tensor(grid_thw)
+                sizes = grid_thw.tolist()
+                return x
+    """
+    assert _rows(code) == []
+
+
+def test_device_of_an_unplaced_value_is_no_proof():
+    code = """
+        import torch
+        def pad(lens, x):
+            return torch.tensor([0, 1], device=x.device)
+        def build(self, n):
+            return torch.tensor([0, n], device=self.model.device)
+        class M(torch.nn.Module):
+            def forward(self, h: torch.Tensor):
+                return torch.tensor([0, 1], device=h.device)
+    """
+    assert _rows(code, "SL101") == [(4, "SL101"), (6, "SL101"), (9, "SL101")]
+    code = code.replace("def pad(lens, x):", "def pad(lens, x: torch.Tensor):")
+    assert _rows(code, "SL101") == [(6, "SL101"), (9, "SL101")]
+    answer = _one("""
+        import torch
+        def pad(x: torch.Tensor):
+            reveal(x.device)
+    """)
+    assert answer.placement.confidence == Confidence.LOW
+    assert any("nothing in this file places" in step for step in answer.provenance)
+
+
+def test_fields_kept_on_the_host():
+    code = """
+        import torch
+        class Processor:
+            def _get_mm_fields_config(self, hf_inputs):
+                return dict(
+                    pixel_values=MultiModalFieldConfig.batched("image"),
+                    image_sizes=MultiModalFieldConfig.batched("image", keep_on_cpu=True),
+                    "num_patches": MultiModalFieldConfig.batched(
+                        "image", keep_on_cpu=True
+                    ),
+                )
+
+        class Model(torch.nn.Module):
+            def forward(self, pixel_values: torch.Tensor, image_sizes: torch.Tensor, **kwargs):
+                sizes = image_sizes.tolist()
+                patches = kwargs.pop("num_patches").tolist()
+                more = kwargs["image_sizes"].tolist()
+                return pixel_values.sum().item()
+    """
+    # (dict(...) with a string key is not valid Python; use a dict literal for that one)
+    code = code.replace('"num_patches": MultiModalFieldConfig', 'num_patches=MultiModalFieldConfig')
+    assert _rows(code) == [(18, "SL201")]
+    answer = _one("""
+        import torch
+        FIELDS = dict(image_grid_thw=FieldConfig.batched("image", keep_on_cpu=True))
+        class Encoder(torch.nn.Module):
+            def forward(self, grid_thw: torch.Tensor):
+                reveal(grid_thw)
+    """)
+    assert not answer.placement.maybe_device  # `image_grid_thw` arrives as `grid_thw`
+    answer = _one("""
+        import torch
+        FIELDS = {"grid": FieldConfig.batched("image", keep_on_cpu=True)}
+        class Model(torch.nn.Module):
+            def forward(self, grid: torch.Tensor):
+                reveal(grid)
+    """)
+    assert not answer.placement.maybe_device
+    assert any("kept on the host (`keep_on_cpu=True`)" in step for step in answer.provenance)
+
+
+def test_empty_data_copies_nothing():
+    code = """
+        import torch
+        def step(device, x: torch.Tensor):
+            a = torch.tensor([], device=device)
+            b = torch.tensor((), dtype=torch.long, device="cuda")
+            c = x.new_tensor([])
+            return torch.tensor([0], device="cuda")
+    """
+    assert _rows(code, "SL101") == [(7, "SL101")]
+
+
+def test_assert_message_is_evaluated_only_on_failure():
+    code = """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor, n: int):
+                assert n > 0, f"bad {x.sum().item()} / {x}"
+                assert x.shape[0] == n, f"{x}"
+                return f"{x}"
+    """
+    assert _rows(code) == [(7, "SL203")]
+
+
+def test_constants_under_torch_compile_are_graph_constants():
+    code = """
+        import torch
+
+        @torch.compile
+        def fused(x: torch.Tensor):
+            scale = torch.tensor([0.5, 2.0], device=x.device)
+            return x * scale
+
+        def eager(h, device):
+            return h * torch.tensor([0.5, 2.0], device="cuda")
+
+        E2M1 = [0.0, 0.5, 1.0, 1.5]
+
+        @torch.compile
+        def dequant(q: torch.Tensor, host: torch.Tensor):
+            values = q.new_tensor(E2M1[:2], dtype=torch.float32)
+            moved = torch.tensor(host.numpy(), device="cuda")
+            return values, moved
+    """
+    assert _rows(code, "SL101") == [(10, "SL101"), (17, "SL101")]
+    assert _rows(code, "SL105") == []
+
+
+def test_sl102_small_sources_are_not_reported():
+    code = """
+        import numpy as np
+        import torch
+
+        def _prepare_inputs(self, seq_lens_np: np.ndarray, embeds_np: np.ndarray, reqs, n: int):
+            a = torch.from_numpy(seq_lens_np[:n]).to("cuda", non_blocking=True)
+            cu = np.cumsum(seq_lens_np)
+            b = torch.from_numpy(cu).to("cuda", non_blocking=True)
+            c = torch.tensor([r.top_k for r in reqs]).to("cuda", non_blocking=True)
+            d = torch.from_numpy(self.query_start_loc_np[: n + 1]).to("cuda", non_blocking=True)
+            e = torch.from_numpy(embeds_np).to("cuda", non_blocking=True)
+            return a, b, c, d, e
+    """
+    rows = _rows(code, "SL102")
+    assert rows == [(11, "SL102")]
+    low = lint_source(textwrap.dedent(code), "m.py", Settings(select=("SL102",), min_confidence=Confidence.LOW)).violations
+    assert [v.location.row for v in low] == [6, 8, 9, 10, 11]
+    assert all(v.confidence == Confidence.LOW for v in low[:-1])
+    assert "this one is small" in low[0].message and any("below the ~4 MiB" in p for p in low[0].provenance)
+    message = lint_source(textwrap.dedent(code), "m.py", Settings(select=("SL102",))).violations[0].message
+    assert "~4 MiB" in message and "size here is unknown" in message

@@ -1,0 +1,170 @@
+"""`target-platforms`: code that only runs on other platforms than the targets (by path,
+class, function and `is_<platform>()` branch) is not reported; code for a target is."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from synclint.analysis import platforms
+from synclint.config import ConfigError, Settings, settings_from_table
+from synclint.engine import lint_source
+
+SYNC = """
+import torch
+
+def step(n):
+    return torch.zeros(n, device="cuda").sum().item()
+"""
+
+
+def _rows(code: str, filename: str = "m.py", targets=("cuda",)) -> list[int]:
+    settings = Settings(target_platforms=tuple(targets), include_cold=True)
+    return [v.location.row for v in lint_source(textwrap.dedent(code), filename, settings).violations]
+
+
+@pytest.mark.parametrize(
+    "path,platform",
+    [
+        ("vllm/v1/worker/xpu_model_runner.py", "xpu"),
+        ("pkg/attention/backends/rocm_aiter_fa.py", "rocm"),
+        ("pkg/ops/silu_hip.py", "rocm"),
+        ("pkg/models/amd/deepseek.py", "rocm"),
+        ("pkg/gemm/mxfp8_amd_gfx95.py", "rocm"),
+        ("pkg/platforms/tpu.py", "tpu"),
+        ("pkg/hardware_backend/npu/attention.py", "npu"),
+        ("pkg/backends/ascend_backend.py", "npu"),
+        ("pkg/comm/hpu_communicator.py", "hpu"),
+        ("pkg/platforms/mps.py", "mps"),
+        ("pkg/worker/cpu_model_runner.py", "cpu"),
+        ("pkg/worker/cpu/model_runner.py", "cpu"),
+    ],
+)
+def test_paths_of_other_platforms_are_not_reported(path, platform):
+    assert platforms.path_platforms(path) == {platform}
+    assert _rows(SYNC, path) == []
+    assert _rows(SYNC, path, targets=(platform,)) == [5]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "pkg/worker/gpu_model_runner.py",
+        "pkg/kv_offload/cpu/manager.py",  # CPU offloading runs on the accelerator platform
+        "pkg/connector/simple_cpu_offload_connector.py",
+        "pkg/shipping/hipster.py",  # words, not parts
+        "pkg/ops/compute.py",
+    ],
+)
+def test_generic_paths_are_reported(path):
+    assert platforms.path_platforms(path) is None
+    assert _rows(SYNC, path) == [5]
+
+
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("XPUModelRunner", {"xpu"}),
+        ("AiterMLABackend", {"rocm"}),
+        ("FusedMoENPU", {"npu"}),
+        ("CPUModelRunner", {"cpu"}),
+        ("TorchSDPABackendCPU", {"cpu"}),
+        ("CpuGpuBuffer", None),  # a host mirror of a device buffer, used on CUDA
+        ("CPUOffloadingManager", None),
+        ("GEMMKernel", None),
+    ],
+)
+def test_class_names(name, expected):
+    assert platforms.class_platforms(name) == (frozenset(expected) if expected else None)
+
+
+def test_class_and_function_names_in_code():
+    code = """
+        import torch
+
+        class XPUWorker:
+            def step(self, n):
+                return torch.zeros(n, device="cuda").sum().item()
+
+        class RMSNorm(torch.nn.Module):
+            def forward_hip(self, n):
+                return torch.zeros(n, device="cuda").sum().item()
+
+            def forward_cuda(self, n):
+                return torch.zeros(n, device="cuda").sum().item()
+    """
+    assert _rows(code) == [13]
+    assert _rows(code, targets=("xpu",)) == [6]
+    assert _rows(code, targets=("cuda", "rocm")) == [10, 13]
+
+
+def test_branches():
+    code = """
+        import torch
+        from pkg.platforms import current_platform
+
+        _is_npu = is_npu()
+        _is_hip = is_hip()
+
+        def step(n, flag):
+            t = torch.zeros(n, device="cuda")
+            if current_platform.is_xpu():
+                a = t.sum().item()
+            elif current_platform.is_rocm():
+                a = t.max().item()
+            else:
+                a = t.min().item()
+            if _is_npu and flag:
+                b = t.sum().item()
+            if not _is_hip:
+                c = t.sum().item()
+            if current_platform.is_cuda_alike():
+                d = t.sum().item()
+            if current_platform.is_cuda():
+                pass
+            else:
+                e = t.sum().item()
+            if t.is_cpu:
+                f = t.sum().item()
+            return a
+    """
+    assert _rows(code) == [15, 19, 21]
+    assert _rows(code, targets=("rocm",)) == [13, 21, 25]
+    assert _rows(code, targets=("npu",)) == [15, 17, 19, 25]
+
+
+def test_predicates_that_are_not_platforms():
+    for test in ("self.is_cuda_graph", "use_cuda_graph", "is_cuda_available()", "use_cpu_offload", "is_flashinfer_available()"):
+        assert platforms.branch_sets(__import__("libcst").parse_expression(test)) == (None, None), test
+
+
+def test_host_preprocessing_is_not_reported_for_an_accelerator():
+    code = """
+        import torch
+
+        class MyImageProcessor(BaseImageProcessorFast):
+            def resize(self, n):
+                return torch.zeros(n, device="cuda").sum().item()
+
+        class ParakeetExtractor:
+            def __call__(self, n):
+                return torch.zeros(n, device="cuda").sum().item()
+
+        class MinPLogitsProcessor(LogitsProcessor):
+            def apply(self, n):
+                return torch.zeros(n, device="cuda").sum().item()
+    """
+    assert _rows(code) == [14]
+    assert _rows(code, "pkg/models/image_processing_foo.py") == []
+    assert _rows(code, "pkg/multimodal/processors/foo.py") == []
+    assert _rows(code, targets=("cpu",)) == [6, 10, 14]
+
+
+def test_setting():
+    assert Settings().target_platforms == ("cuda",)
+    assert settings_from_table({"target-platforms": ["ROCm", "cuda"]}, "p.toml").target_platforms == ("rocm", "cuda")
+    with pytest.raises(ConfigError, match="unknown platform"):
+        settings_from_table({"target-platforms": ["gpu"]}, "p.toml")
+    with pytest.raises(ConfigError):
+        settings_from_table({"target-platforms": []}, "p.toml")

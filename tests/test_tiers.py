@@ -1,0 +1,340 @@
+"""Tiers: every finding says how often its code runs (hot, cold, unknown) and why; cold ones
+are hidden unless `--include-cold`; a repository verdict plugs in through `function_tiers`."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from synclint.analysis.tier import Tier, TierVerdict, file_tier, worker_functions
+from synclint.config import ConfigError, Settings, settings_from_table
+from synclint.engine import lint_source
+from synclint.report import render
+
+ALL = Settings(include_cold=True)
+
+
+def _findings(code: str, filename: str = "m.py", settings: Settings = ALL, **kwargs):
+    return lint_source(textwrap.dedent(code), filename, settings, **kwargs).violations
+
+
+def _tier(code: str, filename: str = "m.py", **kwargs) -> tuple[str, str]:
+    found = _findings(code, filename, **kwargs)
+    assert len(found) == 1, [(v.code, v.location.row) for v in found]
+    return found[0].tier, found[0].tier_reason
+
+
+# Each case holds exactly one finding (SL201: `.item()` of a device tensor).
+CASES = [
+    ("forward-hot", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                return x.sum().item()
+    """, "hot", "in forward()"),
+    ("init-cold", """
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                t = torch.zeros(4, device="cuda")
+                self.n = t.sum().item()
+    """, "cold", "__init__"),
+    ("load-weights-cold", """
+        import torch
+        def load_weights(model, weights):
+            t = torch.zeros(4, device="cuda")
+            return t.sum().item()
+    """, "cold", "load_weights"),
+    ("process-weights-cold", """
+        import torch
+        class Method:
+            def process_weights_after_loading(self, layer):
+                t = torch.zeros(4, device="cuda")
+                layer.scale = t.max().item()
+    """, "cold", "process_weights_after_loading"),
+    ("create-weights-cold", """
+        import torch
+        class Method:
+            def create_moe_weights(self, layer):
+                t = torch.zeros(4, device="cuda")
+                layer.n = t.max().item()
+    """, "cold", "create_*weights*"),
+    ("nested-in-weight-loader", """
+        import torch
+        class Method:
+            def get_weight_loader(self, layer):
+                def convert(tensor):
+                    t = torch.zeros(4, device="cuda")
+                    return t.max().item()
+                return convert
+    """, "cold", "weight_loader"),
+    ("warmup-cold", """
+        import torch
+        def _warm_kernels(n):
+            t = torch.zeros(n, device="cuda")
+            return t.sum().item()
+    """, "cold", "_warm"),
+    ("cached-property-cold", """
+        import torch
+        from functools import cached_property
+        class Rope:
+            @cached_property
+            def max_len(self):
+                t = torch.zeros(4, device="cuda")
+                return t.sum().item()
+    """, "cold", "memoised by @functools.cached_property"),
+    ("lru-cache-cold", """
+        import functools
+        import torch
+        @functools.lru_cache(maxsize=8)
+        def table(n):
+            t = torch.zeros(n, device="cuda")
+            return t.sum().item()
+    """, "cold", "memoised"),
+    ("memo-hit-cold", """
+        import torch
+        class Cache:
+            def get(self, key):
+                if key in self._cache:
+                    return self._cache[key]
+                t = torch.zeros(4, device="cuda")
+                return t.sum().item()
+    """, "cold", "memo hit"),
+    ("lazy-attribute-cold", """
+        import torch
+        class Cache:
+            def get(self):
+                if self._value is not None:
+                    return self._value
+                t = torch.zeros(4, device="cuda")
+                return t.sum().item()
+    """, "cold", "memo hit"),
+    ("cache-miss-branch-cold", """
+        import torch
+        def lookup(key, cache):
+            if key not in cache:
+                t = torch.zeros(4, device="cuda")
+                cache[key] = t.sum().item()
+            return cache[key]
+    """, "cold", "cache on a miss"),
+    ("cache-get-is-none-cold", """
+        import torch
+        _LUT_CACHE = {}
+        def lut(device):
+            t = _LUT_CACHE.get(device)
+            if t is None:
+                t = torch.zeros(16, device="cuda")
+                _LUT_CACHE[device] = t.sum().item()
+            return t
+    """, "cold", "cache on a miss"),
+    ("except-handler-cold", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                try:
+                    return torch.repeat_interleave(x, 2)
+                except RuntimeError:
+                    return x[: x.sum().item()]
+    """, "cold", "exception"),
+    ("shutdown-cold", """
+        import torch
+        class Worker:
+            def shutdown(self):
+                t = torch.zeros(4, device="cuda")
+                t.sum().item()
+    """, "cold", "shutdown"),
+    ("rope-cache-cold", """
+        import torch
+        class Rope:
+            def _compute_cos_sin_cache(self):
+                t = torch.zeros(4, device="cuda")
+                return t.sum().item()
+    """, "cold", "cos_sin_cache"),
+    ("training-branch-cold", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                if self.training:
+                    print(x.sum().item())
+                return x
+    """, "cold", "training only"),
+    ("not-training-else-cold", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                if not self.training:
+                    return x
+                else:
+                    return x.sum().item()
+    """, "cold", "training only"),
+    ("worker-thread-cold", """
+        import threading
+        import torch
+        class Sender:
+            def start(self):
+                threading.Thread(target=self._loop, daemon=True).start()
+            def _loop(self):
+                t = torch.zeros(4, device="cuda")
+                t.sum().item()
+    """, "cold", "worker thread"),
+    ("executor-submit-cold", """
+        import torch
+        def _finish(n):
+            return torch.zeros(n, device="cuda").sum().item()
+        def run(pool, n):
+            pool.submit(_finish, n)
+            return _finish_now(n)
+        def _finish_now(n):
+            return torch.zeros(n, device="cuda").sum().item()
+    """, None, None),  # two findings: checked in test_executor_submit
+    ("unknown", """
+        import torch
+        def helper(n):
+            t = torch.zeros(n, device="cuda")
+            return t.sum().item()
+    """, "unknown", "no signal"),
+    ("compiled-hot", """
+        import torch
+        @torch.compile
+        def fused(n):
+            t = torch.zeros(n, device="cuda")
+            return t.sum().item()
+    """, "hot", "torch.compile"),
+]
+
+
+@pytest.mark.parametrize("name,code,tier,why", [c for c in CASES if c[2] is not None], ids=[c[0] for c in CASES if c[2] is not None])
+def test_tier_and_reason(name, code, tier, why):
+    got, reason = _tier(code)
+    assert got == tier
+    assert why in reason
+
+
+def test_executor_submit():
+    code = dict((c[0], c[1]) for c in CASES)["executor-submit-cold"]
+    tiers = {v.location.row: v.tier for v in _findings(code)}
+    assert tiers == {4: "cold", 9: "unknown"}
+
+
+def test_tests_and_benchmarks_are_cold():
+    code = """
+        import torch
+        def check(n):
+            return torch.zeros(n, device="cuda").sum().item()
+    """
+    for path in ("pkg/tests/ops/check.py", "pkg/benchmarks/kernels.py", "pkg/ops/test_check.py", "pkg/ops/bench_utils.py"):
+        assert _tier(code, path)[0] == "cold", path
+    assert _tier(code, "pkg/ops/checker.py")[0] == "unknown"
+    for path in ("pkg/model_loader/utils.py", "pkg/distributed/weight_transfer/packed.py", "pkg/model_executor/weight_utils.py"):
+        assert _tier(code, path) == ("cold", "in model or weight loading code (by its folder or file name)"), path
+    assert file_tier("pkg/contest/x.py") is None
+
+
+def test_default_hides_cold_and_include_cold_shows_it():
+    code = textwrap.dedent("""
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                self.n = torch.zeros(4, device="cuda").sum().item()
+            def forward(self, x: torch.Tensor):
+                return x.sum().item()
+    """)
+    default = lint_source(code, "m.py", Settings()).violations
+    assert [(v.location.row, v.tier) for v in default] == [(7, "hot")]
+    every = lint_source(code, "m.py", Settings(include_cold=True)).violations
+    assert [(v.location.row, v.tier) for v in every] == [(5, "cold"), (7, "hot")]
+    assert settings_from_table({"include-cold": True}, "pyproject.toml").include_cold is True
+    with pytest.raises(ConfigError):
+        settings_from_table({"include-cold": "yes"}, "pyproject.toml")
+
+
+def test_outputs_carry_the_tier():
+    code = """
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                self.n = torch.zeros(4, device="cuda").sum().item()
+    """
+    found = _findings(code)
+    data = json.loads(render("json", found))
+    assert data[0]["tier"] == "cold" and "__init__" in data[0]["tier_reason"]
+    sarif = json.loads(render("sarif", found))
+    properties = sarif["runs"][0]["results"][0]["properties"]
+    assert properties["tier"] == "cold" and "__init__" in properties["tierReason"]
+    text = render("full", found, {"m.py": textwrap.dedent(code)}, explain=True)
+    assert "= tier: cold (in __init__()" in text
+    assert "tier: cold" not in render("full", found, {"m.py": textwrap.dedent(code)}, explain=False)
+
+
+def test_cli_statistics_and_include_cold(tmp_path, capsys):
+    from synclint.cli import main
+
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                self.n = torch.zeros(4, device="cuda").sum().item()
+            def forward(self, x: torch.Tensor):
+                return x.sum().item()
+    """))
+    main(["check", str(path), "--no-cache", "--statistics", "--exit-zero"])
+    assert "(1 hot)" in capsys.readouterr().out
+    main(["check", str(path), "--no-cache", "--statistics", "--exit-zero", "--include-cold"])
+    assert "(1 hot, 1 cold)" in capsys.readouterr().out
+
+
+def test_repository_verdict_hook():
+    code = """
+        import torch
+        class Runner:
+            def _compute_slot_mapping(self, n):
+                t = torch.zeros(n, device="cuda")
+                return t.sum().item()
+    """
+    asked = []
+
+    def verdicts(filename, qualname):
+        asked.append((filename, qualname))
+        return TierVerdict(Tier.HOT, "reached from execute_model -> _compute_slot_mapping")
+
+    tier, reason = _tier(code, "r.py", function_tiers=verdicts)
+    assert (tier, reason) == ("hot", "reached from execute_model -> _compute_slot_mapping")
+    assert asked == [("r.py", "Runner._compute_slot_mapping")]
+    # No verdict from the repository: the local signals decide.
+    assert _tier(code, "r.py", function_tiers=lambda f, q: None)[0] == "unknown"
+    # A branch signal inside the function wins over the repository's verdict.
+    training = """
+        import torch
+        class M(torch.nn.Module):
+            def step(self, x: torch.Tensor):
+                if self.training:
+                    t = torch.zeros(4, device="cuda")
+                    return t.sum().item()
+    """
+    assert _tier(training, function_tiers=verdicts)[0] == "cold"
+
+
+def test_cold_functions_setting():
+    code = """
+        import torch
+        def rebuild_tables(n):
+            return torch.zeros(n, device="cuda").sum().item()
+    """
+    settings = settings_from_table({"extend-cold-functions": ["rebuild_*"], "include-cold": True}, "pyproject.toml")
+    assert _tier(code, settings=settings)[0] == "cold"
+    assert "__init__" in settings.cold_functions
+
+
+def test_worker_functions_reads_the_whole_text():
+    text = """
+        t = threading.Thread(
+            target=self._send_loop, daemon=True)
+        fut = executor.submit(self.flush, x)
+        loop.run_in_executor(None, blocking_read)
+        await asyncio.to_thread(save_checkpoint, path)
+    """
+    assert worker_functions(text) == {"_send_loop", "flush", "blocking_read", "save_checkpoint"}
+    assert worker_functions("x = 1") == frozenset()
