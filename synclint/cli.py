@@ -68,7 +68,7 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     fixes.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply fixes that may change behaviour")
     fixes.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false", help="only the safe fixes")
     fixes.add_argument("--diff", action="store_true", help="print the diff of the fixes; write nothing")
-    fixes.add_argument("--h2d-helper", type=str, default=None, help=f"helper for H2D fixes: {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
+    fixes.add_argument("--h2d-helper", type=str, default=None, help=f"what H2D fixes call: inline (default, torch only), {', '.join(H2D_HELPER_PRESETS)} or a dotted path")
     rules = p.add_argument_group("rule selection")
     rules.add_argument("--select", type=_csv, default=None, help="rule codes or prefixes to enable (SL1 = the family)")
     rules.add_argument("--ignore", type=_csv, default=None, help="rule codes or prefixes to disable")

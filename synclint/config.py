@@ -24,10 +24,16 @@ class ConfigError(Exception):
     """A configuration problem: the message names the file and the key."""
 
 
-# Where the H2D fix imports its helper from. A preset name or a dotted path "pkg.mod.func".
+# What the H2D fixes call. "inline" (the default): a pinned, non-blocking copy written out with
+# torch alone, so a fix adds no dependency. Otherwise a preset name or a dotted path
+# "pkg.mod.func" of a helper that the project has (a file that already imports a known
+# helper keeps using it whatever this says).
+INLINE_H2D = "inline"
 H2D_HELPER_PRESETS = {
     "synclint": "synclint.runtime.async_tensor_h2d",
     "vllm": "vllm.utils.torch_utils.async_tensor_h2d",
+    "vllm-legacy": "vllm.utils.async_tensor_h2d",
+    "sglang": "sglang.srt.utils.common.async_h2d",
 }
 
 # Function names that run every step of an inference engine (fnmatch patterns).
@@ -169,7 +175,7 @@ class Settings:
     # Apply `exclude` even to files named on the command line (pre-commit names every file).
     force_exclude: bool = False
     unsafe_fixes: bool = False
-    h2d_helper: str = H2D_HELPER_PRESETS["synclint"]
+    h2d_helper: str = INLINE_H2D
     min_confidence: Confidence = Confidence.MEDIUM
     hot_functions: tuple[str, ...] = DEFAULT_HOT_FUNCTIONS
     allow_contexts: tuple[str, ...] = DEFAULT_ALLOW_CONTEXTS
@@ -211,12 +217,14 @@ def _bool(value, key: str, where: str) -> bool:
 
 def _helper(value, key: str, where: str) -> str:
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: `{key}` must be a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path")
+        raise ConfigError(f"{where}: `{key}` must be {INLINE_H2D!r}, a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path")
+    if value == INLINE_H2D:
+        return value
     value = H2D_HELPER_PRESETS.get(value, value)
     parts = value.split(".")
     if len(parts) < 2 or not all(p.isidentifier() for p in parts):
         raise ConfigError(
-            f"{where}: `{key}` must be a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path "
+            f"{where}: `{key}` must be {INLINE_H2D!r}, a preset ({', '.join(H2D_HELPER_PRESETS)}) or a dotted path "
             f"like 'pkg.module.func', got {value!r}"
         )
     return value

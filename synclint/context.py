@@ -97,7 +97,11 @@ class LintContext:
         `ctx.placements.placement_of(expr, statement, tuple(ctx.chain))`. Prefer
         `ctx.placement` / `ctx.device_target`."""
         if self._placements is None:
-            self._placements = PlacementAnalysis(self.module, self.imports, self.host_fields)
+            from synclint.apis.torch_api import h2d_helpers
+
+            self._placements = PlacementAnalysis(
+                self.module, self.imports, self.host_fields, h2d_helpers(getattr(self.settings, "h2d_helper", None))
+            )
         return self._placements
 
     def placement(self, expr: cst.BaseExpression) -> Placement:

@@ -24,6 +24,7 @@ import libcst as cst
 from synclint import prefilter, screen, suppressions
 from synclint.analysis import sources, tier
 from synclint.analysis.imports import ImportTable
+from synclint.apis.torch_api import h2d_helpers
 from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
 from synclint.context import LintContext
@@ -311,7 +312,7 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
         return _filtered(result, settings)
     # Only the functions that can hold a finding (and what their analysis reads) are parsed
     # with libcst; the rest of the lines are blank, so positions are those of the file.
-    reduced = screen.reduce(text, rules, settings.min_confidence) if settings.screen else None
+    reduced = screen.reduce(text, rules, settings.min_confidence, h2d_helpers(settings.h2d_helper)) if settings.screen else None
     if reduced == screen.NOTHING:
         return _filtered(result, settings)  # ast parsed it, and no unit can hold a finding
     try:
@@ -503,7 +504,6 @@ class _BoundNames:
             self._table.collect_top_level(self.module)
         return self._table.aliases
 
-
     @property
     def names(self) -> set[str]:
         """Every name the module binds at its top level (imports, defs, classes, assignments,
@@ -543,7 +543,7 @@ def _bound_in(target: cst.BaseExpression) -> list[str]:
 
 
 def _already_bound(bound: _BoundNames, name: str, module_path: str) -> bool:
-    return bound.aliases.get(name) == f"{module_path}.{name}"
+    return bound.aliases.get(name) == (f"{module_path}.{name}" if module_path else name)
 
 
 def _bound_otherwise(bound: _BoundNames, name: str, module_path: str) -> bool:
@@ -578,5 +578,6 @@ def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, inde
         if _bound_otherwise(bound, name, module_path):
             return None  # a second binding of a name the module has would change its meaning
         if not _already_bound(bound, name, module_path):
-            edits.append(Edit(f"from {module_path} import {name}{newline}", anchor, anchor))
+            line = f"from {module_path} import {name}" if module_path else f"import {name}"
+            edits.append(Edit(f"{line}{newline}", anchor, anchor))
     return Fix(spec.applicability, spec.message, tuple(edits))

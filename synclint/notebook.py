@@ -254,8 +254,8 @@ def cell_texts(raw: str) -> dict[int, str]:
 
 def process(filename: str, source: bytes, settings, fix: bool, unsafe: bool):
     """One notebook, start to finish, as `runner.process_file` does for a Python file."""
-    from synclint.engine import io_error_violation, lint_source
-    from synclint.fix.apply import fix_source
+    from synclint.api import fix_source, lint_source
+    from synclint.engine import io_error_violation
     from synclint.runner import FileOutcome
 
     if len(source) > settings.max_file_size:
@@ -270,8 +270,7 @@ def process(filename: str, source: bytes, settings, fix: bool, unsafe: bool):
         return FileOutcome(filename, [io_error_violation(filename, str(exc))])
     virtual = nb.source
     if not fix:
-        result = lint_source(virtual, filename, settings)
-        return FileOutcome(filename, [map_violation(nb, v) for v in result.violations])
+        return FileOutcome(filename, [map_violation(nb, v) for v in lint_source(virtual, filename, settings)])
     fixed = fix_source(virtual, filename, settings, unsafe=unsafe)
     violations = [map_violation(nb, v) for v in fixed.violations]
     outcome = FileOutcome(filename, violations, raw, raw, "utf-8", 0, fixed.error)
@@ -281,5 +280,5 @@ def process(filename: str, source: bytes, settings, fix: bool, unsafe: bool):
             outcome.applied = fixed.applied
         except NotebookError as exc:
             outcome.error = str(exc)
-            outcome.violations = [map_violation(nb, v) for v in lint_source(virtual, filename, settings).violations]
+            outcome.violations = [map_violation(nb, v) for v in lint_source(virtual, filename, settings)]
     return outcome

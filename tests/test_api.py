@@ -74,8 +74,8 @@ def test_fix_source_safe_then_unsafe():
     safe = synclint.fix_source(SOURCE, "model.py")
     assert isinstance(safe, synclint.FixResult)
     assert safe.applied == 1 and safe.changed and safe.error is None
-    assert "async_tensor_h2d([1, 2, 3], device=\"cuda\")" in safe.fixed
-    assert "from synclint.runtime import async_tensor_h2d\n" in safe.fixed
+    assert 'torch.tensor([1, 2, 3], pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())' in safe.fixed
+    assert "synclint" not in safe.fixed  # the default fix adds no dependency
     assert safe.original == SOURCE
     # What remains is what lint_source says of the fixed text.
     assert safe.violations == synclint.lint_source(safe.fixed, "model.py")
@@ -175,6 +175,20 @@ def test_runner_goes_through_the_public_api(monkeypatch, tmp_path):
     assert spy.calls == [("lint_source", str(path)), ("fix_source", str(path))]
     assert _codes(linted.violations) == _codes(synclint.lint_source(SOURCE))
     assert fixed.fixed == synclint.fix_source(SOURCE).fixed and fixed.encoding == "utf-8"
+
+
+def test_notebooks_go_through_the_public_api(monkeypatch, tmp_path):
+    from synclint.runner import process_file
+
+    spy = _Spy(monkeypatch)
+    cell = {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [], "source": SOURCE.splitlines(keepends=True)}
+    path = tmp_path / "model.ipynb"
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n", encoding="utf-8")
+    linted = process_file(str(path), synclint.Settings(), fix=False, unsafe=False)
+    fixed = process_file(str(path), synclint.Settings(), fix=True, unsafe=False)
+    assert [name for name, _ in spy.calls] == ["lint_source", "fix_source"]
+    assert sorted(v.code for v in linted.violations) == ["SL103", "SL106", "SL403"]
+    assert fixed.applied == 1 and "pin_memory=torch.cuda.is_available()" in fixed.fixed and "synclint" not in fixed.fixed
 
 
 def test_proof_harness_and_tracer_join_go_through_the_public_api(monkeypatch, tmp_path):

@@ -59,7 +59,7 @@ def test_no_config_anywhere_means_defaults(project, synclint):
         ('extend-select = [1]', "`extend-select` must be a list of strings, got [1]"),
         ('unsafe-fixes = "yes"', "`unsafe-fixes` must be true or false, got 'yes'"),
         ('respect-gitignore = 1', "`respect-gitignore` must be true or false, got 1"),
-        ('h2d-helper = "not a path"', "`h2d-helper` must be a preset (synclint, vllm) or a dotted path like 'pkg.module.func', got 'not a path'"),
+        ('h2d-helper = "not a path"', "`h2d-helper` must be 'inline', a preset (synclint, vllm, vllm-legacy, sglang) or a dotted path like 'pkg.module.func', got 'not a path'"),
         ('min-confidence = "very"', "`min-confidence`: unknown confidence 'very' (expected low, medium or high)"),
         ('max-file-size = 0', "`max-file-size` must be a positive integer, got 0"),
         ('per-file-ignores = ["x"]', "`per-file-ignores` must be a table of glob = [codes], got ['x']"),
@@ -138,10 +138,19 @@ def test_gitignore_is_respected_unless_turned_off(project, synclint):
 @pytest.mark.parametrize(
     "helper, import_line, call",
     [
-        (None, "from synclint.runtime import async_tensor_h2d", "async_tensor_h2d"),
-        ('"synclint"', "from synclint.runtime import async_tensor_h2d", "async_tensor_h2d"),
-        ('"vllm"', "from vllm.utils.torch_utils import async_tensor_h2d", "async_tensor_h2d"),
-        ('"myproj.cuda_utils.to_gpu"', "from myproj.cuda_utils import to_gpu", "to_gpu"),
+        (None, None, 'torch.tensor(tokens, dtype=torch.long, pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())'),
+        ('"inline"', None, 'torch.tensor(tokens, dtype=torch.long, pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())'),
+        ('"synclint"', "from synclint.runtime import async_tensor_h2d", 'async_tensor_h2d(tokens, dtype=torch.long, device="cuda")'),
+        ('"vllm"', "from vllm.utils.torch_utils import async_tensor_h2d", 'async_tensor_h2d(tokens, dtype=torch.long, device="cuda")'),
+        # older vLLM: async_tensor_h2d(data, dtype, target_device, pin_memory), all required
+        (
+            '"vllm-legacy"',
+            "from vllm.utils import async_tensor_h2d",
+            'async_tensor_h2d(tokens, dtype=torch.long, target_device="cuda", pin_memory=torch.cuda.is_available())',
+        ),
+        # SGLang: async_h2d(args, *, dtype, device)
+        ('"sglang"', "from sglang.srt.utils.common import async_h2d", 'async_h2d(tokens, dtype=torch.long, device="cuda")'),
+        ('"myproj.cuda_utils.to_gpu"', "from myproj.cuda_utils import to_gpu", 'to_gpu(tokens, dtype=torch.long, device="cuda")'),
     ],
 )
 def test_h2d_helper_presets_and_dotted_path(project, synclint, helper, import_line, call):
@@ -150,8 +159,11 @@ def test_h2d_helper_presets_and_dotted_path(project, synclint, helper, import_li
     result = synclint("check", "--fix", "a.py")
     assert result.code == 0
     text = (project.root / "a.py").read_text()
-    assert text.splitlines()[1] == import_line
-    assert f'ids = {call}(tokens, dtype=torch.long, device="cuda")' in text
+    if import_line is None:
+        assert "import" not in text.replace("import torch\n", "", 1)  # the default adds no import
+    else:
+        assert text.splitlines()[1] == import_line
+    assert f"ids = {call}" in text
 
 
 def test_h2d_helper_on_the_command_line_overrides_the_file(project, synclint):
@@ -160,7 +172,7 @@ def test_h2d_helper_on_the_command_line_overrides_the_file(project, synclint):
     assert (project.root / "a.py").read_text().splitlines()[1] == "from pkg.h2d import copy_async"
     bad = synclint("check", "--h2d-helper", "x", "a.py")
     assert bad.code == 2
-    assert "`--h2d-helper` must be a preset (synclint, vllm) or a dotted path" in bad.err
+    assert "`--h2d-helper` must be 'inline', a preset (synclint, vllm, vllm-legacy, sglang) or a dotted path" in bad.err
 
 
 def test_select_in_the_file_and_extend_select_on_the_command_line(project, synclint):

@@ -88,3 +88,11 @@ def test_no_doc_cites_a_file_outside_the_repository():
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
             if not target.startswith(("http://", "https://", "mailto:")):
                 assert (page.parent / target).exists(), f"{page.name} links to {target}, which is not in the repository"
+
+
+def test_code_and_fixtures_cite_nothing_outside_the_repository():
+    """Comments and docstrings point to the repository's own docs, not to notes kept elsewhere."""
+    for folder in ("synclint", "fixtures"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            assert "gpu-facts" not in text and "/work/shared" not in text, path.relative_to(ROOT)

@@ -13,7 +13,6 @@ from synclint.fix.write import atomic_write
 from synclint.violation import Edit, Location
 
 IMPORT = b"from synclint.runtime import async_tensor_h2d"
-# (In these cases the fix removes the last use of `torch`, so its import goes too.)
 
 
 @pytest.mark.parametrize(
@@ -21,27 +20,27 @@ IMPORT = b"from synclint.runtime import async_tensor_h2d"
     [
         pytest.param(
             b'import torch\r\n\r\ndef step(tokens):\r\n    return torch.tensor(tokens, device="cuda")  # ids\r\n',
-            IMPORT + b'\r\n\r\ndef step(tokens):\r\n    return async_tensor_h2d(tokens, device="cuda")  # ids\r\n',
+            b"import torch\r\n" + IMPORT + b'\r\n\r\ndef step(tokens):\r\n    return async_tensor_h2d(tokens, device="cuda")  # ids\r\n',
             id="crlf-line-endings-and-comment-kept",
         ),
         pytest.param(
             b'"""Doc."""\nfrom __future__ import annotations\nimport torch\ndef step(tokens):\n    return torch.tensor(tokens, device="cuda")',
-            b'"""Doc."""\nfrom __future__ import annotations\n' + IMPORT + b'\ndef step(tokens):\n    return async_tensor_h2d(tokens, device="cuda")',
+            b'"""Doc."""\nfrom __future__ import annotations\nimport torch\n' + IMPORT + b'\ndef step(tokens):\n    return async_tensor_h2d(tokens, device="cuda")',
             id="after-docstring-and-future-no-final-newline",
         ),
         pytest.param(
             b'# -*- coding: latin-1 -*-\nimport torch\n\ndef step(tokens):\n    # caf\xe9\n    return torch.tensor(tokens, device="cuda")\n',
-            b"# -*- coding: latin-1 -*-\n" + IMPORT + b'\n\ndef step(tokens):\n    # caf\xe9\n    return async_tensor_h2d(tokens, device="cuda")\n',
+            b"# -*- coding: latin-1 -*-\nimport torch\n" + IMPORT + b'\n\ndef step(tokens):\n    # caf\xe9\n    return async_tensor_h2d(tokens, device="cuda")\n',
             id="latin-1-cookie-kept",
         ),
         pytest.param(
-            b'import torch\na = torch.tensor([1], device="cuda")\nb = torch.as_tensor(\n    [2],  # two\n    device="cuda",\n)\n',
-            IMPORT + b'\na = async_tensor_h2d([1], device="cuda")\nb = async_tensor_h2d(\n    [2],  # two\n    device="cuda",\n)\n',
+            b'import torch\na = torch.tensor([1, 2], device="cuda")\nb = torch.as_tensor(\n    [2, 3],  # two\n    device="cuda",\n)\n',
+            b"import torch\n" + IMPORT + b'\na = async_tensor_h2d([1, 2], device="cuda")\nb = async_tensor_h2d(\n    [2, 3],  # two\n    device="cuda",\n)\n',
             id="import-added-once-multiline-call-formatting-kept",
         ),
         pytest.param(
-            b"import torch\n" + IMPORT + b'\na = torch.tensor([1], device="cuda")\n',
-            IMPORT + b'\na = async_tensor_h2d([1], device="cuda")\n',
+            b"import torch\n" + IMPORT + b'\na = torch.tensor([1, 2], device="cuda")\n',
+            b"import torch\n" + IMPORT + b'\na = async_tensor_h2d([1, 2], device="cuda")\n',
             id="import-already-there",
         ),
         pytest.param(
@@ -52,20 +51,63 @@ IMPORT = b"from synclint.runtime import async_tensor_h2d"
     ],
 )
 def test_fix_writes_the_exact_text(project, synclint, before, after):
+    # A configured helper: the fix adds its import (the default adds none, see below).
     project.write({"m.py": before})
-    result = synclint("check", "--fix", "m.py")
+    result = synclint("check", "--fix", "--h2d-helper", "synclint", "m.py")
     assert result.code == 0, result.out + result.err
     assert (project.root / "m.py").read_bytes() == after
-    again = synclint("check", "--fix", "m.py")  # idempotent
+    again = synclint("check", "--fix", "--h2d-helper", "synclint", "m.py")  # idempotent
     assert (project.root / "m.py").read_bytes() == after
     assert again.code == 0
     compile(after, "m.py", "exec")
 
 
 def test_unsafe_fixes_flag_is_accepted_and_applies_safe_fixes(project, synclint):
-    project.write({"m.py": 'import torch\nx = torch.tensor([1], device="cuda")\n'})
+    project.write({"m.py": 'import torch\nx = torch.tensor([1, 2], device="cuda")\n'})
     assert synclint("check", "--fix", "--unsafe-fixes", "m.py").code == 0
-    assert (project.root / "m.py").read_text() == f'{IMPORT.decode()}\nx = async_tensor_h2d([1], device="cuda")\n'
+    assert (project.root / "m.py").read_text() == f"import torch\nx = {INLINE.format(data='[1, 2]', device=chr(34) + 'cuda' + chr(34))}\n"
+
+
+INLINE = "torch.tensor({data}, pin_memory=torch.cuda.is_available()).to({device}, non_blocking=torch.cuda.is_available())"
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        pytest.param(
+            b'import torch\r\n\r\ndef step(tokens):\r\n    return torch.tensor(tokens, device="cuda")  # ids\r\n',
+            b"import torch\r\n\r\ndef step(tokens):\r\n    return " + INLINE.format(data="tokens", device='"cuda"').encode() + b"  # ids\r\n",
+            id="crlf-line-endings-and-comment-kept",
+        ),
+        pytest.param(
+            b'import torch as th\nx = th.tensor([1, 2], device="cuda")\n',
+            b"import torch as th\nx = " + INLINE.replace("torch.", "th.").format(data="[1, 2]", device='"cuda"').encode() + b"\n",
+            id="torch-under-an-alias",
+        ),
+        pytest.param(
+            b'from torch import tensor\nx = tensor([1, 2], device="cuda")\n',
+            b"from torch import tensor\nimport torch\nx = " + INLINE.replace("torch.tensor", "tensor", 1).format(data="[1, 2]", device='"cuda"').encode() + b"\n",
+            id="torch-not-bound-imported-once",
+        ),
+        pytest.param(
+            b'import torch\nb = torch.as_tensor(\n    [2, 3],  # two\n    device="cuda",\n)\n',
+            b'import torch\nb = torch.tensor(\n    [2, 3],  # two\n    pin_memory=torch.cuda.is_available(),\n).to("cuda", non_blocking=torch.cuda.is_available())\n',
+            id="multiline-call-formatting-kept",
+        ),
+    ],
+)
+def test_default_fix_is_inline_and_adds_no_dependency(project, synclint, before, after):
+    """The default H2D fix needs torch alone: no import of synclint (or of anything the
+    project does not already use)."""
+    project.write({"m.py": before})
+    result = synclint("check", "--fix", "m.py")
+    assert result.code == 0, result.out + result.err
+    assert (project.root / "m.py").read_bytes() == after
+    assert b"synclint" not in after
+    again = synclint("check", "--fix", "m.py")  # idempotent
+    assert (project.root / "m.py").read_bytes() == after
+    assert again.code == 0
+    compile(after, "m.py", "exec")
 
 
 def test_fix_leaves_files_without_fixable_findings_untouched(project, synclint):

@@ -60,8 +60,8 @@ def test_safe_multiline_helper_fix_keeps_every_line_in_place():
     result = fix_source(MULTILINE_FACTORY, "sampler.py", Settings(select=("SL101",)), unsafe=False)
     assert result.applied == 1
     assert (
-        "            bias = async_tensor_h2d(\n"
+        "            bias = torch.tensor(\n"
         "                [0.0, 1.0],\n"
-        "                device=device,\n"
-        "            )\n"
+        "                pin_memory=torch.cuda.is_available(),\n"
+        "            ).to(device, non_blocking=torch.cuda.is_available())\n"
     ) in result.fixed

@@ -59,7 +59,9 @@ def test_fix_writes_the_cells_back_and_the_rest_unchanged(tmp_path):
     original = notebook()
     path = tmp_path / "nb.ipynb"
     path.write_text(original, encoding="utf-8")
-    result = run_process("check", "--fix", "nb.ipynb", cwd=tmp_path)
+    # A configured helper, so that the fix also adds an import line to the notebook's cell
+    # (the default inline copy adds none).
+    result = run_process("check", "--fix", "--h2d-helper", "synclint", "nb.ipynb", cwd=tmp_path)
     assert result.code == 1  # the `.item()` has no automatic fix
     assert "Found 2 findings (1 fixed, 1 remaining)." in result.out
     fixed = path.read_text(encoding="utf-8")
@@ -79,7 +81,7 @@ def test_fix_writes_the_cells_back_and_the_rest_unchanged(tmp_path):
     # Re-read: the fix holds, only the readback remains, and a second --fix changes nothing.
     again = run_process("check", "--output-format", "json", "nb.ipynb", cwd=tmp_path)
     assert [(f["code"], f["cell"], f["location"]["row"]) for f in json.loads(again.out)] == [("SL201", 3, 5)]
-    run_process("check", "--fix", "nb.ipynb", cwd=tmp_path)
+    run_process("check", "--fix", "--h2d-helper", "synclint", "nb.ipynb", cwd=tmp_path)
     assert path.read_text(encoding="utf-8") == fixed
 
 
@@ -94,7 +96,7 @@ def test_fix_keeps_the_notebooks_own_json_layout(tmp_path, layout):
     original = notebook(**layout)
     path = tmp_path / "nb.ipynb"
     path.write_text(original, encoding="utf-8")
-    run_process("check", "--fix", "nb.ipynb", cwd=tmp_path)
+    run_process("check", "--fix", "--h2d-helper", "synclint", "nb.ipynb", cwd=tmp_path)
     fixed = path.read_text(encoding="utf-8")
     changed = [l for l in difflib.ndiff(original.splitlines(), fixed.splitlines()) if l[:1] in "+-"]
     assert len(changed) == 3 and all("async_tensor_h2d" in l or "torch.tensor(tokens" in l for l in changed), changed
@@ -102,10 +104,22 @@ def test_fix_keeps_the_notebooks_own_json_layout(tmp_path, layout):
 
 def test_diff_and_stdin(tmp_path):
     (tmp_path / "nb.ipynb").write_text(notebook(), encoding="utf-8")
-    diff = run_process("check", "--diff", "nb.ipynb", cwd=tmp_path)
+    diff = run_process("check", "--diff", "--h2d-helper", "synclint", "nb.ipynb", cwd=tmp_path)
     assert diff.code == 1 and "\n+    \"from synclint.runtime import async_tensor_h2d\\n\",\n" in diff.out
     piped = run_process("check", "--output-format", "json", "-", "--stdin-filename", "nb.ipynb", cwd=tmp_path, stdin=notebook().encode())
     assert [f["cell"] for f in json.loads(piped.out)] == [3, 3]
+
+
+def test_default_fix_of_a_notebook_adds_no_import(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    path.write_text(notebook(), encoding="utf-8")
+    run_process("check", "--fix", "nb.ipynb", cwd=tmp_path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["cells"][1]["source"] == ["%matplotlib inline\n", "import torch\n", "!nvidia-smi"]
+    assert data["cells"][2]["source"][1] == (
+        '    ids = torch.tensor(tokens, dtype=torch.long, pin_memory=torch.cuda.is_available())'
+        '.to("cuda", non_blocking=torch.cuda.is_available())\n'
+    )
 
 
 def test_folders_include_notebooks_and_bad_notebooks_are_findings(tmp_path):

@@ -21,8 +21,8 @@ from conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-FINDING = 'import torch\n\n\ndef step(tokens):\n    return torch.tensor(tokens, dtype=torch.long, device="cuda")\n'
-FIXED = 'import torch\nfrom synclint.runtime import async_tensor_h2d\n\n\ndef step(tokens):\n    return async_tensor_h2d(tokens, dtype=torch.long, device="cuda")\n'
+FINDING = 'import torch\n\n\ndef step(tokens):\n    return torch.tensor(tokens, device="cuda")\n'
+FIXED = 'import torch\n\n\ndef step(tokens):\n    return torch.tensor(tokens, pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())\n'
 
 
 def _git(*args: str, cwd: Path) -> str:

@@ -1,5 +1,5 @@
 """The proof harness without a GPU: every rule has an executable proof case that its rule
-flags (and, where the rule fixes it, that the fix clears), verdicts follow gpu-facts.md's
+flags (and, where the rule fixes it, that the fix clears), verdicts follow docs/gpu-proof.md's
 thresholds, reports have the documented shape, and `synclint prove` without CUDA proves
 nothing and exits 0."""
 
@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from synclint.prove import report
-from synclint.prove.cases import RULE_CODES, fixtures_dir, prepare, select
+from synclint.prove.cases import RULE_CODES, case_files, fixtures_dir, prepare, select
 from synclint.prove.harness import RuleProof
 from synclint.prove.measure import CLEAN, STALL, UNCLEAR, Measurement, verdict_of
 from synclint.rules import rule_by_code
@@ -106,7 +106,7 @@ def test_json_and_markdown_have_the_documented_shape(tmp_path):
     assert sl101["before"]["verdict"] == "STALL" and sl101["before"]["sync_debug_mode"] is True
     assert sl101["after"]["verdict"] == "CLEAN" and sl101["after"]["stall_ratio"] == 0.0
     assert data["rules"]["SL201"]["fixable"] is False and data["rules"]["SL201"]["after"] is None
-    assert "async_tensor_h2d" in sl101["fix_diff"]
+    assert "pin_memory=torch.cuda.is_available()" in sl101["fix_diff"]
     md = report.render_markdown(data)
     assert "| SL101 | proven | STALL | 0.97 | True | CLEAN | 0.0 | False | yes |" in md
     assert "| SL201 | proven | STALL |" in md and "(no fix)" in md
@@ -118,7 +118,7 @@ def test_demo_loop_is_fixed_by_the_fixer():
 
     fixed, applied = fixed_demo_source()
     assert applied == 1
-    assert "torch.tensor(token_ids" in DEMO_SOURCE and "async_tensor_h2d(token_ids" in fixed
+    assert "torch.tensor(token_ids" in DEMO_SOURCE and "torch.tensor(token_ids, dtype=torch.long, pin_memory=torch.cuda.is_available())" in fixed
 
 
 def _has_cuda() -> bool:
@@ -153,3 +153,22 @@ def test_synclint_check_flags_every_proof_case_from_the_command_line():
     found = {(item["filename"].replace("\\", "/").split("/")[-2], item["code"]) for item in json.loads(run.stdout)}
     missing = [c for c in registered if (c, c) not in found]
     assert missing == []
+
+
+EXTRA_CASES = [(code, name) for code in RULE_CODES for name in case_files(code)[1:]]
+
+
+@pytest.mark.parametrize("code, name", EXTRA_CASES, ids=[f"{c}/{n}" for c, n in EXTRA_CASES])
+def test_each_further_fix_kind_has_a_ready_case_that_the_fixer_fixes(code, name):
+    """`fixtures/<CODE>/proof_<kind>.py`: one case per further kind of fix, flagged by its
+    rule, fixed by the fixer, nothing of the rule left; reported under its own label."""
+    case = prepare(code, name=name)
+    assert case.status == "ready", case.problem
+    assert case.fixable and not case.fixed_findings
+    assert case.label == f"{code}/{name[:-3]}"
+    assert "pin_memory" not in case.fixed_source or code in ("SL301",)
+
+
+def test_further_cases_exist_for_each_copy_free_fix_kind():
+    labels = {f"{c}/{n[:-3]}" for c, n in EXTRA_CASES}
+    assert {"SL101/proof_scalar", "SL101/proof_range", "SL103/proof_arange_cast", "SL104/proof_move"} <= labels

@@ -36,7 +36,7 @@ def test_json_has_ruffs_keys_and_one_based_positions(project, synclint):
     assert sl101["confidence"] == "medium"
     assert sl101["url"] is None  # no published rule URL: `synclint rule SL101` prints the docs
     fix = sl101["fix"]
-    assert (fix["applicability"], fix["message"]) == ("safe", "Use `async_tensor_h2d` (pinned, non-blocking copy)")
+    assert (fix["applicability"], fix["message"]) == ("safe", "Use a pinned, non-blocking copy (inline, torch only)")
     for edit in fix["edits"]:
         assert edit.keys() == {"content", "location", "end_location"}
         assert edit["location"]["row"] >= 1 and edit["location"]["column"] >= 1

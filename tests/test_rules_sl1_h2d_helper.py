@@ -1,8 +1,11 @@
-"""The H2D helper that SL101/SL102/SL103 fixes call: the `h2d-helper` presets and custom
-paths. Every emitted call must bind to the real signature of the helper it imports:
-synclint's `async_tensor_h2d(data, dtype=None, device=None)` and vLLM's (0.33.0,
-`vllm/utils/torch_utils.py`) `async_tensor_h2d(data, device=None, dtype=None, out=None)`,
-whose positional orders differ."""
+"""The H2D copy that SL101/SL102/SL103 (and SL301/SL303) fixes write: by default inline with
+torch alone (no new dependency), else the `h2d-helper` presets and custom paths, or the
+helper the file already imports. Every emitted call must bind to the real signature of
+the helper it calls: synclint's `async_tensor_h2d(data, dtype=None, device=None)`, vLLM's
+(0.33.0, `vllm/utils/torch_utils.py`) `async_tensor_h2d(data, device=None, dtype=None,
+out=None)`, older vLLM's `vllm.utils.async_tensor_h2d(data, dtype, target_device,
+pin_memory)` (all required) and SGLang's (0.5, `sglang/srt/utils/common.py`)
+`async_h2d(args, *, dtype, device)`."""
 
 from __future__ import annotations
 
@@ -24,10 +27,21 @@ def vllm_async_tensor_h2d(data, device=None, dtype=None, out=None):
     """The signature of vllm.utils.torch_utils.async_tensor_h2d in vLLM 0.33.0 (body elided)."""
 
 
+def vllm_legacy_async_tensor_h2d(data, dtype, target_device, pin_memory):
+    """The signature of vllm.utils.async_tensor_h2d in older vLLM releases (body elided)."""
+
+
+def sglang_async_h2d(args, *, dtype, device):
+    """The signature of sglang.srt.utils.common.async_h2d in SGLang 0.5.23 (body elided)."""
+
+
 SIGNATURES = {
     "synclint": inspect.signature(async_tensor_h2d),
     "vllm": inspect.signature(vllm_async_tensor_h2d),
+    "vllm-legacy": inspect.signature(vllm_legacy_async_tensor_h2d),
+    "sglang": inspect.signature(sglang_async_h2d),
 }
+DEVICE_PARAMETER = {"synclint": "device", "vllm": "device", "vllm-legacy": "target_device", "sglang": "device"}
 
 
 def _helper_calls(text: str, name: str) -> list[cst.Call]:
@@ -48,7 +62,7 @@ def _bind(signature: inspect.Signature, call: cst.Call) -> inspect.BoundArgument
     return signature.bind(*positional, **keywords)
 
 
-@pytest.mark.parametrize("preset", ["synclint", "vllm"])
+@pytest.mark.parametrize("preset", ["synclint", "vllm", "vllm-legacy", "sglang"])
 @pytest.mark.parametrize("case", H2D_FIXTURES)
 def test_every_emitted_call_binds_to_the_preset_signature(case, preset):
     settings = settings_from_table({"h2d-helper": preset}, "pyproject.toml")
@@ -60,7 +74,7 @@ def test_every_emitted_call_binds_to_the_preset_signature(case, preset):
     for call in calls:
         bound = _bind(SIGNATURES[preset], call)
         # The device always reaches the helper (vLLM's asserts it is not None).
-        assert "device" in bound.arguments
+        assert DEVICE_PARAMETER[preset] in bound.arguments
         # Only the data is positional: the orders of the two signatures differ after it.
         assert [a for a in call.args if a.keyword is None] == [call.args[0]]
 
@@ -94,3 +108,74 @@ def test_an_existing_import_of_the_helper_is_not_repeated():
     result = fix_source(source, "m.py", Settings())
     assert result.fixed.count("import async_tensor_h2d") == 1
     assert "return async_tensor_h2d(ids, device=device)" in result.fixed
+
+
+@pytest.mark.parametrize(
+    "imported, expected",
+    [
+        # r09: the file imports vLLM's helper; the fix calls it (keywords), and adds nothing.
+        ("from vllm.utils.torch_utils import async_tensor_h2d", "async_tensor_h2d(toks, device=\"cuda\")"),
+        ("from vllm.utils import async_tensor_h2d", "async_tensor_h2d(toks, dtype=None, target_device=\"cuda\", pin_memory=torch.cuda.is_available())"),
+        ("from sglang.srt.utils import async_h2d", "async_h2d(toks, dtype=None, device=\"cuda\")"),
+        ("from sglang.srt.utils.common import async_h2d as h2d", "h2d(toks, dtype=None, device=\"cuda\")"),
+    ],
+)
+@pytest.mark.parametrize("configured", [None, "synclint"])
+def test_a_file_that_imports_a_helper_never_gets_a_second_one(imported, expected, configured):
+    source = (
+        f"import torch\n{imported}\n\n\n"
+        "def prep(x, dev):\n    return x\n\n\n"
+        "def forward(self, toks):\n    return torch.tensor(toks, device=\"cuda\")\n"
+    )
+    settings = Settings() if configured is None else settings_from_table({"h2d-helper": configured}, "pyproject.toml")
+    result = fix_source(source, "m.py", settings)
+    assert result.applied == 1
+    assert f"return {expected}" in result.fixed
+    imports = [line for line in result.fixed.splitlines() if "import" in line]
+    assert imports == ["import torch", imported]  # no second helper, no synclint
+    (call,) = [c for c in _helper_calls(result.fixed, expected.split("(")[0])]
+    preset = "vllm-legacy" if "vllm.utils import" in imported else "sglang" if "sglang" in imported else "vllm"
+    _bind(SIGNATURES[preset], call)
+
+
+def test_default_fix_is_inline_and_imports_nothing():
+    source = "import torch\n\ndef step(ids, device):\n    return torch.tensor(ids, dtype=torch.int32, device=device)\n"
+    result = fix_source(source, "step.py", Settings())
+    assert result.fixed == (
+        "import torch\n\ndef step(ids, device):\n    return torch.tensor(ids, dtype=torch.int32, "
+        "pin_memory=torch.cuda.is_available()).to(device, non_blocking=torch.cuda.is_available())\n"
+    )
+
+
+def _inline_namespace():
+    import numpy as np
+    import torch
+
+    return {"torch": torch, "np": np}
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "torch.tensor([3, 1, 2], dtype=torch.long, device='cpu')",
+        "torch.tensor([[0.5, 1.5]], device='cpu')",
+        "torch.as_tensor(np.arange(6, dtype=np.int32), device='cpu')",
+        "torch.from_numpy(np.arange(4.0)).to('cpu')",
+        "torch.tensor([True, False]).to('cpu')",
+    ],
+)
+def test_the_inline_copy_gives_the_same_tensor_on_a_machine_without_cuda(before):
+    """Without CUDA, `pin_memory=torch.cuda.is_available()` is False: nothing is pinned (a
+    pin there would raise) and the values, dtype and device are those of the original."""
+    import torch
+
+    source = f"import torch\nimport numpy as np\n\ndef forward(self):\n    return {before}\n"
+    settings = settings_from_table({"select": ["SL101", "SL103"]}, "pyproject.toml")
+    fixed = fix_source(source.replace("'cpu'", "'cuda'"), "m.py", settings, unsafe=True).fixed
+    assert "pin_memory=torch.cuda.is_available()" in fixed
+    want, got = {}, {}
+    exec(source, {**_inline_namespace()}, want)
+    exec(fixed.replace("'cuda'", "'cpu'"), {**_inline_namespace()}, got)
+    a, b = want["forward"](None), got["forward"](None)
+    assert a.dtype == b.dtype and a.device == b.device and torch.equal(a, b)
+    assert not torch.cuda.is_available() or b.device.type == "cuda"

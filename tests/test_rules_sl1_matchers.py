@@ -40,6 +40,11 @@ def test_every_finding_contains_one_of_its_rules_triggers(code):
     found = [v for v in lint_source(text, "before.py", LOW).violations if v.code == code]
     assert found
     for v in found:
+        if "constant index list" in v.message:
+            # SL106's `t[:, [0, 2]]`: the device tensor's origin (one of SL301's device-origin
+            # triggers, which SL106 lists) is elsewhere in the file, where the prefilter sees it.
+            assert pattern.search(text), f"{code} at {v.location}: no trigger in the file"
+            continue
         assert pattern.search(_span(lines, v)), f"{code} at {v.location}: no trigger in {_span(lines, v)!r}"
 
 

@@ -232,8 +232,8 @@ def test_diagnostics_fixes_suppression_docs_and_clean_exit(tmp_path):
         # Apply the safe fix as the editor would, send the new buffer: SL103 is gone.
         assert fix.edit.document_changes[0].text_document.version == 1
         fixed = apply_text_edits(SOURCE, edits_of(fix, uri))
-        assert 'async_tensor_h2d([1, 2, 3], device="cuda")' in fixed
-        assert "from synclint.runtime import async_tensor_h2d\n" in fixed
+        assert 'torch.tensor([1, 2, 3], pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())' in fixed
+        assert "synclint" not in fixed  # the default fix adds no dependency
         s.change(uri, fixed, 2)
         diagnostics = await s.next_diagnostics(uri, 2)
         assert sorted(d.code for d in diagnostics) == ["SL106", "SL403"]
@@ -243,7 +243,7 @@ def test_diagnostics_fixes_suppression_docs_and_clean_exit(tmp_path):
         suppress = next(a for a in await s.actions(uri, sl106) if a.title == "Suppress SL106 on this line")
         assert not suppress.is_preferred
         suppressed = apply_text_edits(fixed, edits_of(suppress, uri))
-        assert suppressed.splitlines()[sl106.range.start.line].endswith('device="cuda")  # noqa: SL106')
+        assert suppressed.splitlines()[sl106.range.start.line].endswith("non_blocking=torch.cuda.is_available())  # noqa: SL106")
         s.change(uri, suppressed, 3)
         diagnostics = await s.next_diagnostics(uri, 3)
         assert [d.code for d in diagnostics] == ["SL403"]
@@ -336,7 +336,7 @@ def test_project_settings_noqa_merge_fix_all_and_excludes(tmp_path):
         (fix_all,) = actions
         assert fix_all.kind == "source.fixAll.synclint"
         fixed = apply_text_edits(merged, edits_of(fix_all, uri))
-        assert "async_tensor_h2d([1, 2, 3]" in fixed and fixed.count("from synclint.runtime import async_tensor_h2d") == 1
+        assert "torch.tensor([1, 2, 3], pin_memory=torch.cuda.is_available())" in fixed and "import synclint" not in fixed
         s.change(uri, fixed, 3)
         assert await s.next_diagnostics(uri, 3) == []
 

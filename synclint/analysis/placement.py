@@ -66,11 +66,16 @@ class PlacementAnalysis:
     `chain` is the tuple of enclosing scopes, outermost first: (Module, ClassDef?, FunctionDef...).
     """
 
-    def __init__(self, module: cst.Module, imports: ImportTable, host_fields: frozenset[str] = frozenset()) -> None:
+    def __init__(self, module: cst.Module, imports: ImportTable, host_fields: frozenset[str] = frozenset(), h2d_helpers: dict | None = None) -> None:
+        from synclint.apis.torch_api import H2D_HELPERS
+
         self.module = module
         # Fields the framework keeps on the host (`keep_on_cpu=True`): `sources.host_fields`.
         self.host_fields = host_fields
         self.imports = imports
+        # Host-to-device helpers (qualified name -> device keyword, position): their result
+        # is a tensor on that device, so a fix that calls one keeps later findings.
+        self.h2d_helpers = H2D_HELPERS if h2d_helpers is None else h2d_helpers
         self._scopes: dict[int, ScopeFacts] = {}
         self._outer_env: dict[int, Env] = {}  # id(function or class) -> env where it was defined
         self._class_attrs: dict[int, Env] = {}  # id(ClassDef) -> joined `self.<attr>` placements

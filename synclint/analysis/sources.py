@@ -431,12 +431,9 @@ class Evaluator:
         return None
 
     def _qualified_call(self, qual: str, call: cst.Call, env: Env) -> Placement | None:
-        if qual in api.H2D_HELPERS:
-            device = kwarg(call, "device")
-            target = self._device_target(device.value, env) if device is not None else None
-            if target is None:
-                return UNKNOWN.because(call, "an H2D helper with an unknown `device=`")
-            return _unpinned(target).because(call, f"`{qual.rsplit('.', 1)[-1]}(..., device=...)` copies to where `device=` says")
+        helper = self.analysis.h2d_helpers.get(qual)
+        if helper is not None:
+            return self._h2d_helper(qual, helper, call, env)
         if qual.startswith("numpy."):
             name = qual[6:]
             if name in api.NUMPY_CONSTRUCTORS or name.startswith("random."):
@@ -479,6 +476,19 @@ class Evaluator:
         if combined.is_(Place.SCALAR, Place.SEQUENCE):
             return UNKNOWN
         return combined
+
+    def _h2d_helper(self, qual: str, helper, call: cst.Call, env: Env) -> Placement:
+        """`async_tensor_h2d(data, device=d)` and the like: a tensor where `d` sends it."""
+        keyword, position = helper
+        name = qual.rpartition(".")[2]
+        arg = kwarg(call, keyword)
+        if arg is None and position is not None:
+            args = positional(call)
+            arg = args[position] if len(args) > position else None
+        target = self._device_target(arg.value, env) if arg is not None else None
+        if target is None:
+            return placed(Place.DEVICE, MEDIUM, call, f"`{name}()` copies host data to a device")
+        return target.because(call, f"`{name}()` copies host data where its device says")
 
     def _host_scalar_tensor(self, expr: cst.BaseExpression, env: Env) -> bool:
         """`torch.tensor(<a number>)` / `torch.scalar_tensor(...)` without `device=`."""

@@ -91,7 +91,66 @@ NOT_TENSOR_NAMESPACES = ("cuda.", "distributed.", "nn.init.", "nn.utils.", "back
 # Words in a name that make an integer a device index (`.to(local_rank)`).
 DEVICE_INDEX_WORDS = ("rank", "device", "gpu", "cuda", "dev_id")
 
-# The H2D helpers the fixes call (the `h2d-helper` presets): the result is a tensor where
-# their `device=` says, as for `torch.tensor(..., device=...)`. Known to the analysis so that
-# a fixed file keeps the findings that follow the copy (`if ids.sum() > 0:` after it).
-H2D_HELPERS = frozenset({"synclint.runtime.async_tensor_h2d", "vllm.utils.torch_utils.async_tensor_h2d"})
+# Arguments PyTorch reads as Python numbers: ints (sizes, counts, indices) or scalars. A
+# tensor passed there is read with `aten._local_scalar_dense`, the op behind `.item()`: for a
+# device tensor, a copy to the host that waits for every queued kernel. name -> (positions,
+# keywords); "*" reads every positional argument (and the elements of a size tuple or list).
+# tests/test_rules_sl208.py checks each entry on the CPU with a dispatch trace.
+NUMBER_ARGUMENT_FUNCTIONS = {  # torch.<name>(...)
+    "zeros": ("*", ("size",)),
+    "ones": ("*", ("size",)),
+    "empty": ("*", ("size",)),
+    "rand": ("*", ("size",)),
+    "randn": ("*", ("size",)),
+    "full": ((0, 1), ("size", "fill_value")),
+    "arange": ("*", ("start", "end", "step")),
+    "randint": ("*", ("low", "high", "size")),
+    "randperm": ((0,), ("n",)),
+    "eye": ("*", ("n", "m")),
+    "narrow": ((2, 3), ("start", "length")),
+    "nn.functional.interpolate": ((1,), ("size",)),
+    "nn.functional.pad": ((1,), ("pad",)),
+}
+NUMBER_ARGUMENT_METHODS = {  # tensor.<name>(...)
+    "reshape": ("*", ()),
+    "view": ("*", ()),
+    "repeat": ("*", ()),
+    "expand": ("*", ()),
+    "new_zeros": ("*", ("size",)),
+    "new_ones": ("*", ("size",)),
+    "new_empty": ("*", ("size",)),
+    "new_full": ((0, 1), ("size", "fill_value")),
+    "narrow": ((1, 2), ("start", "length")),
+    "topk": ((0,), ("k",)),
+    "roll": ((0,), ("shifts",)),
+    "select": ((1,), ("index",)),
+}
+# clamp/clip take tensor bounds too (no readback); a Python number for one bound and a
+# tensor for the other selects the Scalar overload, which reads the tensor.
+CLAMP_FUNCTIONS = frozenset({"clamp", "clip", "clamp_", "clip_"})
+
+# Host-to-device helpers that the H2D fixes may call and that return a device tensor:
+# qualified name -> (the keyword naming the target device, its positional index). The
+# signatures, as each project defines them:
+#   synclint.runtime.async_tensor_h2d(data, dtype=None, device=None)
+#   vllm.utils.torch_utils.async_tensor_h2d(data, device=None, dtype=None, out=None)  (vLLM 0.33)
+#   vllm.utils.async_tensor_h2d(data, dtype, target_device, pin_memory)  (older vLLM: all required)
+#   sglang.srt.utils.common.async_h2d(args, *, dtype, device)  (SGLang 0.5; also re-exported
+#   by sglang.srt.utils)
+H2D_HELPERS = {
+    "synclint.runtime.async_tensor_h2d": ("device", 2),
+    "synclint.runtime.h2d.async_tensor_h2d": ("device", 2),
+    "vllm.utils.torch_utils.async_tensor_h2d": ("device", 1),
+    "vllm.utils.async_tensor_h2d": ("target_device", 2),
+    "sglang.srt.utils.common.async_h2d": ("device", None),
+    "sglang.srt.utils.async_h2d": ("device", None),
+}
+H2D_HELPER_NAMES = frozenset(q.rpartition(".")[2] for q in H2D_HELPERS)
+
+
+def h2d_helpers(configured: str | None = None) -> dict[str, tuple[str, int | None]]:
+    """The known helpers and the configured `h2d-helper` (a dotted path other than the
+    "inline" default; assumed to take `(data, dtype=None, device=None)` like synclint's)."""
+    if configured is None or configured == "inline" or configured in H2D_HELPERS:
+        return H2D_HELPERS
+    return {**H2D_HELPERS, configured: ("device", 2)}

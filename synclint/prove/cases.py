@@ -1,6 +1,9 @@
 """Executable proof cases: `fixtures/<CODE>/proof.py` holds `def case(device):`, the pattern
-written exactly as rule <CODE> flags it. The fixed variant is not a file: it is what
-synclint's own fixer makes of the case at the moment of the run."""
+written exactly as rule <CODE> flags it; `fixtures/<CODE>/proof_<kind>.py` holds one more case
+per further kind of fix the rule writes (a value built on the device, a Python scalar
+operand, a pinned copy), so each fix kind's host cost with an idle GPU and its stall with a
+busy one are measured. The fixed variant is not a file: it is what synclint's own fixer
+makes of the case at the moment of the run."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from pathlib import Path
 # Every rule that has (or will have) a proof case.
 RULE_CODES = (
     "SL101", "SL102", "SL103", "SL104", "SL105", "SL106",
-    "SL201", "SL202", "SL203", "SL204", "SL205", "SL206",
+    "SL201", "SL202", "SL203", "SL204", "SL205", "SL206", "SL207", "SL208",
     "SL301", "SL302", "SL303", "SL304",
     "SL401", "SL402", "SL403", "SL404",
     "SL501",
@@ -46,8 +49,20 @@ class ProofCase:
         return self.fixed_source is not None
 
     @property
+    def label(self) -> str:
+        """`SL101` for proof.py, `SL101/proof_scalar` for a further case."""
+        return self.code if self.path.name == "proof.py" else f"{self.code}/{self.path.stem}"
+
+    @property
     def fixed_path(self) -> Path:
-        return self.path.with_name("proof_fixed.py")  # a name for tracebacks; never written
+        return self.path.with_name(f"{self.path.stem}_fixed.py")  # a name for tracebacks; never written
+
+
+def case_files(code: str, root: Path | None = None) -> list[str]:
+    """proof.py, then the further cases proof_<kind>.py of rule `code`, by name."""
+    folder = (root or fixtures_dir()) / code
+    extra = sorted(p.name for p in folder.glob("proof_*.py") if not p.stem.endswith("_fixed"))
+    return ["proof.py", *extra]
 
 
 def proof_kind(source: str) -> str:
@@ -74,14 +89,14 @@ def select(codes, prefixes) -> list[str]:
     return [c for c in codes if any(c.startswith(p) for p in wanted)]
 
 
-def prepare(code: str, root: Path | None = None) -> ProofCase:
+def prepare(code: str, root: Path | None = None, name: str = "proof.py") -> ProofCase:
     """Read the case, check that the rule flags it, and get the fixer's version."""
     from synclint.config import Settings
     from synclint.api import fix_source, lint_source
     from synclint.rules import rule_by_code
     from synclint.rules.base import FixAvailability
 
-    path = (root or fixtures_dir()) / code / "proof.py"
+    path = (root or fixtures_dir()) / code / name
     if not path.exists():
         return ProofCase(code, path, "", status="no proof case", problem=f"{path} does not exist")
     source = path.read_text(encoding="utf-8")

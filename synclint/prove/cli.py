@@ -99,9 +99,9 @@ def main(argv: list[str] | None = None) -> int:
 def _line(p) -> str:
     c = p.case
     if not p.ran:
-        return f"{c.code}: {c.status}" + (f" ({c.problem})" if c.problem else "")
+        return f"{c.label}: {c.status}" + (f" ({c.problem})" if c.problem else "")
     b = p.before
-    text = f"{c.code}: {p.outcome():<7} before {b.verdict} {_ratio(b)}"
+    text = f"{c.label}: {p.outcome():<7} before {b.verdict} {_ratio(b)}"
     if p.after is not None:
         text += f" | after {p.after.verdict} {_ratio(p.after)} | same results: {p.results_match}"
     elif not c.fixable:

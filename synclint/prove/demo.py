@@ -1,5 +1,5 @@
 """The throughput demo: a pipelined loop (about 2 ms of GPU work and 0.5-2 ms of host work
-per step, as in gpu-facts.md) run as written and as synclint's fixer rewrites it."""
+per step, the shape of a decode step measured on an H200) run as written and as synclint's fixer rewrites it."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def run_demo(torch, device) -> dict:
         rows.append(row)
     return {
         "pattern": "torch.tensor(token_ids, dtype=torch.long, device=device) once per step (SL101)",
-        "fix": "as synclint --fix rewrites it: async_tensor_h2d (pinned staging, non_blocking copy)",
+        "fix": "as synclint --fix rewrites it: a pinned, non_blocking copy written with torch alone",
         "gpu_ms_per_step": round(layers * per_layer_ms, 3),
         "layers": layers,
         "steps": STEPS,

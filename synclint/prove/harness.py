@@ -89,8 +89,8 @@ def prove_rule(case: ProofCase, torch, device) -> RuleProof:
     if case.status != "ready":
         return proof
     try:
-        before = case_mod.load(case.source, str(case.path), f"proof_{case.code}")
-        after = case_mod.load(case.fixed_source, str(case.fixed_path), f"proof_{case.code}_fixed") if case.fixable else None
+        before = case_mod.load(case.source, str(case.path), f"proof_{case.label}")
+        after = case_mod.load(case.fixed_source, str(case.fixed_path), f"proof_{case.label}_fixed") if case.fixable else None
     except Exception as exc:  # noqa: BLE001 - a case that does not load is a failure, reported
         proof.problems.append(f"cannot load the case: {exc.__class__.__name__}: {exc}")
         proof.before = Measurement(ERROR, error=proof.problems[-1])
@@ -163,8 +163,9 @@ def prove_all(codes, torch, device, on_proof=None) -> list[RuleProof]:
     prints and saves as it goes, so a run cut short still leaves its results)."""
     out = []
     for code in codes:
-        case = case_mod.prepare(code)
-        out.append(prove_rule(case, torch, device) if torch is not None else RuleProof(case))
-        if on_proof is not None:
-            on_proof(out)
+        for name in case_mod.case_files(code):
+            case = case_mod.prepare(code, name=name)
+            out.append(prove_rule(case, torch, device) if torch is not None else RuleProof(case))
+            if on_proof is not None:
+                on_proof(out)
     return out

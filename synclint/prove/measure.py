@@ -1,4 +1,4 @@
-"""Does a snippet make the host wait for the GPU? The method of gpu-facts.md:
+"""Does a snippet make the host wait for the GPU? The method of docs/gpu-proof.md:
 
 1. warm the snippet up twice, synchronize;
 2. calibrate `torch.cuda._sleep` cycles against CUDA events after the warm-up (the SM clock

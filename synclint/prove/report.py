@@ -26,7 +26,7 @@ def environment(torch) -> dict:
 
 def to_json(env: dict, proofs, demo: dict | None) -> dict:
     data = dict(env)
-    data["rules"] = {p.case.code: p.to_json() for p in proofs}
+    data["rules"] = {p.case.label: p.to_json() for p in proofs}
     data["summary"] = summary_counts(proofs)
     data["demo"] = demo
     return data
@@ -104,8 +104,8 @@ def render_markdown(data: dict) -> str:
         "",
         "Outcomes: " + ", ".join(f"{k}: {v}" for k, v in sorted(s.items())),
         "",
-        "| rule | outcome | before | ratio | debug mode | after | ratio | debug mode | same results |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| rule | outcome | before | ratio | debug mode | after | ratio | debug mode | same results | idle host ms before | idle host ms after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for code, r in data["rules"].items():
         b, a = r.get("before"), r.get("after")
@@ -113,9 +113,17 @@ def render_markdown(data: dict) -> str:
         after_verdict = _m(a, "verdict") if r.get("fixable") else "(no fix)"
         lines.append(
             f"| {code} | {r['status']} | {_m(b, 'verdict')} | {_m(b, 'stall_ratio')} | {_m(b, 'sync_debug_mode')} "
-            f"| {after_verdict} | {_m(a, 'stall_ratio')} | {_m(a, 'sync_debug_mode')} | {same} |"
+            f"| {after_verdict} | {_m(a, 'stall_ratio')} | {_m(a, 'sync_debug_mode')} | {same} "
+            f"| {_m(b, 'idle_ms')} | {_m(a, 'idle_ms')} |"
         )
-    lines.append("")
+    lines += [
+        "",
+        "`idle host ms`: the case's host time per call with an idle GPU (median of 3), before and after "
+        "the fix: what a fix costs when there is nothing to wait for. A fix that removes a stall but "
+        "costs more host time per call shows it here. Rules with more than one kind of fix have one "
+        "case per kind (`<CODE>/proof_<kind>`, in `fixtures/<CODE>/proof_<kind>.py`).",
+        "",
+    ]
     races = [code for code, r in data["rules"].items() if r.get("kind") == "race"]
     if races:
         lines += [

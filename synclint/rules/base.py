@@ -31,7 +31,8 @@ class FixSpec:
     message: str
     replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | str], ...]
     applicability: Applicability = Applicability.SAFE
-    # (module, name): `from module import name` is added when `name` is not bound yet.
+    # (module, name): `from module import name` (`import name` for module "") is added when
+    # `name` is not bound yet.
     imports: tuple[tuple[str, str], ...] = ()
 
 
@@ -82,7 +83,8 @@ class Rule:
     # "convert" (arguments of int()/float()/print()/max()...), "text" (f-string and `%`
     # values), "sizing" (int()/range() arguments, `.item()` receivers), "move" (`.cuda()`,
     # `.to(<device>)`), "store" (`t[...] = v` targets), "stored" (their values),
-    # "copy" (`t.copy_(...)` receivers), "index" (subscripted values with a
+    # "copy" (`t.copy_(...)` receivers), "numbers" (arguments read as Python numbers:
+    # apis/torch_api.py NUMBER_ARGUMENT_*), "loop" (iterated values, `list(t)`), "index" (subscripted values with a
     # non-literal index), "mask" (index values), "bound" (slice bounds). None: the screen
     # asks only whether a device source is in reach of the function.
     device_sites: ClassVar[tuple[str, ...] | None] = None

@@ -101,6 +101,8 @@ class _AssignmentIndex:
         self.order: dict[int, int] = {}
         self.bindings: dict[str, list[tuple[int, cst.BaseExpression | None]]] = {}
         self.mutations: dict[str, list[int]] = {}
+        # (name, position of its `for`) -> the iterable whose elements the name takes
+        self.loop_elements: dict[tuple[str, int], cst.BaseExpression] = {}
         self._suite(scope.body)  # a Module's body is a sequence, a def's an IndentedBlock
 
     def _suite(self, suite) -> None:
@@ -127,6 +129,7 @@ class _AssignmentIndex:
         else:
             if isinstance(stmt, cst.For):
                 self._target(stmt.target, None, position)
+                self._loop_elements(stmt.target, stmt.iter, position)
             elif isinstance(stmt, cst.With):
                 for item in stmt.items:
                     if item.asname is not None:
@@ -142,6 +145,25 @@ class _AssignmentIndex:
             final = getattr(stmt, "finalbody", None)
             if final is not None:
                 self._suite(final.body)
+
+    def _loop_elements(self, target, iterable, position: int) -> None:
+        """`for x in it`, `for i, x in enumerate(it)`, `for a, b in zip(p, q)`."""
+        if isinstance(target, cst.Name):
+            self.loop_elements[(target.value, position)] = iterable
+            return
+        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call):
+            return
+        func = iterable.func
+        names = [e.value for e in target.elements]
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if not isinstance(func, cst.Name) or len(args) != len(iterable.args):
+            return
+        if func.value == "enumerate" and len(names) == 2 and len(args) == 1 and isinstance(names[1], cst.Name):
+            self.loop_elements[(names[1].value, position)] = args[0]
+        elif func.value == "zip" and len(names) == len(args):
+            for name, arg in zip(names, args):
+                if isinstance(name, cst.Name):
+                    self.loop_elements[(name.value, position)] = arg
 
     def _small(self, small, position: int) -> None:
         if isinstance(small, cst.Assign):
@@ -470,6 +492,95 @@ def append_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.
         new = new.with_changes(whitespace_after_arg=ending)
     args.append(new)
     return call.with_changes(args=args)
+
+
+# --- dimensions: which device values are 0-dim (SL207, SL208) -------------------------------
+
+# Whole-tensor reductions: called with no argument they give a 0-dim tensor.
+_FULL_REDUCTIONS = frozenset(
+    {"sum", "max", "min", "amax", "amin", "mean", "prod", "argmax", "argmin", "count_nonzero", "norm", "median"}
+)
+# Results that are 1-D whatever their input (`unique`, `arange`, `flatten`, `bincount`).
+_ONE_DIM_RESULTS = frozenset(
+    {"unique", "unique_consecutive", "arange", "flatten", "ravel", "bincount", "randperm", "masked_select", "cumsum_flat"}
+)
+# Methods and torch functions that keep their input's number of dimensions.
+_NDIM_KEEPING = frozenset(
+    {"cuda", "cpu", "to", "contiguous", "clone", "detach", "long", "int", "float", "half", "bfloat16", "bool",
+     "cumsum", "cumprod", "sort", "flip", "abs", "neg", "clamp", "clip", "sigmoid", "exp", "log", "sqrt",
+     "pin_memory", "type_as", "roll", "masked_fill"}
+)
+# Names that, in serving code, are per-request vectors (`seq_lens`, `sizes`, `token_ids`).
+_VECTOR_NAME_ENDINGS = ("lens", "lengths", "sizes", "counts", "ids", "indices", "offsets", "indptr", "positions", "loc")
+
+
+def tensor_ndim(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None = None) -> int | None:
+    """The number of dimensions of a tensor expression when the code shows it, else None:
+    factories (`known_ndim`), `x.nonzero()` (2), `x.unique()` / `torch.arange` (1), whole
+    reductions (0), `x[i]` with Python integers (one fewer per index), the element of a
+    loop over a tensor (one fewer), names bound once to any of these."""
+    if _depth > 6:
+        return None
+    found = known_ndim(expr, ctx, _at) if not isinstance(expr, cst.Name) else None
+    if found is not None:
+        return found
+    if isinstance(expr, cst.Name):
+        binding = _binding(expr.value, ctx, _at)
+        if binding is None:
+            return None
+        position, value = binding
+        if value is not None:
+            return tensor_ndim(value, ctx, _depth + 1, position)
+        iterable = _assignment_index(ctx).loop_elements.get((expr.value, position))
+        if iterable is not None:
+            outer = tensor_ndim(iterable, ctx, _depth + 1, position)
+            return outer - 1 if outer else None
+        return None
+    if isinstance(expr, cst.Subscript):
+        base = tensor_ndim(expr.value, ctx, _depth + 1, _at)
+        if base is None:
+            return None
+        dropped = 0
+        for element in expr.slice:
+            if isinstance(element.slice, cst.Slice):
+                continue
+            value = element.slice.value
+            if is_int_literal(value) or ctx.placement(value).is_(Place.SCALAR):
+                dropped += 1
+            else:
+                return None  # advanced or None/Ellipsis indexing
+        return base - dropped if base >= dropped else None
+    if isinstance(expr, cst.Call):
+        qual = ctx.qualname(expr.func) or ""
+        name = qual[6:] if qual.startswith("torch.") else method_name(expr)
+        is_method = not qual.startswith("torch.")
+        args = positional(expr)
+        if name in ("nonzero", "argwhere"):
+            return None if is_true(getattr(kwarg(expr, "as_tuple"), "value", None)) else 2
+        if name in _ONE_DIM_RESULTS:
+            return 1
+        if name in ("view", "reshape") and is_method and len(args) == 1 and is_int_literal(args[0].value):
+            return 1
+        if name in _FULL_REDUCTIONS and ((is_method and not expr.args) or (not is_method and len(expr.args) == 1)):
+            return 0
+        if name == "item":
+            return None
+        if name in _NDIM_KEEPING and is_method:
+            return tensor_ndim(expr.func.value, ctx, _depth + 1, _at)
+    if isinstance(expr, cst.BinaryOperation):
+        left = tensor_ndim(expr.left, ctx, _depth + 1, _at)
+        right = tensor_ndim(expr.right, ctx, _depth + 1, _at)
+        if left is not None and (right is not None or ctx.placement(expr.right).is_(Place.SCALAR)):
+            return max(left, right or 0)
+        if right is not None and ctx.placement(expr.left).is_(Place.SCALAR):
+            return right
+    return None
+
+
+def named_like_a_vector(expr: cst.BaseExpression) -> bool:
+    """`seq_lens`, `self.req_sizes`, `token_ids`: a name serving code gives a per-request vector."""
+    name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return name.lower().endswith(_VECTOR_NAME_ENDINGS)
 
 
 # --- data that costs nothing to copy ------------------------------------------------------

@@ -10,9 +10,9 @@ from synclint.rules.helpers import (
     is_empty_literal,
     kwarg,
     positional,
-    split_helper_path,
     traced_as_constant,
 )
+from synclint.rules.sl1xx_h2d import helper_call, inline_factory
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments the helper accepts; any other (requires_grad=, pin_memory=) means no fix.
@@ -42,24 +42,51 @@ class BlockingTensorFactory(Rule):
     ```
 
     ## Use instead
+    The cheapest exact form first: no data movement (a Python scalar operand: SL104) >
+    built on the device > a per-device constant cached once (SL106) > a pinned,
+    non-blocking copy.
     ```python
     import torch
-    from synclint.runtime import async_tensor_h2d
 
     def _prepare_inputs(self, token_ids: list[int], device):
-        return async_tensor_h2d(token_ids, dtype=torch.long, device=device)
+        eps = torch.full((), 1e-5, device=device)  # a literal scalar: filled on the device
+        positions = torch.arange(4, 12, device=device)  # torch.tensor(range(4, 12), device=...)
+        ids = torch.tensor(token_ids, dtype=torch.long, pin_memory=torch.cuda.is_available()).to(
+            device, non_blocking=torch.cuda.is_available()
+        )
+        return ids, positions, eps
     ```
+    The copy is written with torch alone by default (no import of synclint or anything else
+    the project lacks); `h2d-helper` names a helper to call instead, and a file that already
+    imports a known helper (vLLM's `async_tensor_h2d`, SGLang's `async_h2d`) keeps calling it
+    with its own signature. Pinning is asked for only where CUDA is available
+    (`torch.cuda.is_available()`), so the same line runs unchanged on a machine without it.
+    The pinned temporary can be dropped as soon as the call returns: it comes from
+    PyTorch's caching host allocator, which records an event on the copy's stream and
+    hands the block out again only after the copy has completed.
 
     ## Fix safety
-    Safe: the helper copies the data into pinned memory on the host (so later changes to the
-    list cannot leak into the copy) and queues a `non_blocking` copy; the result has the same
-    values, dtype and device. `torch.as_tensor(array, device=d)` of a numpy array or CPU tensor
-    shares its memory when `d` is the CPU at run time, where the helper copies: unsafe unless
-    `d` is proven an accelerator. `torch.tensor(range(...), device=d)` becomes
-    `torch.arange(..., device=d)`: the same int64 values, safe when a `dtype=` is given or the
-    range is of literals and not empty; otherwise unsafe, because an empty range gives
-    `torch.tensor` a float32 tensor and `torch.arange` an int64 one. Not offered when other keyword arguments are present
-    (`requires_grad=`, `pin_memory=`) or when the data may already be a device tensor.
+    - A number literal, `torch.tensor(1e-5, device=d)`, becomes `torch.full((), 1e-5,
+      device=d)`: safe, because `torch.full` infers the dtype of a Python scalar as
+      `torch.tensor` does (bool -> bool, int -> int64, float -> the default float dtype,
+      complex -> the default complex dtype; checked in the tests). With `dtype=` a value the
+      analysis proves a Python scalar (`len(x)`, `.item()`) is filled too; any other value
+      is copied (a numpy scalar keeps its own dtype in `torch.tensor`, a list cannot fill).
+    - A list (or a rectangular list of lists) of one repeated number literal,
+      `torch.tensor([-1], device=d)`, becomes `torch.full((1,), -1, device=d)`: safe, the
+      dtype `torch.tensor` infers from such a list is the one `torch.full` infers from the
+      literal.
+    - `torch.tensor(range(a, b), device=d)` becomes `torch.arange(a, b, device=d)`: the
+      same int64 values, safe when a `dtype=` is given or the range is of literals and not
+      empty; otherwise unsafe, because an empty range gives `torch.tensor` a float32 tensor
+      and `torch.arange` an int64 one.
+    - Otherwise the pinned, non-blocking copy: safe. The data is copied into pinned memory
+      at the call (so later changes to the list cannot leak into the copy), with the same
+      values, dtype and device. `torch.as_tensor(array, device=d)` of a numpy array or CPU
+      tensor shares its memory when `d` is the CPU at run time, where the copy copies:
+      unsafe unless `d` is proven an accelerator. Not offered when other keyword arguments
+      are present (`requires_grad=`, `pin_memory=`) or when the data may already be a
+      device tensor.
 
     ## Known false positives
     A `device` that is in fact the CPU at run time (the copy is then free): the finding has
@@ -136,23 +163,26 @@ class BlockingTensorFactory(Rule):
         arange = self._arange_fix(node, ctx)
         if arange is not None:
             return arange
+        filled = _scalar_fill_fix(node, ctx)
+        if filled is not None:
+            return filled
         if qual != "torch.tensor" and not data.known:
             return None
-        module, name = split_helper_path(self.settings.h2d_helper)
         # `as_tensor(array_or_cpu_tensor, device=d)` shares memory when d is the CPU at run
-        # time; the helper always copies. Unless d is proven an accelerator, that can change
+        # time; the copy always copies. Unless d is proven an accelerator, that can change
         # what a later in-place write sees.
         shares = qual != "torch.tensor" and (data.may_be(Place.NUMPY) or data.may_be(Place.HOST))
         proven = target.on_device and target.confidence >= Confidence.HIGH
         applicability = Applicability.UNSAFE if shares and not proven else Applicability.SAFE
-        # Only the callee changes: the data and the dtype=/device= keywords stay as written
-        # (comments and layout too), and both helper signatures take them by those keywords.
-        return FixSpec(
-            message=f"Use `{name}` (pinned, non-blocking copy)",
-            replacements=((node.func, cst.Name(name)),),
-            applicability=applicability,
-            imports=((module, name),),
-        )
+        # The data and dtype= stay as written (comments and layout too); only the callee
+        # changes (a helper taking dtype=/device=) or device= moves to `.to()` (inline).
+        new = inline_factory(ctx, self.settings, node)
+        if new is None:
+            dtype = kwarg(node, "dtype")
+            new = helper_call(ctx, self.settings, positional(node)[0].value, dtype=dtype.value if dtype else None, device=kwarg(node, "device").value)
+        if new is None:
+            return None
+        return FixSpec(message=new.message, replacements=((node, new.node),), applicability=applicability, imports=new.imports)
 
     def _arange_fix(self, node: cst.Call, ctx) -> FixSpec | None:
         """`torch.tensor(range(a, b), device=d)` (or `list(range(...))`) ->
@@ -175,6 +205,79 @@ class BlockingTensorFactory(Rule):
             replacements=((node, node.with_changes(func=func, args=args)),),
             applicability=Applicability.SAFE if exact else Applicability.UNSAFE,
         )
+
+
+def _number_literal(expr: cst.BaseExpression) -> bool:
+    """`1`, `1.0`, `1e-5`, `2j`, `-3`, `True`: a Python scalar whose type the code shows."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        expr = expr.expression
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+        return True
+    return isinstance(expr, cst.Name) and expr.value in ("True", "False")
+
+
+def _scalar_fill_fix(node: cst.Call, ctx) -> FixSpec | None:
+    """`torch.tensor(1e-5, device=d)` -> `torch.full((), 1e-5, device=d)`: filled on the
+    device by a kernel, nothing copied. Exact: for a Python scalar `torch.full` infers the
+    dtype as `torch.tensor` does (bool -> bool, int -> int64, float -> the default float
+    dtype, complex -> the default complex dtype), and with `dtype=` both convert the same
+    scalar. Offered for a number literal, or for a value the analysis proves a Python scalar
+    when `dtype=` is given (without it a numpy scalar would keep its own dtype in
+    `torch.tensor` and not in `torch.full`)."""
+    first = positional(node)[0]
+    data = first.value
+    if not isinstance(node.func, cst.Attribute) or first is not node.args[0]:
+        return None
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if isinstance(data, (cst.List, cst.Tuple)):
+        return _uniform_list_fill(node, data, comma)
+    if not _number_literal(data):
+        if kwarg(node, "dtype") is None:
+            return None
+        placement = ctx.placement(data)
+        if not (placement.is_(Place.SCALAR) and placement.confidence >= Confidence.HIGH):
+            return None
+    args = [cst.Arg(cst.Tuple(elements=[]), comma=comma), *node.args]
+    return FixSpec(
+        message="Build it on the device: `torch.full((), value, device=...)` (no copy)",
+        replacements=((node, node.with_changes(func=node.func.with_changes(attr=cst.Name("full")), args=args)),),
+        applicability=Applicability.SAFE,
+    )
+
+
+def _uniform_list_fill(node: cst.Call, data, comma) -> FixSpec | None:
+    """`torch.tensor([-1], device=d)` and any list (or rectangular list of lists) of one
+    repeated number literal -> `torch.full((n,), -1, device=d)`: the dtype `torch.tensor`
+    infers from a list of one literal kind is the one `torch.full` infers from that
+    literal. (An empty list is not reported: nothing is copied.)"""
+    rest = list(node.args[1:])
+    shape, values = [], []
+
+    def walk(expr, depth):
+        if isinstance(expr, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in expr.elements):
+            if len(shape) <= depth:
+                shape.append(len(expr.elements))
+            elif shape[depth] != len(expr.elements):
+                return False
+            return bool(expr.elements) and all(walk(e.value, depth + 1) for e in expr.elements)
+        if len(shape) != depth or not _number_literal(expr):
+            return False
+        values.append(cst.Module([]).code_for_node(expr))
+        return True
+
+    if not walk(data, 0) or len(set(values)) != 1 or len(values) > 64:
+        return None
+    size = cst.Tuple(elements=[cst.Element(cst.Integer(str(n))) for n in shape]) if len(shape) > 1 else cst.Tuple(
+        elements=[cst.Element(cst.Integer(str(shape[0])), comma=cst.Comma())]
+    )
+    literal = cst.parse_expression(values[0])
+    args = [cst.Arg(size, comma=comma), cst.Arg(literal, comma=comma if rest else cst.MaybeSentinel.DEFAULT), *rest]
+    new = node.with_changes(func=node.func.with_changes(attr=cst.Name("full")), args=args)
+    return FixSpec(
+        message="Build it on the device: `torch.full(shape, value, device=...)` (no copy)",
+        replacements=((node, new),),
+        applicability=Applicability.SAFE,
+    )
 
 
 def _scalar_operand(node: cst.Call, data, ctx) -> bool:

@@ -49,17 +49,20 @@ class PageableNonBlockingH2D(Rule):
     ```
 
     ## Use instead
+    Best, a buffer pinned once and refilled in place; the fix writes the per-call form, a
+    pinned copy with torch alone (or the `h2d-helper` the project has, see SL101):
     ```python
     import torch
-    from synclint.runtime import async_tensor_h2d
 
     def embed_inputs(self, embeds_np, device):
-        return async_tensor_h2d(embeds_np, device=device)
+        return torch.tensor(embeds_np, pin_memory=torch.cuda.is_available()).to(
+            device, non_blocking=torch.cuda.is_available()
+        )
     ```
 
     ## Fix safety
     `torch.from_numpy(a).to(d, non_blocking=True)` and `torch.tensor(data).to(d,
-    non_blocking=True)` become the H2D helper (`h2d-helper`), which copies the data into
+    non_blocking=True)` become a pinned copy (inline, or the `h2d-helper`), which copies the data into
     pinned memory at the call (so later writes to `a` cannot leak into the copy, as with
     the driver's staging) and queues the copy: safe, for `from_numpy(a)` only where `d` is
     proven an accelerator (where `d` is the CPU at run time `.to(d)` returns a tensor sharing
@@ -135,16 +138,18 @@ class PageableNonBlockingH2D(Rule):
         if dtype is not None and move.dtype is not None:
             return None
         converts = move.dtype is not None
-        # `from_numpy(a).to(d)` shares `a`'s memory when d is the CPU at run time; the helper
-        # copies: safe only where d is proven an accelerator.
+        # `from_numpy(a).to(d)` shares `a`'s memory when d is the CPU at run time; a pinned
+        # copy does not: safe only where d is proven an accelerator.
         target = move_target(move, ctx)
         aliases = array is not None and not (target is not None and target.on_device and target.confidence >= Confidence.HIGH)
-        new, imports = helper_call(self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
+        new = helper_call(ctx, self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
+        if new is None:
+            return None
         return FixSpec(
-            message=f"Use `{new.func.value}` (pinned staging, non-blocking copy)",
-            replacements=((move.call, new),),
+            message=new.message,
+            replacements=((move.call, new.node),),
             applicability=Applicability.UNSAFE if converts or aliases else Applicability.SAFE,
-            imports=imports,
+            imports=new.imports,
         )
 
     def _check_copy(self, node: cst.Call, ctx) -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from functools import cached_property
+
 import libcst as cst
 
 from synclint.rules.base import FixAvailability, FixSpec, Rule
@@ -17,6 +19,7 @@ from synclint.rules.sl1xx_h2d import (
     plain_factory_data,
     read_move,
 )
+from synclint.rules.sl104_scalar_tensor_operand import covers as scalar_operand_covers
 from synclint.violation import Applicability, Confidence
 
 # torch factories whose values do not depend on where they are computed: building them on the
@@ -52,27 +55,38 @@ class BlockingHostToDeviceMove(Rule):
     ```
 
     ## Use instead
+    The cheapest exact form first: no data movement (a scalar operand stays a Python
+    scalar: SL104) > built on the device > a constant cached per device (SL106) > a pinned,
+    non-blocking copy (written with torch alone, or the `h2d-helper`, see SL101).
     ```python
     import torch
 
     def forward(self, hidden_states, seq_len, device):
         position_ids = torch.arange(seq_len, device=device)
-        return hidden_states + position_ids
+        scale = torch.arange(seq_len, device=device).float()  # was torch.arange(seq_len).float().to(device)
+        return hidden_states + position_ids * scale
     ```
 
     ## Fix safety
     - `torch.zeros/ones/full/empty/eye(...).to(d)` becomes the factory with `device=d`: the
-      values cannot differ, safe. `torch.arange(...).to(d)` likewise when its arguments are
-      integers (literals, `len()`, `.size()`, an integer `dtype=`); with other arguments
-      float steps could round differently on the device: unsafe.
-    - `torch.from_numpy(a).to(d)` / `torch.tensor(data).to(d)` become the H2D helper, which
+      values cannot differ, safe. `torch.arange(...).to(d)` likewise when it counts whole
+      numbers from 0 by 1 (`torch.arange(n)`) or its arguments are integers (literals,
+      `len()`, `.size()`, an integer `dtype=`); with other arguments float steps could
+      round differently on the device: unsafe. Dtype conversions between the factory and
+      the move stay after it: `torch.arange(n).float().to(d)` becomes
+      `torch.arange(n, device=d).float()` (the same integers, the same cast), safe.
+    - A scalar tensor moved to be the operand of `torch.maximum`/`minimum` or a `clamp`
+      bound (`torch.maximum(x, torch.tensor(1e-5).to(d))`) is SL104's, whose fix keeps the
+      scalar on the host (`torch.clamp(x, min=1e-5)`).
+    - `torch.from_numpy(a).to(d)` / `torch.tensor(data).to(d)` become a pinned copy, which
       copies the data into pinned memory at the call and queues the copy: safe (unsafe when
       the `.to()` also converts the dtype, which then happens on the host). For
       `from_numpy(a).to(d)` only when `d` is proven an accelerator (or the move is `.cuda()`):
       where `d` is the CPU at run time `.to(d)` returns a tensor sharing `a`'s memory, so a
-      later write to `a` shows through it, and the helper's copy would not: unsafe.
-    - Other pageable host tensors become the helper too, but unsafe: the helper copies data,
-      not autograd history, where `.to()` stays differentiable.
+      later write to `a` shows through it, and the copy would not: unsafe.
+    - Other pageable host tensors (a plain name or attribute) become `(x.pin_memory() if
+      torch.cuda.is_available() else x).to(d, non_blocking=...)` (or the helper), unsafe:
+      a helper copies data, not autograd history, where `.to()` stays differentiable.
     - A pinned source gets `non_blocking=True`: unsafe, because the copy now runs later, and
       an in-place write to the pinned source before it runs (refilling a reused staging
       buffer) changes what the device receives.
@@ -102,6 +116,8 @@ class BlockingHostToDeviceMove(Rule):
         kind, source = host_memory(move.source, ctx)
         if kind not in (PAGEABLE, PINNED, STRIDED_PINNED):
             return
+        if self._scalar_operand_rule_enabled and scalar_operand_covers(node, ctx):
+            return  # SL104 reports it, with the better fix (the scalar stays on the host)
         confidence = min(source.confidence, target.confidence)
         if not target.on_device:
             confidence = min(confidence, Confidence.MEDIUM)
@@ -117,6 +133,13 @@ class BlockingHostToDeviceMove(Rule):
             fix=self._fix(move, kind, ctx) if move.simple and move.non_blocking is None else None,
         )
 
+    @cached_property
+    def _scalar_operand_rule_enabled(self) -> bool:
+        from synclint.rules import select_codes
+
+        codes = select_codes(self.settings.select, self.settings.extend_select, self.settings.ignore)
+        return "SL104" in codes
+
     def _fix(self, move, kind: str, ctx) -> FixSpec | None:
         if kind == PINNED:
             return self._non_blocking_fix(move, ctx)
@@ -131,6 +154,7 @@ class BlockingHostToDeviceMove(Rule):
                 return None  # `torch.arange(..., dtype=int).to(d, dtype=float)`: the remedy is device=, not a copy
         array = from_numpy_array(source, ctx)
         factory = plain_factory_data(source, ctx) if isinstance(source, cst.Call) and array is None else None
+        tensor_data = False
         if array is not None:
             # `.to(d)` of `from_numpy(a)` returns `a`'s memory itself when d is the CPU at
             # run time; the helper copies. Safe only where d is proven an accelerator.
@@ -139,20 +163,31 @@ class BlockingHostToDeviceMove(Rule):
             data, dtype = factory
             safe = True
         else:
-            # Autograd: `.to()` keeps the graph, the helper copies data. Values are the same.
-            data, dtype, safe = source, None, False
+            # Autograd: `.to()` keeps the graph, the copy takes the data. Values are the same.
+            data, dtype, safe, tensor_data = source, None, False, True
         if dtype is not None and move.dtype is not None:
             return None
         safe = safe and move.dtype is None
-        new, imports = helper_call(self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
+        new = helper_call(ctx, self.settings, data, dtype=dtype or move.dtype, device=device_expr(move), tensor_data=tensor_data)
+        if new is None:
+            return None
         return FixSpec(
-            message=f"Use `{new.func.value}` (pinned staging, non-blocking copy)",
-            replacements=((move.call, new),),
+            message=new.message,
+            replacements=((move.call, new.node),),
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
-            imports=imports,
+            imports=new.imports,
         )
 
     def _factory_fix(self, move, factory: cst.Call, ctx) -> FixSpec | None:
+        """`torch.arange(n).to(d)` -> `torch.arange(n, device=d)`, and through dtype
+        conversions: `torch.arange(n).float().to(d)` -> `torch.arange(n, device=d).float()`
+        (the same integers converted by the same cast, on the device)."""
+        casts = []
+        while _is_cast(factory, ctx):
+            casts.append(factory)
+            factory = factory.func.value
+            if not isinstance(factory, cst.Call):
+                return None
         qual = ctx.qualname(factory.func) or ""
         name = qual[6:] if qual.startswith("torch.") else ""
         if name not in _DETERMINISTIC_FACTORIES and name != "arange":
@@ -162,9 +197,12 @@ class BlockingHostToDeviceMove(Rule):
         if any(a.keyword is not None and a.keyword.value not in ("dtype", "layout") for a in factory.args):
             return None
         safe = name != "arange" or _integer_arange(factory, ctx)
+        built = append_keyword(factory, "device", device_expr(move))
+        for cast in reversed(casts):
+            built = cast.with_changes(func=cast.func.with_changes(value=built))
         return FixSpec(
             message=f"Build it on the device: `torch.{name}(..., device=...)`",
-            replacements=((move.call, append_keyword(factory, "device", device_expr(move))),),
+            replacements=((move.call, built),),
             applicability=Applicability.SAFE if safe else Applicability.UNSAFE,
         )
 
@@ -174,6 +212,25 @@ class BlockingHostToDeviceMove(Rule):
             replacements=((move.call, append_keyword(move.call, "non_blocking", cst.Name("True"))),),
             applicability=Applicability.UNSAFE,
         )
+
+
+# Methods that convert a tensor's dtype and nothing else.
+_CAST_METHODS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char"})
+
+
+def _is_cast(call: cst.BaseExpression, ctx) -> bool:
+    """`t.float()`, `t.long()`, `t.to(torch.float16)`, `t.type(torch.float32)`: a dtype conversion."""
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or any(a.star for a in call.args):
+        return False
+    method = call.func.attr.value
+    if method in _CAST_METHODS:
+        return not call.args
+    if method in ("to", "type") and len(call.args) == 1 and call.args[0].keyword is None:
+        qual = ctx.qualname(call.args[0].value) or ""
+        from synclint.apis.torch_api import DTYPES
+
+        return qual.startswith("torch.") and qual[6:] in DTYPES
+    return False
 
 
 def _is_built_on_host(call: cst.Call, ctx) -> bool:
@@ -191,7 +248,12 @@ def _integer_arange(call: cst.Call, ctx) -> bool:
     if dtype is not None:
         qual = ctx.qualname(dtype.value) or ""
         return qual.startswith("torch.") and qual[6:] in _INTEGER_DTYPES
-    return all(_is_integer(a.value) for a in positional(call))
+    args = positional(call)
+    if len(args) == 1 and len(call.args) == 1:
+        # `torch.arange(n)` counts 0, 1, ... with step 1 from 0: whole numbers, exact in
+        # int64 and, for a float `n`, in the default float dtype below 2**24, on any device.
+        return True
+    return all(_is_integer(a.value) for a in args)
 
 
 def _is_integer(expr: cst.BaseExpression) -> bool:

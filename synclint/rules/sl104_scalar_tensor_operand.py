@@ -7,7 +7,7 @@ import libcst as cst
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import kwarg, positional
-from synclint.rules.sl1xx_h2d import device_target, goes_to_device
+from synclint.rules.sl1xx_h2d import device_target, goes_to_device, move_target, read_move
 from synclint.violation import Applicability, Confidence
 
 # torch.<name>(x, other) -> torch.clamp(x, <bound>=scalar)
@@ -26,8 +26,9 @@ class ScalarTensorOperand(Rule):
 
     ## What it does
     Reports `torch.maximum(x, torch.tensor(s, device=d))` (and `minimum`, two-argument
-    `torch.max`/`torch.min`, `torch.clamp(x, min=torch.tensor(s, device=d))`) where `s` is a
-    Python scalar.
+    `torch.max`/`torch.min`, `torch.clamp(x, min=torch.tensor(s, device=d))`, and the same
+    scalar tensor moved there: `torch.tensor(s).to(d)`, `.cuda()`) where `s` is a Python
+    scalar.
 
     ## Why it stalls
     `torch.tensor(s, device=cuda)` copies the scalar from pageable memory with a blocking
@@ -44,6 +45,8 @@ class ScalarTensorOperand(Rule):
     ```
 
     ## Use instead
+    No data movement at all, the cheapest fix there is (before building the scalar on the
+    device with `torch.full((), s, device=d)`, or copying it):
     ```python
     import torch
 
@@ -72,9 +75,10 @@ class ScalarTensorOperand(Rule):
     fix_availability = FixAvailability.SOMETIMES
     # Every finding contains the scalar tensor factory (the bound-only clamp finding, too).
     triggers = ("tensor", "as_tensor", "scalar_tensor")
-    shape_words = ("tensor", "as_tensor", "scalar_tensor")
+    # The operand is built with device= ("factory"), or built on the host and moved ("move").
+    shape_words = ("tensor", "as_tensor", "scalar_tensor", "to", "cuda")
     device_only = True
-    device_sites = ("factory",)
+    device_sites = ("factory", "move")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func)
@@ -145,10 +149,29 @@ class ScalarTensorOperand(Rule):
         (s, confidence, exact) where exact is None when no fix is sound, else None."""
         if not isinstance(expr, cst.Call):
             return None
+        device_expr = None
+        move = read_move(expr, ctx)
+        if move is not None and isinstance(move.source, cst.Call):
+            # `torch.tensor(s).to(d)` / `.cuda()`: the same scalar, copied by the move.
+            if not move.simple or move.dtype is not None or move.non_blocking is not None:
+                return None
+            target = move_target(move, ctx)
+            expr, device_expr = move.source, move.device if move.device is not None else cst.SimpleString('"cuda"')
+            if kwarg(expr, "device") is not None:
+                return None
+        elif move is not None and isinstance(move.source, cst.Name):
+            # `eps = torch.tensor(1e-5)` once in the function, `eps.to(d)` as the operand.
+            bound = _single_binding(move.source.value, ctx)
+            if bound is None or not move.simple or move.dtype is not None or move.non_blocking is not None:
+                return None
+            target = move_target(move, ctx)
+            expr, device_expr = bound, move.device if move.device is not None else cst.SimpleString('"cuda"')
+            if kwarg(expr, "device") is not None:
+                return None
         if ctx.qualname(expr.func) not in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor"):
             return None
         args = positional(expr)
-        device = kwarg(expr, "device")
+        device = kwarg(expr, "device") if device_expr is None else cst.Arg(device_expr)
         if len(args) != 1 or device is None or any(a.star for a in expr.args):
             return None
         if any(a.keyword is not None and a.keyword.value not in ("device", "dtype") for a in expr.args):
@@ -157,7 +180,7 @@ class ScalarTensorOperand(Rule):
         placement = ctx.placement(value)
         if placement.known and not placement.is_(Place.SCALAR):
             return None  # a list or a tensor: SL101's business
-        target = device_target(ctx, device.value)
+        target = device_target(ctx, device.value) if device_expr is None or move.device is not None else target
         if not goes_to_device(target):
             return None
         confidence = min(placement.confidence, target.confidence) if placement.known else min(Confidence.MEDIUM, target.confidence)
@@ -167,6 +190,89 @@ class ScalarTensorOperand(Rule):
             return value, confidence, None  # may not be a number: no fix that could fail
         exact = kwarg(expr, "dtype") is None and _exact_literal(value)
         return value, confidence, exact
+
+
+def _single_binding(name: str, ctx) -> cst.Call | None:
+    """The `torch.tensor(...)` call that `name` is bound to, when the enclosing function
+    binds it exactly once (an assignment of that call) and nothing else rebinds it."""
+    function = next((s for s in reversed(ctx.chain) if isinstance(s, cst.FunctionDef)), None)
+    if function is None:
+        return None
+    found: list = []
+
+    class Bindings(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            pass
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name) and t.target.value == name:
+                    found.append(node.value if len(node.targets) == 1 else None)
+                elif _binds(t.target, name):
+                    found.append(None)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if _binds(node.target, name):
+                found.append(None)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if _binds(node.target, name):
+                found.append(None)
+
+        def visit_For(self, node: cst.For) -> None:
+            if _binds(node.target, name):
+                found.append(None)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            if _binds(node.name, name):
+                found.append(None)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            if _binds(node.target, name):
+                found.append(None)
+
+        def visit_Param(self, node: cst.Param) -> None:
+            if node.name.value == name:
+                found.append(None)
+
+        def visit_Global(self, node: cst.Global) -> None:
+            found.append(None)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            found.append(None)
+
+    function.visit(Bindings())
+    if len(found) != 1 or not isinstance(found[0], cst.Call):
+        return None
+    call = found[0]
+    if ctx.qualname(call.func) not in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor"):
+        return None
+    return call
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(e.value, name) for e in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _binds(target.value, name)
+    return False
+
+
+def covers(node: cst.Call, ctx) -> bool:
+    """Whether SL104 reports `node` (a scalar tensor built as the operand of a bound)."""
+    arg = ctx.parent(node)
+    call = ctx.parent(node, 2)
+    if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+        return False
+    qual = ctx.qualname(call.func)
+    if qual in BOUND_OF:
+        if not (arg.keyword is None and len(call.args) == 2 and all(a.keyword is None and not a.star for a in call.args)):
+            return False
+    elif not (qual in CLAMPS and arg.keyword is not None and arg.keyword.value in ("min", "max")):
+        return False
+    return ScalarTensorOperand._scalar_tensor(None, node, ctx) is not None
 
 
 def _exact_literal(expr: cst.BaseExpression) -> bool:

@@ -5,6 +5,8 @@ import libcst as cst
 from synclint.rules.base import FixAvailability, Rule
 from synclint.rules.helpers import compiled_by_torch_compile, kwarg, positional
 from synclint.rules.sl1xx_h2d import device_target, goes_to_device, helper_names, move_target, read_move
+from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, literal_kind
+from synclint.screen.places import LITERAL_LIST_INDEX
 from synclint.violation import Confidence
 
 
@@ -15,8 +17,10 @@ class ConstantH2DInHotPath(Rule):
     ## What it does
     Reports `torch.tensor([...], device=d)`, `torch.as_tensor((...), device=d)`,
     `torch.tensor([...]).to(d)` / `.cuda()` and H2D helper calls (`async_tensor_h2d([...],
-    device=d)`) whose data is a literal (or a module-level constant bound to one) inside a
-    function that runs every step (`forward`, `execute_model`, the `hot-functions` setting,
+    device=d)`) whose data is a literal (or a module-level constant bound to one), and a
+    device tensor indexed by a literal list of integers (`t[:, [0, 2, 7]]`, read or
+    written: PyTorch copies the list to the device each time), inside a function that runs
+    every step (`forward`, `execute_model`, the `hot-functions` setting,
     `@torch.compile`) or inside a loop.
 
     ## Why it stalls
@@ -62,10 +66,11 @@ class ConstantH2DInHotPath(Rule):
     name = "constant-h2d-in-hot-path"
     summary = "constant host data copied to the device on every call"
     fix_availability = FixAvailability.NEVER
-    triggers = ("tensor", "as_tensor", "asarray", "async_tensor_h2d")
-    shape_words = ("tensor", "as_tensor", "asarray", "async_tensor_h2d")
+    # A literal index list of a device tensor needs a device origin: SL301's triggers.
+    triggers = ("tensor", "as_tensor", "asarray", "async_tensor_h2d", "async_h2d", *DEVICE_ORIGIN_TRIGGERS)
+    shape_words = ("tensor", "as_tensor", "asarray", "async_tensor_h2d", "async_h2d", LITERAL_LIST_INDEX)
     device_only = True
-    device_sites = ("factory", "move")
+    device_sites = ("factory", "move", "list_index")
 
     def __init__(self, settings) -> None:
         super().__init__(settings)
@@ -86,6 +91,25 @@ class ConstantH2DInHotPath(Rule):
             node,
             f"constant data copied to the device on every call ({hot}); build it once per device and cache it",
             confidence=confidence,
+        )
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        """`t[:, [0, 2, 7]]` (read or written) of a device tensor: the literal index list is
+        copied to the device on every call, as `torch.tensor([0, 2, 7], device=...)` is."""
+        hot = ctx.hot_path
+        if hot is None:
+            return
+        if not any(isinstance(e.slice, cst.Index) and literal_kind(e.slice.value) == "integer" for e in node.slice):
+            return
+        base = ctx.placement(node.value)
+        if not base.maybe_device:
+            return
+        ctx.report(
+            self,
+            node,
+            f"a constant index list copied to the device on every call ({hot}); build the index tensor once per device and cache it",
+            confidence=device_confidence(base),
+            placement=base,
         )
 
     def _constant_move(self, node: cst.Call, ctx):

@@ -104,35 +104,161 @@ def device_expr(move: Move) -> cst.BaseExpression:
     return move.device if move.device is not None else cst.SimpleString('"cuda"')
 
 
-def helper_call(settings, data: cst.BaseExpression, *, dtype=None, device=None) -> tuple[cst.Call, tuple[tuple[str, str], ...]]:
-    """`async_tensor_h2d(data, dtype=..., device=...)` and the import it needs.
+@dataclass(frozen=True)
+class H2DCall:
+    """A pinned, non-blocking host-to-device copy as a fix writes it."""
 
-    Keywords only: synclint's helper is `(data, dtype=None, device=None)` and vLLM's
-    (`vllm.utils.torch_utils`, 0.33) is `(data, device=None, dtype=None, out=None)`; their
-    positional orders differ, their keywords agree, so one spelling calls either."""
-    module, name = split_helper_path(settings.h2d_helper)
+    node: cst.BaseExpression
+    imports: tuple[tuple[str, str], ...]
+    label: str  # what the fix's title says it uses
+
+    @property
+    def message(self) -> str:
+        return f"Use {self.label}"
+
+
+# Helpers whose keywords are `dtype=` and `device=` (their positional orders differ).
+_DTYPE_DEVICE_KEYWORDS = frozenset({"synclint.runtime.async_tensor_h2d", "synclint.runtime.h2d.async_tensor_h2d", "vllm.utils.torch_utils.async_tensor_h2d"})
+
+
+def chosen_helper(ctx, settings) -> tuple[str, str] | None:
+    """(local name, qualified name) of the helper an H2D fix calls, or None for the inline
+    form: a known helper (or the configured one) that the file already imports, else the
+    configured `h2d-helper`, else None. A file that imports a helper never gets a second one."""
+    from synclint.apis.torch_api import H2D_HELPERS
+    from synclint.config import INLINE_H2D
+
+    for local, qual in ctx.imports.aliases.items():
+        if qual in H2D_HELPERS or (qual == settings.h2d_helper and settings.h2d_helper != INLINE_H2D):
+            return local, qual
+    if settings.h2d_helper == INLINE_H2D:
+        return None
+    return split_helper_path(settings.h2d_helper)[1], settings.h2d_helper
+
+
+def torch_name(ctx) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The name `torch` is bound to in the file, and the import to add when it is not."""
+    aliases = ctx.imports.aliases
+    if aliases.get("torch") == "torch":
+        return "torch", ()
+    for local, qual in aliases.items():
+        if qual == "torch":
+            return local, ()
+    return "torch", (("", "torch"),)
+
+
+def helper_call(ctx, settings, data: cst.BaseExpression, *, dtype=None, device=None, tensor_data: bool = False) -> H2DCall | None:
+    """A pinned, non-blocking copy of `data` (host data; a host tensor when `tensor_data`)
+    to `device`, with the values and dtype of `torch.tensor(data, dtype=dtype, device=device)`.
+
+    The helper the file imports or `h2d-helper` names, called with the signature it has
+    (see `H2D_HELPERS`), or by default the inline form, which needs nothing but torch:
+    `torch.tensor(data, dtype=..., pin_memory=torch.cuda.is_available()).to(device,
+    non_blocking=torch.cuda.is_available())`. Pinned only where CUDA is, where the copy is
+    then queued without a wait; elsewhere it is the plain blocking copy it replaces. The
+    pinned temporary may be dropped at once: it comes from PyTorch's caching host allocator,
+    which records the copy's stream and reuses the block only after the copy has run.
+    None where no correct call can be written (a tensor expression the inline form would
+    have to spell twice, or a helper that only takes Python data)."""
+    chosen = chosen_helper(ctx, settings)
+    if chosen is not None:
+        local, qual = chosen
+        module = split_helper_path(qual)[0]
+        imports = () if ctx.imports.aliases.get(local) == qual else ((module, local),)
+        label = f"`{local}` from `{module}` (pinned, non-blocking copy)"
+        if qual == "vllm.utils.async_tensor_h2d" or qual.startswith("sglang."):
+            if tensor_data:
+                return None  # both call torch.tensor(data): a tensor argument warns and copies
+            torch, torch_import = torch_name(ctx)
+            args = [cst.Arg(data), _keyword("dtype", dtype if dtype is not None else cst.Name("None"))]
+            if qual.startswith("sglang."):
+                args.append(_keyword("device", device))
+            else:
+                args += [_keyword("target_device", device), _keyword("pin_memory", _cuda_available(torch))]
+                imports += torch_import
+            return H2DCall(cst.Call(func=cst.Name(local), args=args), imports, label)
+        args = [cst.Arg(data)]
+        if dtype is not None:
+            args.append(_keyword("dtype", dtype))
+        if device is not None:
+            args.append(_keyword("device", device))
+        return H2DCall(cst.Call(func=cst.Name(local), args=args), imports, label)
+    torch, imports = torch_name(ctx)
+    moved_args = [cst.Arg(device), _keyword("non_blocking", _cuda_available(torch))]
+    if tensor_data:
+        if not simple_reference(data):
+            return None
+        # `(x.pin_memory() if torch.cuda.is_available() else x).to(device, ...)`
+        pinned = cst.IfExp(
+            test=_cuda_available(torch),
+            body=cst.Call(func=cst.Attribute(value=data, attr=cst.Name("pin_memory"))),
+            orelse=data,
+            lpar=[cst.LeftParen()],
+            rpar=[cst.RightParen()],
+        )
+        if dtype is not None:
+            moved_args.insert(1, _keyword("dtype", dtype))
+        node = cst.Call(func=cst.Attribute(value=pinned, attr=cst.Name("to")), args=moved_args)
+        return H2DCall(node, imports, "`.pin_memory()` and a non-blocking copy (inline, torch only)")
     args = [cst.Arg(data)]
     if dtype is not None:
         args.append(_keyword("dtype", dtype))
-    if device is not None:
-        args.append(_keyword("device", device))
-    return cst.Call(func=cst.Name(name), args=args), ((module, name),)
+    args.append(_keyword("pin_memory", _cuda_available(torch)))
+    built = cst.Call(func=cst.Attribute(value=cst.Name(torch), attr=cst.Name("tensor")), args=args)
+    node = cst.Call(func=cst.Attribute(value=built, attr=cst.Name("to")), args=moved_args)
+    return H2DCall(node, imports, "a pinned, non-blocking copy (inline, torch only)")
 
 
+def inline_factory(ctx, settings, call: cst.Call, func_name: str = "tensor") -> H2DCall | None:
+    """`torch.tensor(data, dtype=..., device=d)` rewritten in place: the data and dtype
+    arguments stay as written (comments too); `device=` moves to the `.to()`. For a
+    helper with `dtype=`/`device=` keywords only the callee changes. None for the helpers
+    that need their arguments rebuilt (the caller then uses `helper_call`)."""
+    device = kwarg(call, "device")
+    if device is None:
+        return None
+    from synclint.apis.torch_api import H2D_HELPERS
 
-def index_on_device(settings, index: cst.BaseExpression, tensor: cst.BaseExpression, ctx):
-    """`async_tensor_h2d(index, dtype=torch.long, device=tensor.device)` and its imports: a
-    Python list of integers indexes exactly as the int64 tensor of the same values. None
-    where the fix could not be written soundly (`tensor` is not a plain reference, or
-    `torch` is not imported under its own name)."""
+    chosen = chosen_helper(ctx, settings)
+    if chosen is not None:
+        local, qual = chosen
+        if qual in H2D_HELPERS and qual not in _DTYPE_DEVICE_KEYWORDS:
+            return None  # older vLLM's and SGLang's take other arguments: rebuilt by helper_call
+        module = split_helper_path(qual)[0]
+        imports = () if ctx.imports.aliases.get(local) == qual else ((module, local),)
+        return H2DCall(call.with_changes(func=cst.Name(local)), imports, f"`{local}` from `{module}` (pinned, non-blocking copy)")
+    torch, imports = torch_name(ctx)
+    # `device=d` becomes `pin_memory=...` in the same place: the layout stays as written.
+    pin = device.with_changes(keyword=cst.Name("pin_memory"), value=_cuda_available(torch))
+    args = [pin if a is device else a for a in call.args]
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value != func_name:
+        func = func.with_changes(attr=cst.Name(func_name))
+    built = call.with_changes(func=func, args=args)
+    moved = [cst.Arg(device.value), _keyword("non_blocking", _cuda_available(torch))]
+    node = cst.Call(func=cst.Attribute(value=built, attr=cst.Name("to")), args=moved)
+    return H2DCall(node, imports, "a pinned, non-blocking copy (inline, torch only)")
+
+
+def _cuda_available(torch: str) -> cst.Call:
+    return cst.Call(func=cst.parse_expression(f"{torch}.cuda.is_available"))
+
+
+def index_on_device(ctx, settings, index: cst.BaseExpression, tensor: cst.BaseExpression) -> H2DCall | None:
+    """An int64 copy of the Python list `index` on `tensor`'s device, pinned and
+    non-blocking (see `helper_call`): a list of integers indexes exactly as the int64
+    tensor of the same values. None where the fix could not be written soundly (`tensor`
+    is not a plain reference, or `torch` is not imported under its own name)."""
     if not simple_reference(tensor) or ctx.imports.aliases.get("torch") != "torch":
         return None
     return helper_call(
+        ctx,
         settings,
         index,
         dtype=cst.parse_expression("torch.long"),
         device=cst.Attribute(value=tensor, attr=cst.Name("device")),
     )
+
 
 def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
     return cst.Arg(
@@ -143,10 +269,10 @@ def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
 
 
 def helper_names(settings) -> frozenset[str]:
-    """Qualified names that call an H2D helper: the configured one and both presets."""
-    from synclint.config import H2D_HELPER_PRESETS
+    """Qualified names that call an H2D helper: the configured one and the known ones."""
+    from synclint.apis.torch_api import H2D_HELPERS
 
-    return frozenset({settings.h2d_helper, *H2D_HELPER_PRESETS.values(), "vllm.utils.async_tensor_h2d", "synclint.runtime.h2d.async_tensor_h2d"})
+    return frozenset({settings.h2d_helper, *H2D_HELPERS})
 
 
 def plain_factory_data(call: cst.Call, ctx, names=("torch.tensor",)) -> tuple[cst.BaseExpression, cst.BaseExpression | None] | None:

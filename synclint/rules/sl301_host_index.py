@@ -12,7 +12,7 @@ from synclint.rules.helpers import (
     python_list_index,
     simple_reference,
 )
-from synclint.rules.sl1xx_h2d import index_on_device
+from synclint.rules.sl1xx_h2d import from_numpy_array, helper_call, index_on_device, plain_factory_data
 from synclint.violation import Applicability, Confidence
 
 _HOST_INDEX_PLACES = (Place.HOST, Place.PINNED, Place.NUMPY)
@@ -43,28 +43,31 @@ class HostIndex(Rule):
     ```
 
     ## Use instead
+    Cheapest first: build the index on the device (`torch.arange(n, device=...)`) or keep
+    a per-device copy; else copy it pinned and non-blocking, as the fix does (with torch
+    alone, or the `h2d-helper`, see SL101):
     ```python
     import torch
 
     def gather_rows(hidden, num_reqs: int):
         hidden = hidden.cuda()
         rows = torch.arange(num_reqs, dtype=torch.long)
-        return hidden[rows.to(hidden.device, non_blocking=True)]
+        return hidden[(rows.pin_memory() if torch.cuda.is_available() else rows).to(hidden.device, non_blocking=torch.cuda.is_available())]
     ```
 
     ## Fix safety
-    The fix moves the index with `cpu_idx.to(dev_t.device, non_blocking=True)` and is only
-    offered when the index is visibly an integer tensor (a bool CPU mask does not stall, and
-    moving it to the device would make it a device mask, which does) and the indexed tensor
-    is a plain name or attribute. Safe when the index is proven pageable: CUDA copies a
-    pageable source into a staging buffer before the call returns, so later writes to the
-    index cannot reach the copy. Unsafe when the index may be pinned: the copy then reads
-    the index when the stream reaches it, and an in-place write to the index after this
-    line would change the result. A pageable index of ~4 MiB or more still waits (pin it).
-    A list literal of integers is copied with the configured pinned, non-blocking H2D helper
-    as an int64 tensor, which indexes exactly as the list does (safe; the helper copies the
-    list into pinned memory first). Other lists are reported without a fix: their contents
-    decide between integer and mask indexing.
+    Offered only when the index is visibly an integer tensor (a bool CPU mask does not
+    stall, and moving it to the device would make it a device mask, which does) and the
+    indexed tensor is a plain name or attribute. A proven pageable index (a plain name or
+    attribute, `torch.from_numpy(a)`, `torch.tensor(data)`) is copied into pinned memory at
+    the call and then non-blocking: same values and dtype, and later writes to the index
+    cannot reach the copy: safe. An index that may be pinned gets `.to(dev_t.device,
+    non_blocking=True)`: unsafe, because the copy then reads the index when the stream
+    reaches it, and an in-place write to the index after this line would change the result.
+    A list literal of integers is copied pinned and non-blocking as an int64 tensor, which
+    indexes exactly as the list does (safe; the list is copied into pinned memory first).
+    Other lists are reported without a fix: their contents decide between integer and mask
+    indexing.
 
     ## Known false positives
     A CPU index whose dtype the code does not show may be a bool mask (no stall): such
@@ -105,7 +108,7 @@ class HostIndex(Rule):
             if kind is None:
                 confidence = min(confidence, Confidence.MEDIUM)
             what = "a numpy array" if value.is_(Place.NUMPY) else "a CPU tensor"
-            fix = self._fix(node, index, value) if kind == "integer" else None
+            fix = self._fix(node, index, value, ctx) if kind == "integer" else None
             self._report(ctx, node, what, confidence, value, fix)
             return
 
@@ -132,25 +135,43 @@ class HostIndex(Rule):
         )
 
     def _list_fix(self, node: cst.Subscript, index, ctx) -> FixSpec | None:
-        """`dev_t[[1, 2, 3]]` -> `dev_t[async_tensor_h2d([1, 2, 3], dtype=torch.long, ...)]`:
+        """`dev_t[[1, 2, 3]]` -> `dev_t[<pinned non-blocking int64 copy of [1, 2, 3]>]`:
         a list of integers indexes exactly as the int64 tensor of the same values."""
-        built = index_on_device(self.settings, index, node.value, ctx)
+        built = index_on_device(ctx, self.settings, index, node.value)
         if built is None:
             return None
-        moved, imports = built
-        helper = moved.func.value
         return FixSpec(
-            f"Copy the index with `{helper}` (pinned, non-blocking)",
-            replacements=((index, moved),),
+            f"Copy the index with {built.label}",
+            replacements=((index, built.node),),
             applicability=Applicability.SAFE,
-            imports=imports,
+            imports=built.imports,
         )
 
-    def _fix(self, node: cst.Subscript, index, value) -> FixSpec | None:
+    def _fix(self, node: cst.Subscript, index, value, ctx) -> FixSpec | None:
         if not simple_reference(node.value) or value.is_(Place.NUMPY):
             return None
         if not isinstance(index, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
             return None  # `a + b` would need parentheses before `.to(...)`
+        device = cst.Attribute(value=node.value, attr=cst.Name("device"))
+        if value.is_(Place.HOST):
+            # Pageable: copy it pinned and non-blocking (a non_blocking copy straight from
+            # pageable memory still waits from ~4 MiB, SL102). Same values and dtype.
+            array = from_numpy_array(index, ctx)
+            factory = plain_factory_data(index, ctx) if isinstance(index, cst.Call) and array is None else None
+            if array is not None:
+                pinned = helper_call(ctx, self.settings, array, device=device)
+            elif factory is not None:
+                pinned = helper_call(ctx, self.settings, factory[0], dtype=factory[1], device=device)
+            else:
+                pinned = helper_call(ctx, self.settings, index, device=device, tensor_data=True)
+            if pinned is None:
+                return None
+            return FixSpec(
+                message=f"Copy the index with {pinned.label}",
+                replacements=((index, pinned.node),),
+                applicability=Applicability.SAFE,
+                imports=pinned.imports,
+            )
         moved = cst.Call(
             func=cst.Attribute(value=index, attr=cst.Name("to")),
             args=(

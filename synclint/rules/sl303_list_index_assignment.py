@@ -41,11 +41,11 @@ class ListIndexAssignment(Rule):
     ## Use instead
     ```python
     import torch
-    from synclint.runtime import async_tensor_h2d
 
     def compute_logits(self, hidden):
         logits = hidden.cuda() @ self.lm_head
-        logits.index_fill_(1, async_tensor_h2d([0, 2, 7], dtype=torch.long, device=logits.device), -float("inf"))
+        index = torch.tensor([0, 2, 7], dtype=torch.long, pin_memory=torch.cuda.is_available())
+        logits.index_fill_(1, index.to(logits.device, non_blocking=torch.cuda.is_available()), -float("inf"))
         return logits
     ```
     Better still, build the index once per device and keep it.
@@ -55,8 +55,8 @@ class ListIndexAssignment(Rule):
     slice `:` (so the list indexes dimension `dim`, its position), and the tensor is a plain
     name or attribute. Then `t.index_fill_(dim, idx, v)` writes `v` at exactly the same
     positions: negative indices count from the end in both, and a repeated index writes the
-    same value twice. The index is copied with the configured pinned, non-blocking H2D
-    helper, which copies the list into pinned memory first. A list held in a variable is
+    same value twice. The index is copied pinned and non-blocking (inline with torch alone,
+    or the `h2d-helper`), which copies the list into pinned memory first. A list held in a variable is
     reported without a fix: its contents may be bools (a mask) or nested lists.
 
     ## Known false positives
@@ -99,17 +99,16 @@ class ListIndexAssignment(Rule):
         others = [e for i, e in enumerate(target.slice) if i != dim]
         if not all(is_full_slice(e) for e in others) or literal_kind(index) != "integer":
             return None
-        built = index_on_device(self.settings, index, target.value, ctx)
+        built = index_on_device(ctx, self.settings, index, target.value)
         if built is None:
             return None
-        device_index, imports = built
-        helper = device_index.func.value
+        device_index, imports = built.node, built.imports
         call = cst.Call(
             func=cst.Attribute(value=target.value, attr=cst.Name("index_fill_")),
             args=(cst.Arg(cst.Integer(str(dim))), cst.Arg(device_index), cst.Arg(node.value)),
         )
         return FixSpec(
-            f"Use `index_fill_` with the index copied by `{helper}`",
+            f"Use `index_fill_` with the index copied by {built.label}",
             replacements=((node, cst.Expr(call)),),
             applicability=Applicability.SAFE,
             imports=imports,

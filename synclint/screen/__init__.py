@@ -48,7 +48,7 @@ class ClassUnits:
     members: list[Unit]
 
 
-def reduce(text: str, rules, min_confidence: Confidence) -> str | None:
+def reduce(text: str, rules, min_confidence: Confidence, h2d_helpers=None) -> str | None:
     """`text` with the units no rule can flag blanked; NOTHING when no unit can hold a
     finding; None when the whole text must be parsed (ast rejects it, unusual line breaks,
     a rule without a screen, or every unit is needed)."""
@@ -77,7 +77,7 @@ def reduce(text: str, rules, min_confidence: Confidence) -> str | None:
     by_name = _definitions(units)
     model = None
     if min_confidence >= Confidence.MEDIUM and any(r.device_only for r in rules):
-        model = places.PlaceModel(by_name, _class_definitions(classes), {n: tuple(p) for n, p in reader.imports.items()})
+        model = places.PlaceModel(by_name, _class_definitions(classes), {n: tuple(p) for n, p in reader.imports.items()}, h2d_helpers)
     candidates = [u for u in units if _may_hold(u, rules, model, by_name, words_of)]
     if not candidates:
         return NOTHING

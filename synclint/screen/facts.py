@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from synclint.apis import torch_api as _api
+
 # Builtins whose argument SL203 reports when it is a device tensor (conversions, text,
 # host comparisons) or SL204 when it sizes something.
 CONVERTING_BUILTINS = frozenset(
@@ -19,6 +21,10 @@ CONVERTING_BUILTINS = frozenset(
 )
 BOOL_RESULT_METHODS = frozenset({"equal", "allclose", "is_nonzero"})
 SIZING_BUILTINS = frozenset({"int", "range"})
+# Calls whose arguments PyTorch reads as Python numbers (SL208), by their last name.
+NUMBER_ARGUMENT_CALLS = frozenset(
+    {name.rpartition(".")[2] for name in (*_api.NUMBER_ARGUMENT_FUNCTIONS, *_api.NUMBER_ARGUMENT_METHODS, *_api.CLAMP_FUNCTIONS)}
+)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -122,6 +128,8 @@ class FactReader:
                     device = True
             elif kind is ast.Subscript:
                 sites.setdefault("subscript", []).append(node)
+                if any(t.literal_int_list(e) for e in t._index_elements(node)):
+                    unit.called.add(t.LITERAL_LIST_INDEX)  # a word for SL106's constant index
             elif kind is ast.Assign:
                 for target in node.targets:
                     self._bind(target, node.value, unit)
@@ -137,7 +145,8 @@ class FactReader:
                 if declared:
                     self._bind(node.target, declared, unit)
             elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
-                self._bind(node.target, node.iter, unit)
+                self._bind_loop(node.target, node.iter, unit)
+                sites.setdefault("loop", []).append(node.iter)
                 if kind is ast.comprehension and node.ifs:
                     sites.setdefault("truth", []).extend(node.ifs)
             elif kind is ast.withitem:
@@ -226,6 +235,11 @@ class FactReader:
 
     def _call(self, node: ast.Call, unit: Unit, sites: dict) -> None:
         func = node.func
+        called = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+        if called in NUMBER_ARGUMENT_CALLS:  # arguments read as Python numbers (SL208)
+            sites.setdefault("numbers", []).extend([*node.args, *(kw.value for kw in node.keywords)])
+        elif type(func) is ast.Name and called in ("list", "tuple"):  # iterated whole (SL207)
+            sites.setdefault("loop", []).extend(node.args)
         if type(func) is ast.Name:
             unit.called.add(func.id)
             if func.id in self.call_words:
@@ -253,6 +267,24 @@ class FactReader:
                 unit.self_writes.setdefault(node.args[0].value, []).append(self.t.DEVICE)
             elif attr == "cuda" or attr == "to":
                 sites.setdefault("move", []).append(node)
+
+    def _bind_loop(self, target: ast.AST, iterable, unit: Unit) -> None:
+        """`for i, x in enumerate(t)` and `for a, b in zip(p, q)` bind element-wise, as the
+        analysis does (synclint/analysis/flow.py `loop_bindings`); other loops bind the
+        target to the iterable."""
+        if type(target) in (ast.Tuple, ast.List) and type(iterable) is ast.Call and type(iterable.func) is ast.Name:
+            name, args, names = iterable.func.id, iterable.args, target.elts
+            plain = not iterable.keywords and not any(type(a) is ast.Starred for a in args)
+            plain = plain and not any(type(n) is ast.Starred for n in names)
+            if plain and name == "enumerate" and len(names) == 2 and len(args) == 1:
+                self._bind(names[0], ast.Constant(0), unit)
+                self._bind(names[1], args[0], unit)
+                return
+            if plain and name == "zip" and len(names) == len(args):
+                for element, arg in zip(names, args):
+                    self._bind(element, arg, unit)
+                return
+        self._bind(target, iterable, unit)
 
     def _bind(self, target: ast.AST, value, unit: Unit) -> None:
         """Record `target = value`: names (through tuples, lists and stars) and `self.x`.

@@ -111,6 +111,20 @@ def _last_name(expr) -> str:
     return expr.id if type(expr) is ast.Name else ""
 
 
+# The word the fact reader adds to a function's called names when it indexes with a literal
+# list of integers (`t[:, [0, 2]]`): SL106 lists it among its shape words.
+LITERAL_LIST_INDEX = "[literal list index]"
+
+
+def literal_int_list(expr: ast.expr) -> bool:
+    """`[0, 2, -1]`: a non-empty list literal of integer literals (as helpers.literal_kind)."""
+    return (
+        type(expr) is ast.List
+        and bool(expr.elts)
+        and all(type(e.operand if type(e) is ast.UnaryOp else e) is ast.Constant and type((e.operand if type(e) is ast.UnaryOp else e).value) is int for e in expr.elts)
+    )
+
+
 def _literal(expr: ast.expr) -> bool:
     """A number, None or `...` (negative numbers too): an index or bound that copies nothing."""
     if type(expr) is ast.UnaryOp:
@@ -124,8 +138,10 @@ def _literal(expr: ast.expr) -> bool:
 class PlaceModel:
     """Per file: the places names, `self.` attributes and function results may hold."""
 
-    def __init__(self, by_name, class_defines, imports: dict[str, tuple[str, ...]]) -> None:
+    def __init__(self, by_name, class_defines, imports: dict[str, tuple[str, ...]], h2d_helpers=None) -> None:
         self.by_name = by_name  # module-level name -> units binding it
+        # Host-to-device helpers (qualified name -> device keyword, position), as the analysis has them.
+        self.h2d_helpers = api.H2D_HELPERS if h2d_helpers is None else h2d_helpers
         self.class_defines = class_defines  # (class, name) -> class-level units binding it
         self.imports = imports  # local name -> dotted names (`F` -> torch.nn.functional)
         self._taint: dict[int, dict[str, int]] = {}
@@ -174,6 +190,14 @@ class PlaceModel:
             return any(_is_move(call) and self.place(call.func.value, unit) & HOST for call in sites.get("move", ()))
         if kind == "store":
             return any(dev(target.value, unit) for target in sites.get("store", ()))
+        if kind == "loop":  # iterated values (`for x in t`, `enumerate(t)`, `zip(t, u)`, `list(t)`)
+            return any(dev(e, unit) for site in sites.get("loop", ()) for e in _iterated(site))
+        if kind == "numbers":  # arguments read as Python numbers, and the elements of size tuples
+            return any(
+                dev(e, unit)
+                for site in sites.get("numbers", ())
+                for e in (site.elts if type(site) in (ast.Tuple, ast.List) else (site,))
+            )
         if kind == "stored":  # `t[...] = v`: the value written
             return any(dev(value, unit) for value in sites.get("stored", ()))
         if kind == "copy":  # `t.copy_(src)`: the tensor written
@@ -185,6 +209,8 @@ class PlaceModel:
                 and dev(s.value, unit)
                 for s in subscripts
             )
+        if kind == "list_index":  # a device tensor indexed by a literal list of integers
+            return any(dev(s.value, unit) for s in subscripts if any(literal_int_list(e) for e in _index_elements(s)))
         if kind == "mask":
             return any(dev(e, unit) for s in subscripts for e in _index_elements(s) if type(e) is not ast.Slice)
         if kind == "bound":
@@ -296,14 +322,13 @@ class PlaceModel:
         func = call.func
         mask = 0
         for qual in self._qualnames(func):
-            if qual.startswith("torch."):
+            helper = self.h2d_helpers.get(qual)
+            if helper is not None:
+                mask |= self._h2d_helper(helper, call, unit)
+            elif qual.startswith("torch."):
                 mask |= self._torch_call(qual[6:], call, unit)
             elif qual.startswith("numpy."):
                 mask |= NUMPY
-            elif qual in api.H2D_HELPERS:  # as the analysis: where its device= says
-                for kw in call.keywords:
-                    if kw.arg == "device":
-                        mask |= self._target(kw.value, unit)
         if type(func) is ast.Name:
             name = func.id
             if name not in unit.bound and name not in self.by_name:
@@ -324,6 +349,16 @@ class PlaceModel:
                         mask |= self._returns(member.node, member)
             return mask | self._method(method, call, func.value, unit)
         return mask
+
+    def _h2d_helper(self, helper, call: ast.Call, unit) -> int:
+        """`async_tensor_h2d(data, device=d)`: where `d` sends a tensor (the device when unseen)."""
+        keyword, position = helper
+        arg = next((kw.value for kw in call.keywords if kw.arg == keyword), None)
+        if arg is None and position is not None and len(call.args) > position:
+            arg = call.args[position]
+        if arg is None:
+            return DEVICE
+        return self._target(arg, unit) or DEVICE
 
     def _torch_call(self, name: str, call: ast.Call, unit) -> int:
         if name == "cuda.current_device":
@@ -508,6 +543,12 @@ def _truth_leaves(expr):
         return [leaf for value in expr.values for leaf in _truth_leaves(value)]
     if kind is ast.UnaryOp and type(expr.op) is ast.Not:
         return _truth_leaves(expr.operand)
+    return [expr]
+
+
+def _iterated(expr):
+    if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id in ("enumerate", "zip"):
+        return list(expr.args)
     return [expr]
 
 

@@ -40,7 +40,7 @@ TIMED_TORCH_FUNCTIONS = (
 )
 
 # A pageable non_blocking H2D copy waits for the queue once ~4 MiB is outstanding; a single
-# 1 MiB copy did not (gpu-facts.md). Smaller copies are not reported (a fix such as
+# 1 MiB copy did not (measured on an H200; SL102 in docs/rules.md). Smaller copies are not reported (a fix such as
 # `idx.to(dev, non_blocking=True)` of a small index is fine); many of them at the threshold
 # are reported as soon as one reaches it. Copies into pageable memory (D2H) wait at any size: always reported.
 PAGEABLE_H2D_REPORT_BYTES = 1 << 20

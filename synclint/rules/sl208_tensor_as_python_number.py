@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from synclint.analysis.placement import Place
+from synclint.apis.torch_api import CLAMP_FUNCTIONS, NUMBER_ARGUMENT_FUNCTIONS, NUMBER_ARGUMENT_METHODS
+from synclint.rules.base import Rule
+from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, dtype_kind, method_name, positional, tensor_ndim
+
+
+class TensorAsPythonNumber(Rule):
+    """Flags a device tensor passed where PyTorch reads a Python number: sizes, fill values,
+    `clamp` bounds, and a 0-dim device tensor used as an index.
+
+    ## What it does
+    Reports a value that may be a device tensor in an argument that PyTorch reads as a
+    Python number:
+    - sizes and counts: `torch.empty(t)`, `torch.zeros((n, t))`, `torch.full((t,), v)`,
+      `torch.arange(t)`, `torch.randint(0, t, ...)`, `F.interpolate(x, size=(h, w))`,
+      `F.pad(x, (0, t))`, `x.reshape(t, -1)`, `x.view(t)`, `x.repeat(t, 1)`,
+      `x.expand(t, d)`, `x.new_zeros(t)`, `x.narrow(0, s, t)`, `x.topk(t)`;
+    - fill values: `torch.full(shape, t)`, `x.new_full(shape, t)`;
+    - `clamp`/`clip` bounds when the other bound is a Python number (`torch.clamp(x, 0, t)`);
+    - indices: `weight[t]` where `t` is a 0-dim device tensor (an element `lens[i]` of a 1-D
+      tensor, a whole reduction `scores.argmax()`, the element of a loop over a 1-D tensor,
+      or `row[0]` of a row of `nonzero()`), read or written.
+    Which arguments are read as numbers is a table (`synclint/apis/torch_api.py`).
+    `range(t)` and `int(t)` are SL203's, slice bounds `x[:t]` SL304's.
+
+    ## Why it stalls
+    PyTorch turns the tensor into a number with `aten._local_scalar_dense`, the op behind
+    `.item()` (checked for every table entry with a dispatch trace in the tests): for a
+    device tensor that is a copy to the host that waits for every queued kernel. Measured on
+    an H200: `torch.clamp(x, 0, t0)` bounds, `torch.full(shape, t0)`, `torch.empty(t0)`,
+    `torch.arange(t0)`, `F.interpolate(size=(h0, w0))` (61 ms) and indexing a tensor with a
+    0-dim device tensor (`weight[expert_idx]`) each waited for the whole GPU queue. A
+    tensor bound of `clamp` with no Python-number bound (`torch.clamp(x, min=t)`) runs the
+    Tensor overload on the device and is not flagged, nor is a 1-D index tensor (`x[idx]`,
+    a gather).
+
+    ## Example
+    ```python
+    import torch
+
+    def forward(self, hidden_states, router_logits):
+        expert_ids = router_logits.cuda().argmax(dim=-1).unique()
+        out = torch.zeros_like(hidden_states)
+        for expert_id in expert_ids:
+            out += hidden_states @ self.expert_weights[expert_id]
+        return out
+    ```
+
+    ## Use instead
+    Read the values once, as a list, then index with Python integers:
+    ```python
+    import torch
+
+    def forward(self, hidden_states, router_logits):
+        expert_ids = router_logits.cuda().argmax(dim=-1).unique()
+        out = torch.zeros_like(hidden_states)
+        for expert_id in expert_ids.tolist():
+            out += hidden_states @ self.expert_weights[expert_id]
+        return out
+    ```
+    Better, keep sizes on the host where they were computed (the scheduler's lengths), use
+    tensor bounds on both sides of `clamp`, or index with the tensor as a 1-D gather.
+
+    ## Fix safety
+    No fix: where a host copy of the number comes from is a design decision.
+
+    ## Known false positives
+    A tensor that is on the host at run time (the read is then free): `low` confidence when
+    the placement is not known (hidden by default). An index whose number of dimensions is
+    not visible is not reported (a 1-D index gathers on the device).
+    """
+
+    code = "SL208"
+    name = "tensor-as-python-number"
+    summary = "a device tensor where PyTorch reads a Python number (size, fill, bound, index)"
+    triggers = (*NUMBER_ARGUMENT_FUNCTIONS, *NUMBER_ARGUMENT_METHODS, *CLAMP_FUNCTIONS, "interpolate", "pad", *DEVICE_ORIGIN_TRIGGERS)
+    device_only = True
+    device_sites = ("numbers", "mask")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        qual = ctx.qualname(node.func) or ""
+        if qual.startswith("torch."):
+            name = qual[6:]
+            spec = NUMBER_ARGUMENT_FUNCTIONS.get(name)
+            shown = f"torch.{name}()"
+            if name in CLAMP_FUNCTIONS:
+                self._clamp(node, positional(node)[1:], shown, ctx)
+                return
+        else:
+            name = method_name(node)
+            if name is None or qual.startswith(("numpy.", "math.")):
+                return
+            spec = NUMBER_ARGUMENT_METHODS.get(name)
+            shown = f".{name}()"
+            if name in CLAMP_FUNCTIONS:
+                self._clamp(node, positional(node), shown, ctx)
+                return
+        if spec is None:
+            return
+        positions, keywords = spec
+        args = positional(node)
+        values = [a.value for i, a in enumerate(args) if positions == "*" or i in positions]
+        values += [a.value for a in node.args if a.keyword is not None and a.keyword.value in keywords]
+        self._report_first(node, _numbers(values), f"`{shown}` reads this argument as a Python number", ctx)
+
+    def _clamp(self, node: cst.Call, bounds: list[cst.Arg], shown: str, ctx) -> None:
+        values = [a.value for a in bounds]
+        values += [a.value for a in node.args if a.keyword is not None and a.keyword.value in ("min", "max")]
+        values = [v for v in values if not (isinstance(v, cst.Name) and v.value == "None")]
+        numbers = [v for v in values if ctx.placement(v).is_(Place.SCALAR)]
+        if numbers and len(values) > len(numbers):
+            rest = [v for v in values if v not in numbers]
+            self._report_first(node, rest, f"`{shown}` with a Python-number bound reads the tensor bound as a number", ctx)
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        for element in node.slice:
+            if not isinstance(element.slice, cst.Index):
+                continue
+            index = element.slice.value
+            if isinstance(index, (cst.Integer, cst.SimpleString, cst.Name)) and getattr(index, "value", None) in ("None", "Ellipsis"):
+                continue
+            value = ctx.placement(index)
+            if not value.maybe_device or tensor_ndim(index, ctx) != 0 or dtype_kind(index, ctx) == "bool":
+                continue
+            ctx.report(
+                self,
+                node,
+                "a 0-dim device tensor used as an index is read back as a Python integer (like `.item()`)",
+                confidence=device_confidence(value),
+                placement=value,
+            )
+            return
+
+    def _report_first(self, node: cst.Call, values, what: str, ctx) -> None:
+        for expr in values:
+            value = ctx.placement(expr)
+            if not value.maybe_device:
+                continue
+            confidence = device_confidence(value)
+            ctx.report(
+                self,
+                node,
+                f"{what}: a device tensor there is copied to the host, waiting for all queued GPU work",
+                confidence=confidence,
+                placement=value,
+            )
+            return
+
+
+def _numbers(values):
+    """The number expressions among `values`: the elements of a size tuple or list too."""
+    out = []
+    for value in values:
+        if isinstance(value, (cst.Tuple, cst.List)):
+            out.extend(e.value for e in value.elements if not isinstance(e, cst.StarredElement))
+        elif not isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+            out.append(value)
+    return out
