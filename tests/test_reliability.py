@@ -16,7 +16,7 @@ import pytest
 
 from conftest import TWO_FINDINGS, TWO_FINDINGS_FIXED, run_process
 from synclint import lines
-from synclint.config import Settings
+from synclint.config import H2D_HELPER_PRESETS, Settings
 from synclint.engine import lint_source
 from synclint.fix.apply import _overlaps, _Spans, apply_edits, fix_source
 from synclint.fix.write import WriteRefused, write_fixed
@@ -25,6 +25,9 @@ from synclint.violation import Edit, Location
 FINDING = 'def forward(self, toks):\n    return torch.tensor(toks, dtype=torch.long, device="cuda")\n'
 FIXED = 'def forward(self, toks):\n    return async_tensor_h2d(toks, dtype=torch.long, device="cuda")\n'
 IMPORT = "from synclint.runtime import async_tensor_h2d\n"
+# The tests below fix with synclint's helper (an import added, a name that may clash).
+SETTINGS = Settings(h2d_helper=H2D_HELPER_PRESETS["synclint"])
+HELPER = ("--h2d-helper", "synclint")
 
 # Every line terminator Python's tokenizer (and libcst) accepts, and characters that
 # str.splitlines also splits at but Python does not.
@@ -33,7 +36,7 @@ NOT_TERMINATORS = ["\f", "\v", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029
 
 
 def _fix(text: str) -> str:
-    result = fix_source(text, "x.py", Settings())
+    result = fix_source(text, "x.py", SETTINGS)
     assert result.error is None
     return result.fixed
 
@@ -160,7 +163,7 @@ def test_many_fixable_findings_in_one_file_fix_in_linear_time():
     for n in (200, 800):
         text = source(n)
         start = time.perf_counter()
-        result = fix_source(text, "x.py", Settings())
+        result = fix_source(text, "x.py", SETTINGS)
         timings.append(time.perf_counter() - start)
         assert result.applied == n and result.fixed.count("async_tensor_h2d(") == n
     assert timings[1] < timings[0] * 4 * 2.5  # 4x the findings: about 4x the time, not 16x
@@ -343,19 +346,19 @@ def test_r03_unreadable_folder_as_another_user(tmp_path):
 
 def test_r07_stdin_latin1_with_nothing_to_fix_comes_back_unchanged(tmp_path):
     data = b'# -*- coding: latin-1 -*-\ns = "caf\xe9"\n'
-    result = run_process("check", "--fix", "-", "--stdin-filename", "x.py", cwd=tmp_path, stdin=data)
+    result = run_process("check", "--fix", *HELPER, "-", "--stdin-filename", "x.py", cwd=tmp_path, stdin=data)
     assert result.raw_out == data
 
 
 def test_r07_stdin_latin1_fixed_comes_back_in_latin1(tmp_path):
     data = b'# -*- coding: latin-1 -*-\nimport torch\ns = "caf\xe9"\n' + FINDING.encode()
-    result = run_process("check", "--fix", "-", "--stdin-filename", "x.py", cwd=tmp_path, stdin=data)
+    result = run_process("check", "--fix", *HELPER, "-", "--stdin-filename", "x.py", cwd=tmp_path, stdin=data)
     assert result.raw_out == b'# -*- coding: latin-1 -*-\nimport torch\n' + IMPORT.encode() + b's = "caf\xe9"\n' + FIXED.encode()
 
 
 def test_r08_stdin_bom_kept(tmp_path):
     data = b"\xef\xbb\xbfimport torch\n" + FINDING.encode()
-    result = run_process("check", "--fix", "-", "--stdin-filename", "x.py", cwd=tmp_path, stdin=data)
+    result = run_process("check", "--fix", *HELPER, "-", "--stdin-filename", "x.py", cwd=tmp_path, stdin=data)
     assert result.raw_out == b"\xef\xbb\xbfimport torch\n" + IMPORT.encode() + FIXED.encode()
 
 
@@ -368,7 +371,7 @@ def test_r10_diff_without_final_newline_applies_with_git_apply(project, synclint
     first = "import torch\n" + FINDING.rstrip("\n") + ending
     second = "import torch\n# a\rb\n" + FINDING
     project.write({"a.py": first.encode(), "b.py": second.encode()})
-    diff = synclint("check", "--no-cache", "--diff", "a.py", "b.py").out
+    diff = synclint("check", "--no-cache", "--diff", *HELPER, "a.py", "b.py").out
     if not ending:
         assert lines.NO_NEWLINE_MARKER in diff
     fixed_a, fixed_b = _fix(first), _fix(second)
@@ -392,7 +395,7 @@ def test_r17_backslash_crlf_at_end_of_file_is_not_a_syntax_error():
     text = "import torch\n" + FINDING + "\\\r\n"
     compile(text, "x.py", "exec")
     assert [v.code for v in lint_source(text, "x.py").violations] == ["SL101"]
-    fixed = fix_source(text, "x.py", Settings())
+    fixed = fix_source(text, "x.py", SETTINGS)
     assert fixed.error is None and fixed.fixed == "import torch\n" + IMPORT + FIXED + "\\\r\n"
 
 
@@ -401,11 +404,13 @@ def test_r09_no_second_binding_of_a_name_the_module_has(project):
         "import torch\nfrom vllm.utils.torch_utils import async_tensor_h2d\n\n\n"
         "def prep(x, dev):\n    return async_tensor_h2d(x, dev)\n\n\n" + FINDING
     )
-    result = fix_source(text, "x.py", Settings())
-    assert result.fixed == text
-    assert [v.code for v in result.violations] == ["SL101"]
+    result = fix_source(text, "x.py", SETTINGS)
+    # the module's own helper is called (with its own signature), never shadowed by ours
+    assert "from synclint.runtime" not in result.fixed
+    assert result.fixed.count("import async_tensor_h2d") == 1
+    compile(result.fixed, "x.py", "exec")
     for binding in ("def async_tensor_h2d(x):\n    return x\n", "async_tensor_h2d = None\n"):
-        assert fix_source("import torch\n" + binding + FINDING, "x.py", Settings()).applied == 0
+        assert fix_source("import torch\n" + binding + FINDING, "x.py", SETTINGS).applied == 0
 
 
 # --- "safe" fixes keep values, dtype and aliasing -----------------------------------------
@@ -463,11 +468,11 @@ def test_from_numpy_to_a_device_that_may_be_the_cpu_is_unsafe():
 
 def test_a_fix_that_removes_the_last_use_of_torch_removes_its_import():
     text = "import torch\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n"
-    result = fix_source(text, "x.py", Settings())
+    result = fix_source(text, "x.py", SETTINGS)
     assert result.fixed == IMPORT + "\ndef f(toks):\n    return async_tensor_h2d(toks, device='cuda')\n"
     # still mentioned (a string annotation): kept
     kept = text.replace("def f(toks):", "def f(toks) -> 'torch.Tensor':")
-    assert fix_source(kept, "x.py", Settings()).fixed.startswith("import torch\n")
+    assert fix_source(kept, "x.py", SETTINGS).fixed.startswith("import torch\n")
 
 
 def test_crafted_cache_entry_with_a_valid_checksum_is_a_miss(tmp_path):
