@@ -86,8 +86,9 @@ def edits_of(action: types.CodeAction, uri: str) -> list[types.TextEdit]:
 class Session:
     """One server process and one client, with the notifications it sent us in queues."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, show_document: bool = True) -> None:
         self.root = root
+        self.show_document = show_document
         self.client = LanguageClient("synclint-test", "1")
         self.diagnostics: asyncio.Queue = asyncio.Queue()
         self.shown: list[types.ShowDocumentParams] = []
@@ -112,6 +113,12 @@ class Session:
             self.shown.append(params)
             return types.ShowDocumentResult(success=True)
 
+        self.registrations: list[types.Registration] = []
+
+        @self.client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def on_register(params: types.RegistrationParams) -> None:
+            self.registrations.extend(params.registrations)
+
         @self.client.feature(types.WINDOW_SHOW_MESSAGE)
         def on_show_message(params: types.ShowMessageParams) -> None:
             self.messages.append(params)
@@ -121,9 +128,10 @@ class Session:
         await self.client.start_io(sys.executable, "-m", "synclint", "server", env=env, cwd=str(self.root))
         capabilities = types.ClientCapabilities(
             workspace=types.WorkspaceClientCapabilities(
-                workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)
+                workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
+                did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
             ),
-            window=types.WindowClientCapabilities(show_document=types.ShowDocumentClientCapabilities(support=True)),
+            window=types.WindowClientCapabilities(show_document=types.ShowDocumentClientCapabilities(support=self.show_document)),
         )
         result = await asyncio.wait_for(
             self.client.initialize_async(
@@ -179,9 +187,9 @@ class Session:
         return False
 
 
-def run_session(root: Path, scenario) -> None:
+def run_session(root: Path, scenario, show_document: bool = True) -> None:
     async def main() -> None:
-        session = Session(root)
+        session = Session(root, show_document)
         try:
             await session.start()
             await scenario(session)
@@ -395,3 +403,90 @@ def test_readme_editor_setup_starts_this_server():
     assert any(dep.startswith("pygls") for dep in extras["server"]) and any(dep.startswith("pygls") for dep in extras["test"])
     for title in ("(unsafe)", "Suppress SL101 on this line", "Show documentation", "source.fixAll.synclint", "[high confidence]"):
         assert title in section
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        # The statement's first row takes the comment, even when the finding is further down.
+        ("    y = (\n        torch.tensor([1, 2, 3]).cuda()\n    )\n", "    y = (  # noqa: {code}\n"),
+        # No row can hold a comment: after a backslash, or inside a string.
+        ("    y = torch.tensor([1, 2, 3]).cuda() + \\\n        1\n", None),
+        ('    y = (torch.tensor([1, 2, 3]).cuda(), """a\nb""")\n', None),
+        # An existing `# noqa:` list is extended, other comments kept.
+        ("    y = torch.tensor([1, 2, 3]).cuda()  # noqa: SL999 (reason)\n", "    y = torch.tensor([1, 2, 3]).cuda()  # noqa: SL999, {code} (reason)\n"),
+        ("    y = torch.tensor([1, 2, 3]).cuda()  # a note\n", "    y = torch.tensor([1, 2, 3]).cuda()  # a note  # noqa: {code}\n"),
+    ],
+)
+def test_suppression_goes_where_a_comment_can(statement, expected):
+    from synclint.server.lsp import _noqa_edit
+
+    source = "import torch\n\n\ndef step(x):\n" + statement + "    return y\n"
+    lines = source.splitlines(keepends=True)
+    found = [v for v in synclint.lint_source(source) if v.code == "SL103"]
+    assert found, source
+    edit = _noqa_edit(source, lines, found[0])
+    if expected is None:
+        assert edit is None
+        return
+    row, start, end, text = edit
+    line = lines[row - 1]
+    assert line[: start - 1] + text + line[end - 1 :] == expected.format(code="SL103")
+    # And the comment does suppress the finding.
+    patched = "".join(lines[: row - 1]) + expected.format(code="SL103") + "".join(lines[row:])
+    assert "SL103" not in {v.code for v in synclint.lint_source(patched)}
+
+
+def test_documentation_falls_back_to_a_message_without_show_document(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(SOURCE, encoding="utf-8")
+
+    async def scenario(s: Session) -> None:
+        result = await asyncio.wait_for(
+            s.client.workspace_execute_command_async(types.ExecuteCommandParams(command="synclint.showDocumentation", arguments=["SL403"])),
+            TIMEOUT,
+        )
+        assert result is None and s.shown == []
+        for _ in range(100):
+            if s.messages:
+                break
+            await asyncio.sleep(0.05)
+        (message,) = s.messages
+        assert message.type == types.MessageType.Info and message.message.startswith("# SL403 repeat-interleave-size")
+        assert await s.stop() == 0
+
+    run_session(tmp_path, scenario, show_document=False)
+
+
+def test_open_files_are_linted_again_when_the_configuration_changes(tmp_path):
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[tool.synclint]\n", encoding="utf-8")
+    path = tmp_path / "model.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    uri = path.as_uri()
+
+    async def scenario(s: Session) -> None:
+        s.open(uri, SOURCE)
+        assert sorted(d.code for d in await s.next_diagnostics(uri, 1)) == ["SL103", "SL106", "SL403"]
+        for _ in range(100):  # the registration request follows `initialized`
+            if s.registrations:
+                break
+            await asyncio.sleep(0.05)
+        (registration,) = s.registrations
+        assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        patterns = {w["globPattern"] if isinstance(w, dict) else w.glob_pattern for w in _watchers(registration)}
+        assert patterns == {"**/pyproject.toml", "**/synclint.toml"}
+
+        config.write_text('[tool.synclint]\nignore = ["SL106"]\n', encoding="utf-8")
+        s.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)])
+        )
+        assert sorted(d.code for d in await s.next_diagnostics(uri, 1)) == ["SL103", "SL403"]
+        assert await s.stop() == 0
+
+    run_session(tmp_path, scenario)
+
+
+def _watchers(registration: types.Registration) -> list:
+    options = registration.register_options
+    return options["watchers"] if isinstance(options, dict) else options.watchers

@@ -4,7 +4,8 @@
 What it does, per open Python document:
 - diagnostics on open, change (debounced) and save, from the editor's buffer, with the
   settings of the file's nearest project configuration (`synclint.settings_for`);
-  files the configuration excludes get none;
+  files the configuration excludes get none; every open file is linted again when a
+  `pyproject.toml` / `synclint.toml` changes (where the client can watch files);
 - code actions: each finding's fix as a quick fix (a safe fix is the preferred one; an
   unsafe one says "(unsafe)" and is never preferred), "Suppress SLxxx on this line" (adds
   `# noqa: SLxxx`, merged into a `# noqa: ...` already there), "Show documentation for
@@ -54,6 +55,7 @@ SHOW_DOCUMENTATION = "synclint.showDocumentation"
 FIX_ALL = types.CodeActionKind.SourceFixAll.value + ".synclint"  # "source.fixAll.synclint"
 DEBOUNCE_S = 0.2  # typing pauses this long before the buffer is linted again
 PYTHON_SUFFIXES = (".py", ".pyi")
+CONFIG_FILES = ("pyproject.toml", "synclint.toml")
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -251,6 +253,30 @@ class SynclintLanguageServer(LanguageServer):
             ident = types.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version)
             return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=ident, edits=edits)])
         return types.WorkspaceEdit(changes={document.uri: edits})
+
+    async def relint_all(self) -> None:
+        """Lint every open Python document again (a configuration file changed)."""
+        self.linted.clear()
+        for uri in list(self.workspace.text_documents):
+            if _is_python(self.workspace.get_text_document(uri)):
+                await self.publish(uri)
+
+    def watch_configuration(self) -> None:
+        """Ask the client to report changes to configuration files, where it can."""
+        caps = self.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps else None
+        if not (watched and watched.dynamic_registration):
+            return
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES]
+        )
+        params = types.RegistrationParams(
+            registrations=[types.Registration(id="synclint-config", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]
+        )
+        if hasattr(self, "client_register_capability"):  # pygls 2
+            self.client_register_capability(params)
+        else:  # pygls 1.x
+            self.register_capability(params)
 
     # --- what the server sends (pygls 2 names each LSP method; pygls 1.x had helpers) ----
 
@@ -451,6 +477,15 @@ def _is_python(document: TextDocument) -> bool:
 
 def build_server() -> SynclintLanguageServer:
     server = SynclintLanguageServer()
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: SynclintLanguageServer, params: types.InitializedParams) -> None:
+        ls.watch_configuration()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def watched_files_changed(ls: SynclintLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(change.uri.endswith(CONFIG_FILES) for change in params.changes):
+            await ls.relint_all()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: SynclintLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
