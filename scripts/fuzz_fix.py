@@ -2,7 +2,7 @@
 tests/test_fix_properties.py (no crash, fixed text compiles, idempotent, findings conserved,
 suppressed lines untouched, `--diff` applies with `git apply` to exactly the --fix text).
 
-    python scripts/fuzz_fix.py --cases 10000 --pool 300 --seed 1
+    python scripts/fuzz_fix.py --cases 10000 --pool 300 --seed 1 [--seconds S]
 
 Generating a module with hypothesmith costs about 0.3 s, so the run first draws a pool of
 `--pool` hypothesmith modules, then builds each case from one of them (or none) with random
@@ -44,6 +44,7 @@ def main() -> int:
     p.add_argument("--cases", type=int, default=10000)
     p.add_argument("--pool", type=int, default=300)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seconds", type=float, default=0, help="stop after this long (0: no limit) and report the cases run")
     args = p.parse_args()
     start = time.monotonic()
     bases = [""] + _pool(args.pool, args.seed)
@@ -51,7 +52,7 @@ def main() -> int:
     counts = {"cases": 0, "invalid_compositions_skipped": 0, "failed": 0}
     stats: dict = {}
     failures = []
-    while counts["cases"] < args.cases:
+    while counts["cases"] < args.cases and not (args.seconds and time.monotonic() - start > args.seconds):
         text = random_case(rng, bases)
         if text is None:
             counts["invalid_compositions_skipped"] += 1
