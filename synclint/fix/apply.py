@@ -4,7 +4,6 @@ result again and repeat until nothing fixable is left (fixes can enable other fi
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -161,48 +160,6 @@ def fix_source(source: bytes | str, filename: str, settings: Settings | None = N
         text = new_text
         out.applied += applied
         result = lint_source(text, filename, settings)
-    if out.applied:
-        pruned = _drop_orphaned_imports(out.original, text)
-        if pruned != text:
-            text = pruned
-            result = lint_source(text, filename, settings)
     out.fixed = text
     out.violations = result.violations
     return out
-
-
-def _names_read(text: str) -> set[str] | None:
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
-
-
-def _drop_orphaned_imports(original: str, fixed: str) -> str:
-    """Remove `import torch` when the fixes removed its last use (the original read `torch`,
-    the fixed text does not): a fix must not leave an unused import behind. Only a plain
-    `import torch` statement alone on its line is removed."""
-    import ast
-
-    if "import torch" not in fixed:
-        return fixed
-    before = _names_read(original)
-    # Any other mention (a string annotation, a docstring, `torch` in a comment) keeps it.
-    if before is None or "torch" not in before or len(re.findall(r"\btorch\b", fixed)) != 1:
-        return fixed
-    tree = ast.parse(fixed)
-    index = LineIndex(fixed)
-    for stmt in tree.body:
-        if (
-            isinstance(stmt, ast.Import)
-            and [(a.name, a.asname) for a in stmt.names] == [("torch", None)]
-            and stmt.lineno == stmt.end_lineno
-            and (index.line(stmt.lineno) or "").strip() == "import torch"
-        ):
-            start = index.offset(stmt.lineno, 1)
-            end = index.offset(stmt.lineno + 1, 1) if stmt.lineno < len(index.starts) else len(fixed)
-            return fixed[:start] + fixed[end:]
-    return fixed
