@@ -50,7 +50,7 @@ def instrument() -> None:
 
     import libcst
 
-    from synclint import engine, prefilter, screen, suppressions
+    from synclint import engine, prefilter, screen
     from synclint.analysis import placement
     from synclint.rules import all_rules
 
@@ -64,7 +64,6 @@ def instrument() -> None:
     engine.run_rules = timed("visitor pass (traversal + rules)", engine.run_rules)
     engine.to_violations = timed("positions + violations", engine.to_violations)
     engine._filtered = timed("suppressions + filters", engine._filtered)
-    suppressions.is_suppressed = timed("suppressions + filters", suppressions.is_suppressed)
     placement.PlacementAnalysis.placement_of = timed("placement analysis", placement.PlacementAnalysis.placement_of)
     for rule in all_rules():
         for method in rule.handlers().values():

@@ -5,15 +5,27 @@ configuration or internal error."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections import Counter
 from pathlib import Path
 
 from synclint import __version__
-from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, load_settings
+from synclint.adoption import AdoptionError
+from synclint.config import H2D_HELPER_PRESETS, ConfigError, Settings, SettingsResolver
 from synclint.terminal import LEGEND, Progress, Style, colour_enabled, summary_lines
-from synclint.violation import INPUT_CODES, Confidence
+from synclint.violation import ENGINE_CODES, INPUT_CODES, IO_ERROR, SYNTAX_ERROR, UNUSED_SUPPRESSION, Confidence
+
+UNUSED_SUPPRESSION_DOC = """\
+Reports a `# noqa: CODES` or `# synclint: ignore[CODES]` comment (or a code in it) that
+suppresses no finding, as ruff's RUF100 does: the code was fixed, moved, or never fired.
+Only rules enabled for the file count: a comment naming a rule that is not selected is
+left alone, as are another linter's codes (`# noqa: E501`), a blanket `# noqa` and
+`# gpu-sync-ok: <reason>`. Unknown `SL` codes are reported. `# noqa: SL003` on the line
+keeps its comments.
+
+The fix (safe) removes the unused codes, or the whole comment when none is used."""
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace", "server")
@@ -97,21 +109,25 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     run.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
     run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     run.add_argument("--cache-dir", type=str, default=None, help="where the cache lives (default: .synclint_cache)")
+    g = p.add_argument_group("gradual adoption")
+    g.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding (--add-noqa=REASON writes a reason after the code)")
+    g.add_argument("--add-noqa-reason", type=str, default=None, metavar="TEXT", help="the reason --add-noqa writes after the code")
+    g.add_argument("--show-suppressions", action="store_true", help="list the findings that comments suppress, with their reasons")
+    g.add_argument("--baseline", type=str, default=None, metavar="FILE", help="report only findings not in FILE; writes FILE when it does not exist")
+    g.add_argument("--update-baseline", action="store_true", help="(re)write the --baseline FILE with the current findings")
+    g.add_argument("--diff-base", type=str, default=None, metavar="REV", help="report only findings on lines added or changed since the git revision REV")
+    files.add_argument("--show-settings", type=str, default=None, metavar="FILE", help="print the settings used for FILE and the files they come from")
+    files.add_argument("--show-files", action="store_true", help="list the files that would be linted, with their configuration file")
     p.add_argument("--version", action="version", version=f"synclint {__version__}")
     return p
 
 
-def _settings_from(args) -> Settings:
-    paths = [Path(p) for p in args.paths if p != "-"] or [Path(args.stdin_filename or ".")]
-    config = Path(args.config) if args.config else None
-    settings = load_settings([p if _exists(p) else p.parent for p in paths], config)
+def _overrides(args):
+    """The command-line options that override every configuration file, as a function
+    from a file's Settings to the ones used."""
     changes: dict = {}
     if args.select is not None:
         changes["select"] = tuple(args.select)
-    if args.extend_select is not None:
-        changes["extend_select"] = (*settings.extend_select, *args.extend_select)
-    if args.ignore is not None:
-        changes["ignore"] = (*settings.ignore, *args.ignore)
     if args.force_exclude is not None:
         changes["force_exclude"] = args.force_exclude
     if args.unsafe_fixes is not None:
@@ -133,7 +149,28 @@ def _settings_from(args) -> Settings:
             validate_selectors(selectors or (), option)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    return settings.replace(**changes) if changes else settings
+
+    def apply(settings: Settings) -> Settings:
+        more = dict(changes)
+        if args.extend_select is not None:
+            more["extend_select"] = (*settings.extend_select, *args.extend_select)
+        if args.ignore is not None:
+            more["ignore"] = (*settings.ignore, *args.ignore)
+        return settings.replace(**more) if more else settings
+
+    return apply
+
+
+def _resolver_from(args) -> SettingsResolver:
+    """Each file's settings: its nearest configuration file's (or --config's), overridden."""
+    config = Path(args.config) if args.config else None
+    return SettingsResolver(config, _overrides(args))
+
+
+def _settings_from(args) -> Settings:
+    """The settings of the first path (or of stdin's file name)."""
+    paths = [Path(p) for p in args.paths if p != "-"] or [Path(args.stdin_filename or ".")]
+    return _resolver_from(args).for_path(paths[0] if _exists(paths[0]) else paths[0].parent)
 
 
 def _exists(path: Path) -> bool:
@@ -164,7 +201,7 @@ def _statistics(violations, unsafe_fixes: bool = False) -> str:
     lines = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rule_by_code(code)
-        name = rule.name if rule else INPUT_CODES.get(code, ("",))[0]
+        name = rule.name if rule else ENGINE_CODES.get(code, ("",))[0]
         split = ", ".join(f"{tiers[code, t]} {t}" for t in ("hot", "unknown", "cold") if tiers[code, t])
         lines.append(f"{count:>5}\t{code}\t[{'*' if code in fixable else ' '}] {name}\t({split})")
     return "\n".join(lines) + ("\n" if lines else "")
@@ -209,11 +246,11 @@ def _input_problems(errors) -> tuple[list, list[str]]:
     return findings, notes
 
 
-def _write_fixes(changed, settings, unsafe) -> list[str]:
+def _write_fixes(changed, settings_of) -> list[str]:
     """Write each fixed file (see synclint.fix.write.write_fixed: never over an edit made
     during the run, never over a read-only file); a file that is not written is left as it
     was and named, its findings are reported as remaining (not fixed), and the others are
-    still written."""
+    still written. `settings_of(path)` gives a file's settings."""
     from synclint.fix.write import write_fixed
     from synclint.runner import process_file
 
@@ -224,27 +261,167 @@ def _write_fixes(changed, settings, unsafe) -> list[str]:
         except (OSError, UnicodeEncodeError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
             failures.append(f"synclint: {o.filename}: cannot write the fixed file: {reason}")
-            # The file keeps its old text: report what it holds, as a lint would.
-            before = process_file(o.filename, settings, False, unsafe, source=o.source) if o.source is not None else None
-            o.violations = before.violations if before is not None else o.violations
+            if o.source is not None:  # the file keeps its old text: report what it holds
+                settings = settings_of(Path(o.filename))
+                o.violations = process_file(o.filename, settings, False, settings.unsafe_fixes, source=o.source).violations
             o.applied = 0
             o.fixed = o.original
     return failures
 
 
+def _split_add_noqa(argv: list[str]) -> list[str]:
+    """`--add-noqa=REASON` (ruff's spelling) -> `--add-noqa --add-noqa-reason REASON`."""
+    out = []
+    for arg in argv:
+        if arg.startswith("--add-noqa="):
+            out += ["--add-noqa", "--add-noqa-reason", arg.split("=", 1)[1]]
+        else:
+            out.append(arg)
+    return out
+
+
+def _add_noqa(outcomes, reason: str | None) -> int:
+    from synclint.fix.write import atomic_write
+    from synclint.noqa import add_noqa
+
+    added = skipped = 0
+    for o in outcomes:
+        if not o.violations:
+            continue
+        if o.filename.endswith(".ipynb"):
+            skipped += len(o.violations)  # rows count in cells: not written into the JSON
+            continue
+        try:
+            text = Path(o.filename).read_bytes().decode(o.encoding)
+        except (OSError, UnicodeDecodeError, LookupError):
+            continue
+        new, count, left = add_noqa(text, o.violations, reason)
+        skipped += left
+        if count:
+            try:
+                atomic_write(Path(o.filename), new.encode(o.encoding))
+            except (OSError, UnicodeEncodeError) as exc:
+                print(f"synclint: {o.filename}: cannot write: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+                continue
+            added += count
+    if skipped:
+        print(
+            f"synclint: {skipped} finding{'s' * (skipped != 1)} left without a comment: "
+            "no line of the statement ends outside a string, the file does not parse, or it is a notebook",
+            file=sys.stderr,
+        )
+    return added
+
+
+def _toml_value(value) -> str:
+    import enum
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, enum.Enum):
+        return f'"{value.name.lower()}"'
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):  # per-file-ignores
+        return "{" + ", ".join(f'"{glob}" = {_toml_value(codes)}' for glob, codes in value) + "}"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def _show_settings(resolver: SettingsResolver, path: Path) -> int:
+    """The settings a file is linted with, as TOML keys, and the files they come from."""
+    import dataclasses
+
+    from synclint.config import _KEYS
+    from synclint.discover import project_root
+
+    settings = resolver.for_path(path)
+    print(f"Settings for {path}")
+    if settings.source:
+        chain = " (extends " + ", which extends ".join(_display_path(e) for e in settings.extends) + ")" if settings.extends else ""
+        print(f"# from {_display_path(settings.source)}{chain}")
+    else:
+        print("# from the defaults: no configuration file found")
+    print(f"# project root: {_display_path(str(project_root(settings))) or '.'}")
+    names = {name: key for key, (name, _) in _KEYS.items() if not key.startswith("extend-") or name in ("extend_select", "extend_exclude")}
+    for f in dataclasses.fields(settings):
+        if f.name in names:
+            value = getattr(settings, f.name)
+            shown = "{}" if f.name == "per_file_ignores" and not value else _toml_value(value)
+            print(f"{names[f.name]} = {shown}")
+    return EXIT_CLEAN
+
+
+def _show_files(resolver: SettingsResolver, paths: list[Path]) -> int:
+    """The files a check of `paths` would lint, each with its configuration file."""
+    from synclint.discover import discover
+
+    found = discover(paths, resolver)
+    for path in found.files:
+        source = resolver.for_file(path).source
+        print(f"{_display_path(str(path))}" + (f"  ({_display_path(source)})" if source else ""))
+    for path, message in found.errors:
+        print(f"synclint: {path}: {message}", file=sys.stderr)
+    return EXIT_ERROR if found.errors and not found.files else EXIT_CLEAN
+
+
+def _show_suppressions(resolver: SettingsResolver, paths: list[Path]) -> str:
+    """Each finding a comment suppresses, with the comment and its reason."""
+    from synclint.discover import discover
+    from synclint.engine import lint_source
+
+    lines = []
+    for path in discover(paths, resolver).files:
+        try:
+            source = path.read_bytes()
+        except OSError:
+            continue  # a check reports it
+        for v, directive in lint_source(source, str(path), resolver.for_file(path)).suppressions:
+            reason = f": {directive.reason}" if directive.reason else ""
+            lines.append(
+                f"{_display_path(v.filename)}:{v.location.row}:{v.location.column}: {v.code} "
+                f"suppressed by `{directive.text}` on line {directive.row}{reason}"
+            )
+    count = len(lines)
+    lines.append(f"{count} suppressed finding{'s' * (count != 1)}.")
+    return "\n".join(lines) + "\n"
+
+
 def run_check(argv: list[str]) -> int:
-    args = check_parser().parse_args(argv)
+    args = check_parser().parse_args(_split_add_noqa(argv))
+    if (args.add_noqa or args.show_suppressions) and ("-" in args.paths or args.fix or args.diff):
+        raise UsageError("--add-noqa and --show-suppressions work on files, without --fix or --diff")
+    if args.update_baseline and not args.baseline:
+        raise UsageError("--update-baseline goes with --baseline FILE")
+    if args.diff_base is not None and ("-" in args.paths or args.fix or args.diff or args.add_noqa):
+        raise UsageError("--diff-base reports findings; it does not go with stdin, --fix, --diff or --add-noqa")
+    if args.add_noqa_reason is not None and not args.add_noqa:
+        raise UsageError("--add-noqa-reason goes with --add-noqa")
+    if args.add_noqa_reason is not None and ("\n" in args.add_noqa_reason or "\r" in args.add_noqa_reason):
+        raise UsageError("--add-noqa-reason must be one line")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if "-" in args.paths and len(args.paths) > 1:
         raise UsageError("`-` (stdin) cannot be combined with other paths")
-    settings = _settings_from(args)
+    resolver = _resolver_from(args)
+    if args.show_settings is not None:
+        return _show_settings(resolver, Path(args.show_settings))
+    if args.show_files:
+        return _show_files(resolver, [Path(p) for p in (args.paths or ["."])])
+    if args.show_suppressions:
+        _write_output(_show_suppressions(resolver, [Path(p) for p in (args.paths or ["."])]), args.output_file)
+        return EXIT_CLEAN
     fmt = args.output_format or os.environ.get("SYNCLINT_OUTPUT_FORMAT") or "full"
     if fmt not in OUTPUT_FORMATS:
         raise UsageError(f"unknown output format {fmt!r}")
     from_stdin = "-" in args.paths
     want_fix = bool(args.fix) or args.diff
-    unsafe = settings.unsafe_fixes
+    # Each file is fixed as its own settings say; the report's fix markers follow the
+    # settings of the first path (or the command line's --unsafe-fixes).
+    unsafe = _settings_from(args).unsafe_fixes
 
     from synclint import report
     from synclint.runner import lint_paths, process_file
@@ -252,16 +429,35 @@ def run_check(argv: list[str]) -> int:
     stdin_bytes = b""
     if from_stdin:
         stdin_bytes = sys.stdin.buffer.read()
-        outcomes = [process_file(args.stdin_filename or "-", settings, want_fix, unsafe, source=stdin_bytes)]
+        settings = resolver.for_file(args.stdin_filename or "-")
+        outcomes = [process_file(args.stdin_filename or "-", settings, want_fix, settings.unsafe_fixes, source=stdin_bytes)]
         problems, notes = [], []
     else:
         paths = args.paths or ["."]
         progress = None if args.quiet else Progress
-        run = lint_paths([Path(p) for p in paths], settings, fix=want_fix, unsafe=unsafe, jobs=args.jobs, use_cache=not args.no_cache, progress=progress)
+        changes = None
+        if args.diff_base is not None:
+            from synclint.adoption import changed_since
+
+            changes = changed_since(args.diff_base)
+        only = changes.has_file if changes is not None else None
+        run = lint_paths([Path(p) for p in paths], resolver, fix=want_fix, unsafe=None, jobs=args.jobs,
+                         use_cache=not args.no_cache, progress=progress, only=only)
         outcomes = run.outcomes
-        problems, notes = _input_problems(run.errors)
-        if not outcomes and not run.errors:
+        errors = run.errors
+        if changes is not None:  # a path deleted since the revision is skipped, not an error
+            errors = [(path, message) for path, message in errors if not changes.is_deleted(path)]
+            for outcome in outcomes:
+                outcome.violations = [
+                    v for v in outcome.violations if v.code in (SYNTAX_ERROR, IO_ERROR) or changes.touches(v)
+                ]
+        problems, notes = _input_problems(errors)
+        if not outcomes and not run.errors and changes is None:
             print(f"synclint: warning: no Python files or notebooks found under {', '.join(paths)}", file=sys.stderr)
+        if args.add_noqa:
+            added = _add_noqa(outcomes, args.add_noqa_reason)
+            print(f"Added {added} noqa directive{'s' * (added != 1)}.", file=sys.stderr)
+            return EXIT_CLEAN
 
     for note in notes:
         print(note, file=sys.stderr)
@@ -270,8 +466,8 @@ def run_check(argv: list[str]) -> int:
             print(f"synclint: {outcome.filename}: {outcome.error}", file=sys.stderr)
 
     changed = [o for o in outcomes if o.changed]
+    fixed_total = sum(o.applied for o in outcomes)
     if args.diff:
-        fixed_total = sum(o.applied for o in outcomes)
         sys.stdout.write(_diff(changed))
         print(f"Would fix {fixed_total} finding{'s' * (fixed_total != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
         if args.exit_zero:
@@ -294,11 +490,25 @@ def run_check(argv: list[str]) -> int:
         sys.stdout.buffer.write(out)
         sys.stdout.buffer.flush()
     elif args.fix:
-        write_failures = _write_fixes(changed, settings, unsafe)
+        resolver = _resolver_from(args)
+        write_failures = _write_fixes(changed, resolver.for_path)
         for line in write_failures:
             print(line, file=sys.stderr)
     fixed_total = sum(o.applied for o in outcomes)
     violations = sorted([*problems, *(v for o in outcomes for v in o.violations)], key=lambda v: v.sort_key)
+
+    if args.baseline:
+        from synclint.adoption import without_baselined, write_baseline
+
+        texts = {o.filename: _source_of(o, stdin_bytes if from_stdin else None) for o in outcomes if o.violations}
+        baseline = Path(args.baseline)
+        if args.update_baseline or not baseline.exists():
+            written = write_baseline(baseline, violations, texts)
+            print(f"Wrote {written} finding{'s' * (written != 1)} to the baseline {args.baseline}.", file=sys.stderr)
+            return EXIT_ERROR if write_failures else EXIT_CLEAN
+        violations, hidden = without_baselined(violations, baseline, texts)
+        if hidden and not args.quiet:
+            print(f"synclint: {hidden} finding{'s' * (hidden != 1)} in the baseline {args.baseline} not shown.", file=sys.stderr)
 
     sources: dict = {}
     if fmt in _NEEDS_SOURCES:
@@ -374,6 +584,11 @@ def run_rule(argv: list[str]) -> int:
         print(f"Reported when {summary}. It is a finding like the others (exit 1), so that a CI gate")
         print("never passes over a file it could not lint; it cannot be suppressed or ignored per line.")
         return EXIT_CLEAN
+    if code == UNUSED_SUPPRESSION or args.code == ENGINE_CODES[UNUSED_SUPPRESSION][0]:
+        print(f"# {UNUSED_SUPPRESSION} {ENGINE_CODES[UNUSED_SUPPRESSION][0]}\n")
+        print("Fix: always (safe). Severity: warning.\n")
+        print(UNUSED_SUPPRESSION_DOC)
+        return EXIT_CLEAN
     rule = rule_by_code(args.code)
     if rule is None:
         raise UsageError(f"unknown rule `{args.code}` (see `synclint rules`)")
@@ -393,38 +608,19 @@ def run_rules(argv: list[str]) -> int:
         import json
 
         data = [
-            {"code": code, "name": name, "summary": summary, "fix": "never", "severity": "error"}
-            for code, (name, summary) in INPUT_CODES.items()
+            {"code": code, "name": name, "summary": summary, "fix": fix, "severity": "error" if fix == "never" else "warning"}
+            for code, (name, summary, fix) in ENGINE_CODES.items()
         ] + [
             {"code": r.code, "name": r.name, "summary": r.summary, "fix": r.fix_availability.value, "severity": r.severity.value}
             for r in all_rules()
         ]
         print(json.dumps(data, indent=2))
         return EXIT_CLEAN
-    for code, (name, summary) in INPUT_CODES.items():
-        print(f"{code}  {name:<36} fix: {'never':<9} {summary}")
+    for code, (name, summary, fix) in ENGINE_CODES.items():
+        print(f"{code}  {name:<36} fix: {fix:<9} {summary}")
     for r in all_rules():
         print(f"{r.code}  {r.name:<36} fix: {r.fix_availability.value:<9} {r.summary}")
     return EXIT_CLEAN
-
-
-def _terminate_cleanly() -> None:
-    """SIGTERM (a CI timeout, `kill`) ends the run through the normal exits, so that a file
-    being written is left whole and its temp file removed (SIGKILL cannot be caught)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-
-    def on_term(signum, frame):
-        raise SystemExit(128 + signum)
-
-    try:
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, on_term)
-    except (ValueError, OSError):
-        pass
 
 
 COMMANDS = (*SUBCOMMANDS, "help", "version")
@@ -462,6 +658,25 @@ def _unknown_command(word: str) -> bool:
     if word.startswith("-") or word in SUBCOMMANDS or os.path.lexists(word):
         return False
     return os.sep not in word and "/" not in word and not word.endswith((".py", ".pyi", ".ipynb"))
+
+
+def _terminate_cleanly() -> None:
+    """SIGTERM (a CI timeout, `kill`) ends the run through the normal exits, so that a file
+    being written is left whole and its temp file removed (SIGKILL cannot be caught)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, on_term)
+    except (ValueError, OSError):
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -503,6 +718,9 @@ def main(argv: list[str] | None = None) -> int:
 
             return server_main(rest)
     except UsageError as exc:
+        print(f"synclint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except AdoptionError as exc:
         print(f"synclint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except ConfigError as exc:

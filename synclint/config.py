@@ -1,13 +1,18 @@
-"""Settings: `[tool.synclint]` in pyproject.toml (found upward from the linted path) or
-`--config FILE`, then command-line overrides. A bad key or value is a `ConfigError` that
-names the key and the file."""
+"""Settings: each file gets those of its nearest configuration file (`.synclint.toml`,
+`synclint.toml`, or a `pyproject.toml` with a `[tool.synclint]` table, in that order within a
+folder), found upward from the file's folder, as ruff does; `extend = "../base.toml"`
+inherits from another file. `--config FILE` gives every file the settings of FILE. Then the
+command-line overrides. A bad key or value is a `ConfigError` that names the key and the
+file. `SettingsResolver` resolves each folder once and reads each file once."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
@@ -71,6 +76,7 @@ DEFAULT_COLD_FUNCTIONS = (
     "_cleanup*",
     "setup*",
     "_setup*",
+    "init",
     "connect",
     "clear",
     "_ensure_*",
@@ -192,6 +198,8 @@ class Settings:
     screen: bool = True
     # Where the settings came from (for messages); not part of the cache key.
     source: str | None = field(default=None, compare=False)
+    # The files `source` extends, nearest first (for --show-settings).
+    extends: tuple[str, ...] = field(default=(), compare=False)
 
     def fingerprint(self) -> str:
         """A stable hash of everything that can change findings (the cache key's part)."""
@@ -325,14 +333,16 @@ def settings_from_table(table: dict, where: str, base: Settings | None = None) -
         name, parse = _KEYS[key]
         parsed = parse(value, key, where)
         _check_selectors(key, parsed, where)
-        if key.startswith("extend-") and name != "extend_select" and name != "extend_exclude":
+        if key.startswith("extend-"):  # added to the defaults, or to what an extended file set
             parsed = tuple(getattr(settings, name)) + parsed
         changes[name] = parsed
     return settings.replace(source=where, **changes)
 
 
-def read_config_file(path: Path) -> Settings:
-    """Read settings from a pyproject.toml (its [tool.synclint]) or a synclint.toml."""
+CONFIG_NAMES = (".synclint.toml", "synclint.toml", "pyproject.toml")
+
+
+def _load_table(path: Path) -> dict:
     where = str(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -346,35 +356,138 @@ def read_config_file(path: Path) -> Settings:
         table = data.get("tool", {}).get("synclint", {})
     else:
         table = data.get("tool", {}).get("synclint", data)
-    return settings_from_table(table, where)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.synclint] must be a table")
+    return table
+
+
+def read_config_file(path: Path, _chain: tuple[Path, ...] = ()) -> Settings:
+    """Read settings from a pyproject.toml (its [tool.synclint]) or a synclint.toml, after
+    the file its `extend` key names (a path relative to this file's folder), if any."""
+    where = str(path)
+    table = dict(_load_table(path))
+    base = None
+    if "extend" in table:
+        target = table.pop("extend")
+        if not isinstance(target, str) or not target:
+            raise ConfigError(f"{where}: `extend` must be the path of another configuration file, got {target!r}")
+        parent = Path(os.path.abspath(path.parent / Path(target).expanduser()))
+        here = Path(os.path.abspath(path))
+        if parent in (*_chain, here):
+            cycle = " -> ".join(str(p) for p in (*_chain, here, parent))
+            raise ConfigError(f"{where}: `extend` makes a cycle: {cycle}")
+        if not parent.is_file():
+            raise ConfigError(f"{where}: `extend`: {parent} does not exist")
+        base = read_config_file(parent, (*_chain, here))
+    settings = settings_from_table(table, where, base)
+    if base is not None:
+        settings = settings.replace(extends=(base.source or "", *base.extends))
+    return settings
+
+
+def config_in(folder: Path) -> Path | None:
+    """The configuration file of one folder, if it has one."""
+    for name in CONFIG_NAMES:
+        candidate = folder / name
+        try:
+            if not candidate.is_file():
+                continue
+        except OSError:  # inside an unreadable folder: no configuration found there
+            continue
+        if name != "pyproject.toml":
+            return candidate
+        try:
+            text = candidate.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return candidate  # unreadable: let read_config_file report it
+        if "synclint" not in text:
+            continue
+        try:
+            tool = tomllib.loads(text).get("tool", {})
+        except tomllib.TOMLDecodeError:
+            return candidate  # let read_config_file report it
+        if isinstance(tool, dict) and "synclint" in tool:
+            return candidate
+    return None
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a [tool.synclint] table, from `start` upward."""
-    start = start.resolve()
+    """The nearest configuration file, from `start` (a folder, or a file's folder) upward."""
+    start = Path(os.path.abspath(start))
     try:
         is_dir = start.is_dir()
     except OSError:  # an unreadable folder on the way: the run reports the path itself
         is_dir = False
     for folder in [start, *start.parents] if is_dir else list(start.parents):
-        candidate = folder / "pyproject.toml"
-        try:
-            is_file = candidate.is_file()
-        except OSError:  # inside an unreadable folder: no configuration found there
-            continue
-        if is_file:
-            try:
-                text = candidate.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = "[tool.synclint]"  # unreadable: let read_config_file report it
-            if "[tool.synclint" in text:
-                return candidate
+        found = config_in(folder)
+        if found is not None:
+            return found
     return None
 
 
 def load_settings(paths: list[Path], config: Path | None) -> Settings:
-    """Settings for a run: the explicit --config file, else the one found from the first path."""
+    """Settings for one path: the explicit --config file, else the nearest one from the
+    first path (the CLI resolves every file on its own: `SettingsResolver`)."""
     if config is not None:
         return read_config_file(config)
     found = find_config(paths[0] if paths else Path.cwd())
     return read_config_file(found) if found else Settings()
+
+
+def _no_change(settings: Settings) -> Settings:
+    return settings
+
+
+class SettingsResolver:
+    """Which settings apply to a file: those of the nearest configuration file above it,
+    with the command-line overrides applied. Each folder is resolved once and each
+    configuration file read once; every file under one configuration shares one Settings
+    object (so the engine's and the cache's per-settings work is done once per config)."""
+
+    def __init__(self, config: Path | None = None, overrides: Callable[[Settings], Settings] = _no_change) -> None:
+        self.config = config
+        self.overrides = overrides
+        self._by_folder: dict[str, Settings] = {}
+        self._by_file: dict[str | None, Settings] = {}
+        self._explicit = overrides(read_config_file(config)) if config is not None else None
+
+    def settings_for_config(self, path: Path | None) -> Settings:
+        key = None if path is None else os.path.abspath(path)
+        if key not in self._by_file:
+            self._by_file[key] = self.overrides(read_config_file(Path(key)) if key else Settings())
+        return self._by_file[key]
+
+    def for_folder(self, folder: Path | str) -> Settings:
+        if self._explicit is not None:
+            return self._explicit
+        start = os.path.abspath(folder)
+        pending = []
+        key = start
+        while key not in self._by_folder:
+            found = config_in(Path(key))
+            if found is not None:
+                self._by_folder[key] = self.settings_for_config(found)
+                break
+            pending.append(key)
+            parent = os.path.dirname(key)
+            if parent == key:
+                self._by_folder[key] = self.settings_for_config(None)
+                break
+            key = parent
+        settings = self._by_folder[key]
+        for folder_key in pending:
+            self._by_folder[folder_key] = settings
+        return settings
+
+    def for_file(self, path: Path | str) -> Settings:
+        return self.for_folder(os.path.dirname(os.path.abspath(path)))
+
+    def for_path(self, path: Path) -> Settings:
+        """A file's settings, or a folder's when `path` is a folder."""
+        return self.for_folder(path) if os.path.isdir(path) else self.for_file(path)
+
+    def all_settings(self) -> list[Settings]:
+        seen: dict[int, Settings] = {}
+        for settings in (*self._by_file.values(), *([self._explicit] if self._explicit else [])):
+            seen.setdefault(id(settings), settings)
+        return list(seen.values())

@@ -48,7 +48,9 @@ def project_root(settings: Settings) -> Path:
 
 def _relative(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
+        if path.is_absolute():
+            return path.resolve().relative_to(root).as_posix()
+        return Path(os.path.abspath(path)).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -109,11 +111,30 @@ class _Ignores:
             folder = folder.parent
 
 
-def discover(paths: list[Path], settings: Settings) -> Discovery:
+class _Folder:
+    """What discovery needs from one folder's settings, computed once per Settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.root = project_root(settings)
+        self.excludes = (*settings.exclude, *settings.extend_exclude)
+
+
+def discover(paths: list[Path], settings) -> Discovery:
+    """The files to lint under `paths`. `settings` is one Settings for every folder, or a
+    `SettingsResolver`: each folder's excludes are then those of its own configuration."""
     out = Discovery()
-    root = project_root(settings)
-    excludes = (*settings.exclude, *settings.extend_exclude)
-    ignores = _Ignores() if settings.respect_gitignore else None
+    resolve = settings.for_folder if hasattr(settings, "for_folder") else (lambda folder, s=settings: s)
+    views: dict[int, _Folder] = {}
+
+    def view(folder) -> _Folder:
+        folder_settings = resolve(folder)
+        found = views.get(id(folder_settings))
+        if found is None or found.settings is not folder_settings:
+            found = views[id(folder_settings)] = _Folder(folder_settings)
+        return found
+
+    ignores = _Ignores()
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[Path] = set()
 
@@ -139,10 +160,11 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
         except OSError as exc:
             out.errors.append((str(folder), f"cannot read folder: {exc.strerror or exc}"))
             return
+        here = view(folder)
         for entry in entries:
             path = Path(entry.path)
-            rel = _relative(path, root)
-            if _matches(excludes, rel):
+            rel = _relative(path, here.root)
+            if _matches(here.excludes, rel):
                 continue
             try:
                 is_dir = entry.is_dir()  # follows symlinks
@@ -158,7 +180,7 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
                 if entry.name.endswith(SOURCE_SUFFIXES):
                     out.errors.append((str(path), _symlink_problem(path)))
                 continue
-            if ignores is not None and ignores.ignored(path, is_dir):
+            if here.settings.respect_gitignore and ignores.ignored(path, is_dir):
                 continue
             if is_dir:
                 walk(path)
@@ -182,7 +204,8 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
             walk(path)
         elif path_is_file:
             # Named explicitly: linted even if excluded, as in ruff, unless --force-exclude.
-            if not (settings.force_exclude and _excluded_anywhere(path, root, excludes)):
+            here = view(path.absolute().parent)
+            if not (here.settings.force_exclude and _excluded_anywhere(path, here.root, here.excludes)):
                 add(path)
         elif path.is_symlink():
             out.errors.append((str(path), _symlink_problem(path)))
@@ -196,10 +219,15 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
     return out
 
 
-@lru_cache(maxsize=4096)
 def per_file_ignored_codes(settings: Settings, filename: str) -> frozenset[str]:
     if not settings.per_file_ignores:
         return frozenset()
+    # Settings compare equal whatever file they came from; the globs are relative to it.
+    return _per_file_ignored(settings, settings.source, filename)
+
+
+@lru_cache(maxsize=4096)
+def _per_file_ignored(settings: Settings, source: str | None, filename: str) -> frozenset[str]:
     from synclint.rules import known_codes
 
     rel = _relative(Path(filename), project_root(settings))

@@ -35,7 +35,9 @@ Every rule reports code that makes the host wait for the GPU (a hidden synchroni
 The "Why it stalls" sections cite measurements made on an NVIDIA H200 with the method of
 [gpu-proof.md](gpu-proof.md) (`synclint prove` repeats them on any CUDA device).
 Two codes report problems with the input itself: `SL001` (the file is not valid Python)
-and `SL002` (the file cannot be read or decoded).
+and `SL002` (the file cannot be read or decoded). `SL003` reports a `# noqa: CODE` or
+`# synclint: ignore[CODE]` comment that suppresses nothing among the enabled rules (its
+safe fix removes it; see the README's "Suppressions").
 
 Fix: `always`/`sometimes` means `synclint --fix` can rewrite the pattern (a fix marked
 unsafe in "Fix safety" needs `--unsafe-fixes`); `never` means report only.

@@ -28,13 +28,13 @@ from synclint.apis.torch_api import h2d_helpers
 from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
 from synclint.context import LintContext
-from synclint.lines import split_lines
 from synclint.positions import node_positions
 from synclint.rules import all_rules, select_codes
 from synclint.rules.base import Finding, FixSpec, Rule
 from synclint.violation import (
     IO_ERROR,
     SYNTAX_ERROR,
+    UNUSED_SUPPRESSION,
     Confidence,
     Edit,
     Fix,
@@ -53,6 +53,8 @@ class FileResult:
     parsed: bool = False  # whether libcst parsed it (False: prefiltered, skipped or broken)
     suppressed: int = 0
     cold: int = 0  # findings in cold code, hidden without --include-cold
+    # Each suppressed finding with the comment that suppressed it (for --show-suppressions).
+    suppressions: list = field(default_factory=list)
 
 
 class DecodeError(Exception):
@@ -380,21 +382,49 @@ def run_rules(
     return ctx.findings
 
 
+@lru_cache(maxsize=64)
+def enabled_codes(settings: Settings) -> frozenset[str]:
+    """Every code (rules and the engine's own) that the settings enable."""
+    return select_codes(settings.select, settings.extend_select, settings.ignore)
+
+
 def _filtered(result: FileResult, settings: Settings) -> FileResult:
-    """Drop findings below --min-confidence, ignored per file, or suppressed by comments."""
+    """Drop findings below --min-confidence, ignored per file, or suppressed by comments;
+    add SL003 for the suppression comments that suppressed nothing."""
     ignored = _file_ignores(settings, result.filename)
-    lines = split_lines(result.text) if result.text is not None else []
+    text = result.text
+    directives = None
+    if text is not None and suppressions.may_have_directives(text):
+        directives = suppressions.FileSuppressions(suppressions.source_lines(text))
     kept = []
     for v in result.violations:
-        if v.code in ignored or v.confidence < settings.min_confidence:
+        if v.code in ignored:
+            continue
+        if v.confidence < settings.min_confidence:
+            if directives is not None:
+                directives.suppressing(v)  # hidden by a setting: its comment is not unused
             continue
         if v.tier == "cold" and not settings.include_cold:
             result.cold += 1
+            if directives is not None:
+                directives.suppressing(v)  # hidden by a setting: its comment is not unused
             continue
-        if v.code not in (SYNTAX_ERROR, IO_ERROR) and lines and suppressions.is_suppressed(v, lines):
-            result.suppressed += 1
-            continue
+        if directives is not None and v.code not in (SYNTAX_ERROR, IO_ERROR):
+            directive = directives.suppressing(v)
+            if directive is not None:
+                result.suppressed += 1
+                result.suppressions.append((v, directive))
+                continue
         kept.append(v)
+    enabled = enabled_codes(settings) - ignored
+    if (
+        directives is not None
+        and UNUSED_SUPPRESSION in enabled
+        and not any(v.code in (SYNTAX_ERROR, IO_ERROR) for v in result.violations)
+    ):
+        from synclint.rules import known_codes
+
+        kept.extend(directives.unused(result.filename, enabled, known_codes()))
     kept.sort(key=lambda v: v.sort_key)
     result.violations = kept
     return result

@@ -39,7 +39,7 @@ class FileOutcome:
     encoding: str = "utf-8"
     applied: int = 0
     error: str | None = None  # a fix that was refused, for the user to see
-    source: bytes | None = None  # the bytes read, kept only when fixing (to check before writing)
+    source: bytes | None = None  # the bytes read, kept only when fixing (checked before writing)
 
     @property
     def changed(self) -> bool:
@@ -63,7 +63,7 @@ def read_source(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, source: bytes | None = None) -> FileOutcome:
+def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | None, source: bytes | None = None) -> FileOutcome:
     """One file, start to finish. Never raises for bad input; a file over the per-file time
     or memory limit becomes an SL002 finding naming it."""
     from synclint.engine import io_error_violation
@@ -78,7 +78,7 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, sou
         return FileOutcome(filename, [io_error_violation(filename, "out of memory while linting this file; skipped")])
 
 
-def _process_file(filename: str, settings: Settings, fix: bool, unsafe: bool, source: bytes | None) -> FileOutcome:
+def _process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | None, source: bytes | None) -> FileOutcome:
     from synclint.api import fix_source, lint_source
     from synclint.engine import io_error_violation, source_encoding
 
@@ -135,9 +135,9 @@ def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_c
 _WORKER_ARGS: tuple | None = None
 
 
-def _init_worker(settings: Settings, fix: bool, unsafe: bool, want_cache: bool) -> None:
+def _init_worker(settings_list: list[Settings], fix: bool, unsafe: bool | None, want_cache: bool) -> None:
     global _WORKER_ARGS
-    _WORKER_ARGS = (settings, fix, unsafe, want_cache)
+    _WORKER_ARGS = (settings_list, fix, unsafe, want_cache)
     _die_with_parent()
 
 
@@ -161,12 +161,13 @@ def _die_with_parent() -> None:
         pass
 
 
-def _lint_batch(filenames: list[str]) -> list[_Linted]:
+def _lint_batch(tasks: list[tuple[str, int]]) -> list[_Linted]:
     assert _WORKER_ARGS is not None
-    return [_lint_one(name, *_WORKER_ARGS) for name in filenames]
+    settings_list, fix, unsafe, want_cache = _WORKER_ARGS
+    return [_lint_one(name, settings_list[index], fix, unsafe, want_cache) for name, index in tasks]
 
 
-def _batches(names: list[str], jobs: int) -> list[list[str]]:
+def _batches(names: list, jobs: int) -> list[list]:
     size = max(1, min(MAX_BATCH, len(names) // (jobs * 8)))
     return [names[i : i + size] for i in range(0, len(names), size)]
 
@@ -179,9 +180,9 @@ def _pool_context():
     return multiprocessing.get_context()
 
 
-def _lint_many(names: list[str], sizes: dict[str, int], settings, fix, unsafe, want_cache, jobs, advance=None) -> tuple[dict[str, _Linted], int]:
-    """Lint `names`; returns results by name and the number of processes used. `advance(n)`
-    is called as files are done (for a progress bar)."""
+def _lint_many(names: list[str], sizes: dict[str, int], settings_of: dict[str, Settings], fix, unsafe, want_cache, jobs, advance=None) -> tuple[dict[str, _Linted], int]:
+    """Lint `names` (each with its own settings); returns results by name and the number of
+    processes used. `advance(n)` is called as files are done (for a progress bar)."""
     advance = advance or (lambda n: None)
     total = sum(sizes.get(n, 0) for n in names)
     jobs = min(jobs, len(names))
@@ -189,19 +190,27 @@ def _lint_many(names: list[str], sizes: dict[str, int], settings, fix, unsafe, w
     if jobs > 1 and total >= PARALLEL_MIN_BYTES:
         # Largest first: the long files start early and the small ones fill the gaps.
         ordered = sorted(names, key=lambda n: -sizes.get(n, 0))
+        # Each distinct Settings is sent once; a task names its settings by index.
+        distinct: dict[int, int] = {}
+        settings_list: list[Settings] = []
+        for name in ordered:
+            if id(settings_of[name]) not in distinct:
+                distinct[id(settings_of[name])] = len(settings_list)
+                settings_list.append(settings_of[name])
+        tasks = [(name, distinct[id(settings_of[name])]) for name in ordered]
         try:
             with ProcessPoolExecutor(jobs, mp_context=_pool_context(), initializer=_init_worker,
-                                     initargs=(settings, fix, unsafe, want_cache)) as pool:
-                batches = _batches(ordered, jobs)
+                                     initargs=(settings_list, fix, unsafe, want_cache)) as pool:
+                batches = _batches(tasks, jobs)
                 for batch, linted in zip(batches, pool.map(_lint_batch, batches)):
-                    results.update(zip(batch, linted))
+                    results.update(zip((name for name, _ in batch), linted))
                     advance(len(batch))
             return results, jobs
         except (BrokenProcessPool, OSError):
             pass  # a worker died (killed, out of memory): finish what is left here
     for name in names:
         if name not in results:
-            results[name] = _lint_one(name, settings, fix, unsafe, want_cache)
+            results[name] = _lint_one(name, settings_of[name], fix, unsafe, want_cache)
             advance(1)
     return results, 1
 
@@ -210,21 +219,33 @@ def _fixable(violations: list[Violation], unsafe: bool) -> bool:
     return any(v.fix is not None and (unsafe or v.fix.applicability is Applicability.SAFE) for v in violations)
 
 
+def _settings_of(settings):
+    """A function from a file name to its Settings: `settings` is one Settings for every
+    file or a `SettingsResolver`."""
+    if hasattr(settings, "for_file"):
+        return settings.for_file
+    return lambda name, s=settings: s
+
+
 def lint_paths(
     paths: list[Path],
-    settings: Settings,
+    settings,
     *,
     fix: bool = False,
-    unsafe: bool = False,
+    unsafe: bool | None = False,
     jobs: int | None = None,
     use_cache: bool = True,
     progress=None,
+    only=None,
 ) -> RunResult:
-    """`progress`: None, or a callable that takes the number of files and returns an object
-    with `advance(n)` and `close()` (synclint.terminal.Progress)."""
+    """Lint the files under `paths`. `settings`: one Settings, or a SettingsResolver that
+    gives each file the settings of its nearest configuration file. `unsafe=None`: each
+    file's `unsafe-fixes` setting decides. `only`, when given, keeps the discovered files for
+    which it returns True. `progress`: None, or a callable that takes the number of files
+    and returns an object with `advance(n)` and `close()` (synclint.terminal.Progress)."""
     found = discover(paths, settings)
     run = RunResult(errors=found.errors)
-    names = [str(p) for p in found.files]
+    names = [str(p) for p in found.files if only is None or only(p)]
     bar = progress(len(names)) if progress is not None else None
     try:
         return _lint_found(run, names, settings, fix, unsafe, jobs, use_cache, bar)
@@ -233,12 +254,25 @@ def lint_paths(
             bar.close()
 
 
-def _lint_found(run: RunResult, names: list[str], settings: Settings, fix: bool, unsafe: bool, jobs, use_cache: bool, bar) -> RunResult:
-    cache = None
-    if use_cache:
-        from synclint.cache import ResultCache, from_plain
+def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: bool | None, jobs, use_cache: bool, bar) -> RunResult:
+    settings_for = _settings_of(settings)
+    settings_of = {name: settings_for(name) for name in names}
+    caches: dict[tuple, object] = {}
 
-        cache = ResultCache(settings)
+    def cache_for(file_settings: Settings):
+        """One cache per configuration: its namespace hashes that file's settings."""
+        if not use_cache:
+            return None
+        key = (id(file_settings), file_settings.source)
+        if key not in caches:
+            from synclint.cache import ResultCache
+
+            caches[key] = ResultCache(file_settings)
+        return caches[key]
+
+    from_plain = None
+    if use_cache:
+        from synclint.cache import from_plain
 
     outcomes: dict[str, FileOutcome] = {}
     sizes: dict[str, int] = {}
@@ -250,11 +284,13 @@ def _lint_found(run: RunResult, names: list[str], settings: Settings, fix: bool,
             misses.append(name)  # the engine reports why it cannot be read
             continue
         sizes[name] = st.st_size
+        cache = cache_for(settings_of[name])
         entry = cache.lookup(name, st) if cache is not None else None
         if entry is not None:
             violations = from_plain(entry.violations, name)
             # A fix run still fixes: only an entry with nothing to fix saves the work.
-            if not (fix and _fixable(violations, unsafe)):
+            file_unsafe = settings_of[name].unsafe_fixes if unsafe is None else unsafe
+            if not (fix and _fixable(violations, file_unsafe)):
                 outcomes[name] = FileOutcome(name, violations, encoding=entry.encoding)
                 run.cache_hits += 1
                 if bar is not None:
@@ -263,13 +299,14 @@ def _lint_found(run: RunResult, names: list[str], settings: Settings, fix: bool,
         misses.append(name)
 
     advance = bar.advance if bar is not None else None
-    linted, run.jobs = _lint_many(misses, sizes, settings, fix, unsafe, cache is not None, jobs or default_jobs(), advance)
+    linted, run.jobs = _lint_many(misses, sizes, settings_of, fix, unsafe, use_cache, jobs or default_jobs(), advance)
     run.linted = len(linted)
     for name, result in linted.items():
         outcomes[name] = result.outcome
+        cache = cache_for(settings_of[name])
         if cache is not None and result.stat is not None:
             cache.store(name, result.stat, result.digest, result.outcome.encoding, result.outcome.violations)
-    if cache is not None:
+    for cache in caches.values():
         cache.save()
     run.outcomes = [outcomes[name] for name in names]
     return run

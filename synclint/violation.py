@@ -102,3 +102,15 @@ INPUT_CODES = {
     SYNTAX_ERROR: ("syntax-error", "the file could not be parsed"),
     IO_ERROR: ("io-error", "the file could not be read or decoded (or a path is missing, a symlink broken)"),
 }
+# A `# noqa: CODE` / `# synclint: ignore[CODE]` that suppresses nothing (ruff's RUF100).
+UNUSED_SUPPRESSION = "SL003"
+
+# Every code the engine itself reports (not rules under synclint/rules/): name, summary, fix.
+ENGINE_CODES = {
+    **{code: (name, summary, "never") for code, (name, summary) in INPUT_CODES.items()},
+    UNUSED_SUPPRESSION: (
+        "unused-suppression",
+        "a `# noqa: CODE` or `# synclint: ignore[CODE]` comment suppresses nothing",
+        "always",
+    ),
+}

@@ -235,7 +235,7 @@ def test_cli_fix_then_relint_uses_the_fixed_content(tree):
     first = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, timeout=120)
     assert "SL101" in first.stdout
     subprocess.run([*cmd, "--fix"], cwd=tree, capture_output=True, text=True, timeout=120, check=False)
-    assert "pin_memory=torch.cuda.is_available()" in (tree / "pkg" / "model.py").read_text()
+    assert "pin_memory()" in (tree / "pkg" / "model.py").read_text()
     again = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, timeout=120)
     assert "SL101" not in again.stdout and "SL201" in again.stdout
     assert list((tree / ".synclint_cache").glob("*.idx"))

@@ -122,7 +122,7 @@ def test_diff_prints_the_fix_and_writes_nothing(project, synclint):
         " \n"
         " def step(tokens):\n"
         '-    ids = torch.tensor(tokens, dtype=torch.long, device="cuda")\n'
-        '+    ids = torch.tensor(tokens, dtype=torch.long, pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())\n'
+        '+    ids = (torch.as_tensor(tokens, dtype=torch.long).pin_memory() if torch.cuda.is_available() else torch.tensor(tokens, dtype=torch.long)).to("cuda", non_blocking=torch.cuda.is_available())\n'
         '     total = torch.zeros(4, device="cuda").sum()\n'
         "     return ids, total.item()\n"
     )

@@ -138,8 +138,8 @@ def test_gitignore_is_respected_unless_turned_off(project, synclint):
 @pytest.mark.parametrize(
     "helper, import_line, call",
     [
-        (None, None, 'torch.tensor(tokens, dtype=torch.long, pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())'),
-        ('"inline"', None, 'torch.tensor(tokens, dtype=torch.long, pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())'),
+        (None, None, '(torch.as_tensor(tokens, dtype=torch.long).pin_memory() if torch.cuda.is_available() else torch.tensor(tokens, dtype=torch.long)).to("cuda", non_blocking=torch.cuda.is_available())'),
+        ('"inline"', None, '(torch.as_tensor(tokens, dtype=torch.long).pin_memory() if torch.cuda.is_available() else torch.tensor(tokens, dtype=torch.long)).to("cuda", non_blocking=torch.cuda.is_available())'),
         ('"synclint"', "from synclint.runtime import async_tensor_h2d", 'async_tensor_h2d(tokens, dtype=torch.long, device="cuda")'),
         ('"vllm"', "from vllm.utils.torch_utils import async_tensor_h2d", 'async_tensor_h2d(tokens, dtype=torch.long, device="cuda")'),
         # older vLLM: async_tensor_h2d(data, dtype, target_device, pin_memory), all required

@@ -75,8 +75,8 @@ INLINE = "torch.tensor({data}, pin_memory=torch.cuda.is_available()).to({device}
     "before, after",
     [
         pytest.param(
-            b'import torch\r\n\r\ndef step(tokens):\r\n    return torch.tensor(tokens, device="cuda")  # ids\r\n',
-            b"import torch\r\n\r\ndef step(tokens):\r\n    return " + INLINE.format(data="tokens", device='"cuda"').encode() + b"  # ids\r\n",
+            b'import torch\r\n\r\ndef step(tokens: list[int]):\r\n    return torch.tensor(tokens, device="cuda")  # ids\r\n',
+            b"import torch\r\n\r\ndef step(tokens: list[int]):\r\n    return " + INLINE.format(data="tokens", device='"cuda"').encode() + b"  # ids\r\n",
             id="crlf-line-endings-and-comment-kept",
         ),
         pytest.param(

@@ -117,8 +117,8 @@ def test_default_fix_of_a_notebook_adds_no_import(tmp_path):
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["cells"][1]["source"] == ["%matplotlib inline\n", "import torch\n", "!nvidia-smi"]
     assert data["cells"][2]["source"][1] == (
-        '    ids = torch.tensor(tokens, dtype=torch.long, pin_memory=torch.cuda.is_available())'
-        '.to("cuda", non_blocking=torch.cuda.is_available())\n'
+        '    ids = (torch.as_tensor(tokens, dtype=torch.long).pin_memory() if torch.cuda.is_available() '
+        'else torch.tensor(tokens, dtype=torch.long)).to("cuda", non_blocking=torch.cuda.is_available())\n'
     )
 
 

@@ -42,7 +42,7 @@ def test_sarif_rules_carry_docs_tags_and_precision(project, synclint):
     driver = log["runs"][0]["tool"]["driver"]
     assert "informationUri" not in driver  # no invented repository URL
     rules = {r["id"]: r for r in driver["rules"]}
-    assert set(rules) == {"SL001", "SL002", *(r.code for r in all_rules())}
+    assert set(rules) == {"SL001", "SL002", "SL003", *(r.code for r in all_rules())}
     for rule in all_rules():
         entry = rules[rule.code]
         assert "helpUri" not in entry

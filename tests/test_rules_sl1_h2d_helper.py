@@ -139,12 +139,16 @@ def test_a_file_that_imports_a_helper_never_gets_a_second_one(imported, expected
 
 
 def test_default_fix_is_inline_and_imports_nothing():
-    source = "import torch\n\ndef step(ids, device):\n    return torch.tensor(ids, dtype=torch.int32, device=device)\n"
+    source = "import torch\n\ndef step(ids: list[int], device):\n    return torch.tensor(ids, dtype=torch.int32, device=device)\n"
     result = fix_source(source, "step.py", Settings())
     assert result.fixed == (
-        "import torch\n\ndef step(ids, device):\n    return torch.tensor(ids, dtype=torch.int32, "
+        "import torch\n\ndef step(ids: list[int], device):\n    return torch.tensor(ids, dtype=torch.int32, "
         "pin_memory=torch.cuda.is_available()).to(device, non_blocking=torch.cuda.is_available())\n"
     )
+    # Data that may be a numpy array is pinned as a tensor: torch.tensor(ndarray,
+    # pin_memory=True) raises on a CUDA machine.
+    unknown = fix_source(source.replace("ids: list[int]", "ids"), "step.py", Settings())
+    assert "return (torch.as_tensor(ids, dtype=torch.int32).pin_memory() if torch.cuda.is_available() else " in unknown.fixed
 
 
 def _inline_namespace():
@@ -159,8 +163,8 @@ def _inline_namespace():
     [
         "torch.tensor([3, 1, 2], dtype=torch.long, device='cpu')",
         "torch.tensor([[0.5, 1.5]], device='cpu')",
-        "torch.as_tensor(np.arange(6, dtype=np.int32), device='cpu')",
-        "torch.from_numpy(np.arange(4.0)).to('cpu')",
+        "torch.as_tensor(arr, device='cpu')",
+        "torch.from_numpy(arr).to('cpu')",
         "torch.tensor([True, False]).to('cpu')",
     ],
 )
@@ -169,13 +173,41 @@ def test_the_inline_copy_gives_the_same_tensor_on_a_machine_without_cuda(before)
     pin there would raise) and the values, dtype and device are those of the original."""
     import torch
 
-    source = f"import torch\nimport numpy as np\n\ndef forward(self):\n    return {before}\n"
+    source = f"import torch\nimport numpy as np\n\ndef forward(self):\n    arr = np.arange(6, dtype=np.int32)\n    return {before}\n"
     settings = settings_from_table({"select": ["SL101", "SL103"]}, "pyproject.toml")
     fixed = fix_source(source.replace("'cpu'", "'cuda'"), "m.py", settings, unsafe=True).fixed
-    assert "pin_memory=torch.cuda.is_available()" in fixed
+    assert "pin_memory" in fixed and "torch.cuda.is_available()" in fixed
     want, got = {}, {}
     exec(source, {**_inline_namespace()}, want)
     exec(fixed.replace("'cuda'", "'cpu'"), {**_inline_namespace()}, got)
     a, b = want["forward"](None), got["forward"](None)
     assert a.dtype == b.dtype and a.device == b.device and torch.equal(a, b)
     assert not torch.cuda.is_available() or b.device.type == "cuda"
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "torch.as_tensor(arr, device='cuda')",
+        "torch.tensor(arr, dtype=torch.float32, device='cuda')",
+        "torch.from_numpy(arr).to('cuda')",
+        "torch.from_numpy(arr).to('cuda', non_blocking=True)",
+        "torch.tensor(unknown, device='cuda')",
+    ],
+)
+def test_the_inline_copy_never_pins_a_tensor_built_from_numpy(before, monkeypatch):
+    """`torch.tensor(ndarray, pin_memory=True)` raises "Can't pin tensor constructed from
+    numpy" on a CUDA machine (measured on the H200; the check comes first, so it raises
+    here too). Data that is, or may be, a numpy array is pinned as a tensor instead."""
+    import numpy as np
+    import torch
+
+    source = f"import torch\nimport numpy as np\n\ndef forward(self, arr: np.ndarray, unknown):\n    return {before}\n"
+    fixed = fix_source(source, "m.py", settings_from_table({"select": ["SL1"]}, "pyproject.toml"), unsafe=True).fixed
+    assert "pin_memory" in fixed, fixed
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # as on a CUDA machine
+    ns = {}
+    exec(fixed, ns)
+    with pytest.raises(RuntimeError) as raised:  # pinning itself needs an accelerator here
+        ns["forward"](None, np.arange(6, dtype=np.float32), np.arange(3))
+    assert "constructed from numpy" not in str(raised.value)

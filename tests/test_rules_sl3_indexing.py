@@ -257,3 +257,26 @@ def test_a_mask_moved_to_the_cpu_is_not_a_host_index_finding():
         return acoustic_features[padding_mask]
     """
     assert findings(source) == []
+
+
+def test_self_attribute_rebuilt_from_itself_does_not_recurse():
+    # A cache that offloads and prefetches its own tensor (`self.keys = self.keys.to(d)`) once
+    # sent SL302's dimension lookup around the cycle until a RecursionError ended the whole run.
+    from synclint.api import lint_source
+
+    source = (
+        "import torch\n\n"
+        "class Cache:\n"
+        "    def __init__(self, device):\n"
+        "        self.device = device\n"
+        "        self.keys = torch.zeros(2, 4, 8)\n\n"
+        "    def offload(self):\n"
+        "        self.keys = self.keys.to('cpu', non_blocking=True)\n\n"
+        "    def prefetch(self):\n"
+        "        self.keys = self.keys.to(self.device, non_blocking=True)\n\n"
+        "    def update(self, key_states, cache_position):\n"
+        "        self.keys[:, :, cache_position] = key_states\n"
+        "        self.keys[0, 0] = 1.0\n"
+    )
+    codes = [v.code for v in lint_source(source, filename="cache.py")]
+    assert "SL002" not in codes

@@ -320,7 +320,8 @@ def test_project_settings_noqa_merge_fix_all_and_excludes(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "generated").mkdir()
     model = tmp_path / "pkg" / "model.py"
-    text = SOURCE.replace(".cuda()\n", ".cuda()  # noqa: SL101  keep the tuple\n")
+    # Another linter's code: a comment to merge into that is not an unused suppression (SL003).
+    text = SOURCE.replace(".cuda()\n", ".cuda()  # noqa: E501  keep the tuple\n")
     model.write_text(text, encoding="utf-8")
     skipped = tmp_path / "generated" / "model.py"
     skipped.write_text(SOURCE, encoding="utf-8")
@@ -335,7 +336,7 @@ def test_project_settings_noqa_merge_fix_all_and_excludes(tmp_path):
         sl106 = by_code(diagnostics)["SL106"]
         suppress = next(a for a in await s.actions(uri, sl106) if a.title == "Suppress SL106 on this line")
         merged = apply_text_edits(text, edits_of(suppress, uri))
-        assert merged.splitlines()[sl106.range.start.line].endswith(".cuda()  # noqa: SL101, SL106  keep the tuple")
+        assert merged.splitlines()[sl106.range.start.line].endswith(".cuda()  # noqa: E501, SL106  keep the tuple")
         s.change(uri, merged, 2)
         assert [d.code for d in await s.next_diagnostics(uri, 2)] == ["SL103"]
 

@@ -26,7 +26,8 @@ UNSAFE_ONLY = textwrap.dedent(
 
 
     def forward(arr, device):
-        x = torch.as_tensor(np.asarray(arr), device=device)
+        a = np.asarray(arr)
+        x = torch.as_tensor(a, device=device)
         torch.cuda.synchronize()
         return x
     """
@@ -192,7 +193,7 @@ def test_summary_counts_safe_fixes_and_hidden_unsafe_ones(tmp_path):
     assert only_unsafe.stdout.splitlines()[-1] == "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)."
     assert " [*]" not in only_unsafe.stdout.replace(LEGEND, "")
     unsafe = _run("check", "--unsafe-fixes", "--output-format", "concise", "u.py", cwd=tmp_path)
-    assert "u.py:6:9: SL101 [*] [medium confidence]" in unsafe.stdout
+    assert "u.py:7:9: SL101 [*] [medium confidence]" in unsafe.stdout
     assert unsafe.stdout.splitlines()[-1] == "[*] 1 fixable with the `--fix` option."
     stats = _run("check", "--statistics", "u.py", cwd=tmp_path)
     assert "\tSL101\t[ ] blocking-tensor-factory" in stats.stdout  # its only fix is unsafe

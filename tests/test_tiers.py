@@ -129,6 +129,22 @@ CASES = [
                 _LUT_CACHE[device] = t.sum().item()
             return t
     """, "cold", "cache on a miss"),
+    ("lazy-attribute-init-cold", """
+        import torch
+        class Stage:
+            def decode(self, latents):
+                if self._latents_mean is None:
+                    self._latents_mean = torch.tensor(self.mean).to("cuda")
+                return latents * self._latents_mean
+    """, "cold", "first use"),
+    ("fill-table-on-miss-cold", """
+        import torch
+        class Rope:
+            def coords(self, grid):
+                if grid.device not in self._constants:
+                    self._constants[grid.device] = torch.tensor(self.patch, device="cuda")
+                return self._constants[grid.device]
+    """, "cold", "first use"),
     ("except-handler-cold", """
         import torch
         class M(torch.nn.Module):

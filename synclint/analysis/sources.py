@@ -267,9 +267,10 @@ class Evaluator:
             return placed(Place.CPU_DEVICE, base.confidence, expr, "the device of a host tensor")
         if base.is_tensor and not self._in_module_forward():
             # `device=x.device` of a tensor nothing places (`x: torch.Tensor` in a helper):
-            # x may as well be a CPU tensor, so this is no proof of a device.
-            evidence = placed(Place.ACCEL_DEVICE, LOW, expr, "`.device` of a tensor nothing in this file places: an accelerator or the CPU").evidence
-            return Placement(frozenset({Place.ACCEL_DEVICE, Place.CPU_DEVICE}), LOW, evidence)
+            # x may as well be a CPU tensor, so this is no proof of a device: either, inferred.
+            reason = "`.device` of a tensor nothing in this file places: an accelerator or the CPU (inferred)"
+            evidence = placed(Place.ACCEL_DEVICE, MEDIUM, expr, reason).evidence
+            return Placement(frozenset({Place.ACCEL_DEVICE, Place.CPU_DEVICE}), MEDIUM, evidence)
         return placed(Place.ACCEL_DEVICE, MEDIUM, expr, "`.device` of a model or tensor, assumed an accelerator (inferred)")
 
     def _self_attribute(self, expr: cst.Attribute, attr: str) -> Placement:

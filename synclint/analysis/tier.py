@@ -137,7 +137,7 @@ def function_verdict(
     qualified = f"{class_name}.{name}" if class_name else name
     for pattern in settings.cold_functions:
         if fnmatchcase(name, pattern) or ("." in pattern and fnmatchcase(qualified, pattern)):
-            return TierVerdict(Tier.COLD, f"in {name}(): matches cold-functions `{pattern}` (init, weight loading, warm-up, capture, tuning)")
+            return TierVerdict(Tier.COLD, f"in {name}(): matches cold-functions `{pattern}` (runs once or rarely)")
     hot = hotpath.function_reason(func, class_name, settings.hot_functions, imports, compiled)
     if hot is not None:
         return TierVerdict(Tier.HOT, f"runs every step ({hot})")
@@ -225,6 +225,35 @@ def _memo_miss_branch(test: cst.BaseExpression) -> bool:
     return False
 
 
+def _fills_what_it_tests(stmt: cst.If) -> bool:
+    """`if self._x is None: self._x = ...` and `if key not in self._table: self._table[key] =
+    ...`: the body stores the very thing the test found missing, so it runs once (per key)."""
+    test = stmt.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or stmt.orelse is not None:
+        return False
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, cst.Is) and isinstance(right, cst.Name) and right.value == "None":
+        missing, subscripted = _names(test.left), False
+    elif isinstance(op, cst.NotIn):
+        missing, subscripted = _names(right), True
+    else:
+        return False
+    if not missing.startswith("self."):
+        return False
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+    for line in body:
+        for small in getattr(line, "body", ()):
+            if not isinstance(small, (cst.Assign, cst.AnnAssign)):
+                continue
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            for target in targets:
+                stored = target.value if subscripted and isinstance(target, cst.Subscript) else target
+                if not subscripted or isinstance(target, cst.Subscript):
+                    if _names(stored) == missing:
+                        return True
+    return False
+
+
 def _cache_lookup_miss(stmt: cst.If, block) -> bool:
     """`t = CACHE.get(key)` followed by `if t is None:` (the body fills the cache)."""
     test = stmt.test
@@ -279,6 +308,8 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                 return TierVerdict(Tier.COLD, "in an `if self.training:` branch: training only, not inference")
             if in_body and (_memo_miss_branch(node.test) or _cache_lookup_miss(node, stack[i - 1] if i > 0 else None)):
                 return TierVerdict(Tier.COLD, "fills a cache on a miss: runs once per key")
+            if in_body and _fills_what_it_tests(node):
+                return TierVerdict(Tier.COLD, "initialises a value on first use (`if self._x is None: self._x = ...`): runs once")
         elif isinstance(node, cst.IndentedBlock) and i > start:
             for sibling in node.body:
                 if sibling is child:

@@ -15,7 +15,7 @@ from synclint import __version__
 from synclint.report.fingerprint import VERSION as FINGERPRINT_KEY
 from synclint.report.fingerprint import fingerprints
 from synclint.rules import all_rules
-from synclint.violation import INPUT_CODES
+from synclint.violation import ENGINE_CODES, INPUT_CODES, UNUSED_SUPPRESSION
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "note": "note"}
@@ -73,6 +73,18 @@ def _rules(violations) -> list[dict]:
                 "properties": {"tags": rule_tags(code), "precision": "very-high", "fix": "never"},
             }
         )
+    name, text, _ = ENGINE_CODES[UNUSED_SUPPRESSION]
+    help_text = "A suppression comment that suppresses no finding of an enabled rule. Its safe fix removes it."
+    out.append(
+        {
+            "id": UNUSED_SUPPRESSION,
+            "name": name,
+            "shortDescription": {"text": text[0].upper() + text[1:]},
+            "help": {"text": help_text, "markdown": help_text},
+            "defaultConfiguration": {"level": "warning"},
+            "properties": {"tags": ["synclint", "suppression"], "precision": "very-high", "fix": "always"},
+        }
+    )
     for rule in all_rules():
         doc = rule.doc()
         footer = f"\n\n`synclint rule {rule.code}` prints this documentation."

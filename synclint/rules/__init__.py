@@ -42,13 +42,13 @@ def rule_by_code(code: str) -> type[Rule] | None:
 
 
 # Codes the engine reports about the input itself; selectable like rules.
-from synclint.violation import IO_ERROR, SYNTAX_ERROR  # noqa: E402
+from synclint.violation import ENGINE_CODES, IO_ERROR, SYNTAX_ERROR  # noqa: E402
 
 INPUT_CODES = (SYNTAX_ERROR, IO_ERROR)
 
 
 def known_codes() -> tuple[str, ...]:
-    return (*INPUT_CODES, *(r.code for r in all_rules()))
+    return (*ENGINE_CODES, *(r.code for r in all_rules()))
 
 
 def _specificity(code: str, prefixes) -> int:

@@ -379,24 +379,34 @@ _SHAPED_FACTORIES = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"
 _SHAPED_NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
 
 
-def known_ndim(expr: cst.BaseExpression, ctx, _at: int | None = None) -> int | None:
+def known_ndim(expr: cst.BaseExpression, ctx, _at: int | None = None, _open: set | None = None) -> int | None:
     """The number of dimensions of a tensor built in view (`torch.zeros(b, n, device=d)`,
     `x.new_zeros((b, n))`), looking through a name bound in the scope; None when unknown."""
+    _open = set() if _open is None else _open
     if isinstance(expr, cst.Name):
         found = _binding(expr.value, ctx, _at)
         if found is None or found[1] is None:
             return None
-        return known_ndim(found[1], ctx, found[0])  # read where it was bound
+        return known_ndim(found[1], ctx, found[0], _open)  # read where it was bound
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        # `self.buf` built in `__init__`: every assignment in the class must agree.
-        ndims = {known_ndim(value, ctx, -1) for value in self_attribute_values(expr.attr.value, ctx)}
+        # `self.buf` built in `__init__`: every assignment in the class must agree. An
+        # assignment that reads the attribute itself (`self.buf = self.buf.to(d)`) is followed
+        # once: `_open` holds the attributes being resolved, so a cycle answers "unknown".
+        attr = expr.attr.value
+        if attr in _open:
+            return None
+        _open.add(attr)
+        try:
+            ndims = {known_ndim(value, ctx, -1, _open) for value in self_attribute_values(attr, ctx)}
+        finally:
+            _open.discard(attr)
         return ndims.pop() if len(ndims) == 1 else None
     if not isinstance(expr, cst.Call):
         return None
     qual = ctx.qualname(expr.func) or ""
     name = method_name(expr)
     if name in ("cuda", "to", "contiguous", "clone", "float", "half", "bfloat16", "long", "int"):
-        return known_ndim(expr.func.value, ctx, _at)
+        return known_ndim(expr.func.value, ctx, _at, _open)
     if qual.startswith("torch.") and qual[6:] in _SHAPED_FACTORIES:
         args = positional(expr)
         if qual == "torch.full" or qual == "torch.randint":

@@ -200,13 +200,42 @@ def helper_call(ctx, settings, data: cst.BaseExpression, *, dtype=None, device=N
             moved_args.insert(1, _keyword("dtype", dtype))
         node = cst.Call(func=cst.Attribute(value=pinned, attr=cst.Name("to")), args=moved_args)
         return H2DCall(node, imports, "`.pin_memory()` and a non-blocking copy (inline, torch only)")
-    args = [cst.Arg(data)]
-    if dtype is not None:
-        args.append(_keyword("dtype", dtype))
-    args.append(_keyword("pin_memory", _cuda_available(torch)))
-    built = cst.Call(func=cst.Attribute(value=cst.Name(torch), attr=cst.Name("tensor")), args=args)
-    node = cst.Call(func=cst.Attribute(value=built, attr=cst.Name("to")), args=moved_args)
+    if python_data(ctx, data):
+        args = [cst.Arg(data)]
+        if dtype is not None:
+            args.append(_keyword("dtype", dtype))
+        args.append(_keyword("pin_memory", _cuda_available(torch)))
+        built = cst.Call(func=cst.Attribute(value=cst.Name(torch), attr=cst.Name("tensor")), args=args)
+        node = cst.Call(func=cst.Attribute(value=built, attr=cst.Name("to")), args=moved_args)
+        return H2DCall(node, imports, "a pinned, non-blocking copy (inline, torch only)")
+    # A numpy array (or data that may be one): `torch.tensor(array, pin_memory=True)` raises
+    # ("Can't pin tensor constructed from numpy"), so pin a tensor of it instead:
+    # `(torch.as_tensor(a).pin_memory() if torch.cuda.is_available() else torch.tensor(a)).to(...)`.
+    # Both branches copy (pin_memory() copies), as torch.tensor(a) does; `a` is evaluated once.
+    if not simple_reference(data):
+        return None
+    typed = [_keyword("dtype", dtype)] if dtype is not None else []
+    as_tensor = cst.Call(func=cst.Attribute(value=cst.Name(torch), attr=cst.Name("as_tensor")), args=[cst.Arg(data), *typed])
+    copied = cst.Call(func=cst.Attribute(value=cst.Name(torch), attr=cst.Name("tensor")), args=[cst.Arg(data), *typed])
+    pinned = cst.IfExp(
+        test=_cuda_available(torch),
+        body=cst.Call(func=cst.Attribute(value=as_tensor, attr=cst.Name("pin_memory"))),
+        orelse=copied,
+        lpar=[cst.LeftParen()],
+        rpar=[cst.RightParen()],
+    )
+    node = cst.Call(func=cst.Attribute(value=pinned, attr=cst.Name("to")), args=moved_args)
     return H2DCall(node, imports, "a pinned, non-blocking copy (inline, torch only)")
+
+
+def python_data(ctx, data: cst.BaseExpression) -> bool:
+    """Data that `torch.tensor(data, pin_memory=True)` accepts: a list/tuple or number
+    literal, or a value the analysis proves a Python sequence or scalar. (A numpy array
+    cannot be pinned that way: PyTorch raises "Can't pin tensor constructed from numpy".)"""
+    if isinstance(data, (cst.List, cst.Tuple, cst.Integer, cst.Float, cst.ListComp)):
+        return True
+    placement = ctx.placement(data)
+    return placement.is_(Place.SEQUENCE, Place.SCALAR)
 
 
 def inline_factory(ctx, settings, call: cst.Call, func_name: str = "tensor") -> H2DCall | None:
@@ -227,6 +256,8 @@ def inline_factory(ctx, settings, call: cst.Call, func_name: str = "tensor") -> 
         module = split_helper_path(qual)[0]
         imports = () if ctx.imports.aliases.get(local) == qual else ((module, local),)
         return H2DCall(call.with_changes(func=cst.Name(local)), imports, f"`{local}` from `{module}` (pinned, non-blocking copy)")
+    if not python_data(ctx, positional(call)[0].value):
+        return None  # possibly a numpy array: helper_call writes the form that pins it
     torch, imports = torch_name(ctx)
     # `device=d` becomes `pin_memory=...` in the same place: the layout stays as written.
     pin = device.with_changes(keyword=cst.Name("pin_memory"), value=_cuda_available(torch))

@@ -103,8 +103,8 @@ class SynclintLanguageServer(LanguageServer):
             return None, str(exc)
 
     def snapshot(self, uri: str) -> TextDocument:
-        """The buffer as it is now, frozen: a lint in a worker thread reads this copy, and
-        the edits made from that lint carry its version."""
+        """The buffer as it is now, frozen: the lint reads this copy while the buffer may
+        change, and the edits made from that lint carry its version."""
         doc = self.workspace.get_text_document(uri)
         return TextDocument(doc.uri, doc.source, doc.version, doc.language_id, position_codec=doc.position_codec)
 
