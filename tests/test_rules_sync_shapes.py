@@ -197,3 +197,33 @@ def test_a_bool_function_returning_a_tensor_test_is_a_truth_test():
             return lens.sum() == 0
     """
     assert findings(source, "SL203") == [(5, "low"), (12, "medium")]
+
+
+def test_concatenation_with_a_host_element_moved_to_the_device():
+    source = """\
+    import torch
+
+    def build(n: int, mm_inputs, positions, device):
+        deltas = [torch.tensor([0]) if mm_inputs[i] is None else mm_inputs[i].delta for i in range(n)]
+        a = torch.stack(deltas, dim=0).to(device=device)
+        b = torch.cat([torch.arange(4), mm_inputs[0].offsets]).to(device)
+        positions = positions.to(device)
+        c = torch.cat([positions, mm_inputs[1]]).to(device)
+        d = torch.cat([m.delta for m in mm_inputs]).to(device)
+        return a, b, c, d
+    """
+    assert findings(source, "SL103") == [(5, "medium"), (6, "medium")]
+
+
+def test_unplaced_vectors_in_any_and_in_sizes_are_low():
+    source = """\
+    import torch
+
+    def f(batch, kv_indptr, shape, flags: list[bool]):
+        a = not any(batch.extend_prefix_lens)
+        b = any(flags) or any(batch.items)
+        c = torch.empty(kv_indptr[-1], device="cuda")
+        d = torch.empty(shape[-1], device="cuda")
+    """
+    assert findings(source, "SL203") == [(4, "low")]
+    assert findings(source, "SL208") == [(6, "low")]

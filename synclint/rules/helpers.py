@@ -632,3 +632,56 @@ def compiled_by_torch_compile(ctx) -> bool:
     graph, copied once when the graph is built, not on every call."""
     hot = ctx.hot_path or ""
     return hot == "compiled by torch.compile()" or (hot.startswith("under @") and "compile" in hot)
+
+
+# --- concatenations of host tensors (SL103) -----------------------------------------------
+
+_CONCATENATIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "column_stack"})
+
+
+def concatenated_host_tensor(expr: cst.BaseExpression, ctx, _depth: int = 0):
+    """The placement of a host tensor element when `expr` is `torch.cat(seq)` / `stack` /
+    `concat` of a sequence (a display, a comprehension, or a name bound once to one) one of
+    whose elements is a host tensor and none of which may be on the device: all inputs of a
+    concatenation share one device, so one host element places the result. Else None."""
+    if _depth > 3 or not isinstance(expr, cst.Call):
+        return None
+    qual = ctx.qualname(expr.func) or ""
+    if not (qual.startswith("torch.") and qual[6:] in _CONCATENATIONS):
+        return None
+    args = positional(expr)
+    tensors = kwarg(expr, "tensors")
+    seq = args[0].value if args else tensors.value if tensors is not None else None
+    if isinstance(seq, cst.Name):
+        seq = _unchanged_binding(seq.value, ctx)
+    elements = _sequence_elements(seq)
+    if not elements:
+        return None
+    places = [ctx.placement(e) for e in elements]
+    if any(p.maybe_device for p in places):
+        return None
+    hosts = [p for p in places if p.is_(Place.HOST, Place.PINNED)]
+    return max(hosts, key=lambda p: p.confidence) if hosts else None
+
+
+def _unchanged_binding(name: str, ctx) -> cst.BaseExpression | None:
+    """The value of the latest `name = value` before the statement being visited, when no
+    statement in between changes `name` in place (`name.append(...)`)."""
+    index = _assignment_index(ctx)
+    here = _position_of_current(ctx, index)
+    found = _binding(name, ctx)
+    if here is None or found is None:
+        return None
+    position, value = found
+    if any(position < m < here for m in index.mutations.get(name, ())):
+        return None
+    return value
+
+
+def _sequence_elements(seq) -> list[cst.BaseExpression]:
+    if isinstance(seq, (cst.List, cst.Tuple)):
+        return [e.value for e in seq.elements if not isinstance(e, cst.StarredElement)]
+    if isinstance(seq, (cst.ListComp, cst.GeneratorExp)):
+        elt = seq.elt
+        return [elt.body, elt.orelse] if isinstance(elt, cst.IfExp) else [elt]
+    return []

@@ -36,8 +36,9 @@ class BlockingHostToDeviceMove(Rule):
 
     ## What it does
     Reports a copy of a host tensor (pageable or pinned, `torch.from_numpy(a)`, a
-    `torch.arange(n)` built on the host) to an accelerator with `.to(device)` or `.cuda()`
-    and no `non_blocking=True`.
+    `torch.arange(n)` built on the host, a `torch.cat`/`torch.stack` of a sequence one of whose
+    elements is a host tensor, since all inputs of a concatenation share one device) to an
+    accelerator with `.to(device)` or `.cuda()` and no `non_blocking=True`.
 
     ## Why it stalls
     A blocking host-to-device copy waits until every kernel already queued on the stream

@@ -365,6 +365,12 @@ def host_memory(expr: cst.BaseExpression, ctx):
             break
         walked = True
     placement = ctx.placement(node if walked else expr)
+    if not placement.known:
+        from synclint.rules.helpers import concatenated_host_tensor
+
+        host = concatenated_host_tensor(node, ctx)
+        if host is not None:
+            return PAGEABLE, host  # a concatenation makes new (pageable) memory
     if placement.is_(Place.PINNED):
         return (STRIDED_PINNED if strided else PINNED), placement
     if placement.is_(Place.HOST):

@@ -4,7 +4,7 @@ import libcst as cst
 
 from synclint.rules import select_codes
 from synclint.rules.base import Rule
-from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, method_name, positional, receiver
+from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, method_name, named_like_a_vector, positional, receiver
 from synclint.rules.sl204_sizing_readback import sizing_readback
 
 # Builtins that turn their argument into a Python value, which for a device tensor means a
@@ -63,6 +63,8 @@ class ImplicitReadback(Rule):
     A truth test of a tensor result whose input's placement is not known (`if
     batch.track_mask.any():`, `if not torch.all(p == 1.0):`, `x and lens.sum() == 0`) is
     reported at `low` confidence (hidden by default): numpy arrays answer `.any()` too.
+    So is Python `any(x)` / `all(x)` of an unplaced value named like a per-request vector
+    (`any(batch.extend_prefix_lens)`).
 
     Host-only look-alikes are not reported: `len(t)`, `int(t.shape[0])`, `bool(x is None)`,
     `if t is not None:`, `if t.numel():`. A conversion that sizes something
@@ -136,7 +138,11 @@ class ImplicitReadback(Rule):
                     break
         elif builtin in _COMPARING_BUILTINS:
             values = [a.value for a in node.args if a.keyword is None]
-            self._report_first_device(node, values, f"{_COMPARING_BUILTINS[builtin]} over device tensors", ctx)
+            # `any(batch.prefix_lens)`: one unplaced value named like a per-request vector
+            # is reported at `low` confidence (a list of lengths is as common).
+            shaped = builtin in ("any", "all") and len(values) == 1 and named_like_a_vector(values[0])
+            if not self._report_first_device(node, values, f"{_COMPARING_BUILTINS[builtin]} over device tensors", ctx) and shaped:
+                self._report_if_device(node, values[0], f"{_COMPARING_BUILTINS[builtin]} over device tensors", ctx, tensor_shaped=True)
         elif builtin == "len" and not _mask_rule_enabled(ctx):
             self._len_of_masked(node, ctx)
         else:
@@ -218,10 +224,11 @@ class ImplicitReadback(Rule):
             self._report_first_device(node, values, "`%` formatting of a device tensor", ctx)
 
     # --- reporting -----------------------------------------------------------------------
-    def _report_first_device(self, node, values, what: str, ctx) -> None:
+    def _report_first_device(self, node, values, what: str, ctx) -> bool:
         for value in values:
             if self._report_if_device(node, value, what, ctx):
-                return
+                return True
+        return False
 
     def _report_if_device(
         self, node: cst.CSTNode, value_expr: cst.BaseExpression | None, what: str, ctx, tensor_shaped: bool = False

@@ -5,7 +5,16 @@ import libcst as cst
 from synclint.analysis.placement import Place
 from synclint.apis.torch_api import CLAMP_FUNCTIONS, NUMBER_ARGUMENT_FUNCTIONS, NUMBER_ARGUMENT_METHODS
 from synclint.rules.base import Rule
-from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, dtype_kind, method_name, positional, tensor_ndim
+from synclint.rules.helpers import (
+    DEVICE_ORIGIN_TRIGGERS,
+    device_confidence,
+    dtype_kind,
+    method_name,
+    named_like_a_vector,
+    positional,
+    tensor_ndim,
+)
+from synclint.violation import Confidence
 
 
 class TensorAsPythonNumber(Rule):
@@ -69,8 +78,9 @@ class TensorAsPythonNumber(Rule):
     No fix: where a host copy of the number comes from is a design decision.
 
     ## Known false positives
-    A tensor that is on the host at run time (the read is then free): `low` confidence when
-    the placement is not known (hidden by default). An index whose number of dimensions is
+    A tensor that is on the host at run time (the read is then free). An element of a value
+    whose placement is not known but whose name says per-request vector
+    (`torch.empty(kv_indptr[-1])`) is reported at `low` confidence (hidden by default). An index whose number of dimensions is
     not visible is not reported (a 1-D index gathers on the device).
     """
 
@@ -113,7 +123,8 @@ class TensorAsPythonNumber(Rule):
         values = [v for v in values if not (isinstance(v, cst.Name) and v.value == "None")]
         numbers = [v for v in values if ctx.placement(v).is_(Place.SCALAR)]
         if numbers and len(values) > len(numbers):
-            rest = [v for v in values if v not in numbers]
+            # `min=torch.tensor(-30.0, device=d)` is SL104's (a tensor built only to be a bound).
+            rest = [v for v in values if v not in numbers and not _scalar_tensor_call(v, ctx)]
             self._report_first(node, rest, f"`{shown}` with a Python-number bound reads the tensor bound as a number", ctx)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
@@ -138,9 +149,12 @@ class TensorAsPythonNumber(Rule):
     def _report_first(self, node: cst.Call, values, what: str, ctx) -> None:
         for expr in values:
             value = ctx.placement(expr)
-            if not value.maybe_device:
+            if value.maybe_device:
+                confidence = device_confidence(value)
+            elif not value.known and isinstance(expr, cst.Subscript) and named_like_a_vector(expr.value):
+                confidence = Confidence.LOW  # `torch.empty(kv_indptr[-1])`: an element of an unplaced vector
+            else:
                 continue
-            confidence = device_confidence(value)
             ctx.report(
                 self,
                 node,
@@ -149,6 +163,10 @@ class TensorAsPythonNumber(Rule):
                 placement=value,
             )
             return
+
+
+def _scalar_tensor_call(expr, ctx) -> bool:
+    return isinstance(expr, cst.Call) and (ctx.qualname(expr.func) or "") in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor")
 
 
 def _numbers(values):

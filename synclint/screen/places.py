@@ -387,6 +387,10 @@ class PlaceModel:
         if name.startswith("nn.") and not name.startswith("nn.functional."):
             return 0  # a module, not a tensor
         mask = 0
+        if name in _CONCATENATIONS and call.args and type(call.args[0]) not in (ast.List, ast.Tuple):
+            # `torch.stack(parts)` of a comprehension or a name: the analysis may find a host
+            # element in it (rules/helpers.py `concatenated_host_tensor`); assume it may.
+            mask |= HOST
         for value in [*call.args, *(kw.value for kw in call.keywords if kw.arg in _TENSOR_ARG_KEYWORDS)]:
             if type(value) in (ast.List, ast.Tuple):
                 for element in value.elts:
@@ -544,6 +548,9 @@ def _truth_leaves(expr):
     if kind is ast.UnaryOp and type(expr.op) is ast.Not:
         return _truth_leaves(expr.operand)
     return [expr]
+
+
+_CONCATENATIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "column_stack"})
 
 
 def _iterated(expr):
