@@ -161,6 +161,16 @@ CASES = [
                 t = torch.zeros(4, device="cuda")
                 t.sum().item()
     """, "cold", "shutdown"),
+    ("autotune-inputs-cold", """
+        import torch
+        def generate_silu_mul_inputs():
+            return torch.zeros(4, device="cuda").sum().item()
+    """, "cold", "generate_*inputs*"),
+    ("reference-implementation-cold", """
+        import torch
+        def build_csr_torch_reference(n):
+            return torch.zeros(n, device="cuda").sum().item()
+    """, "cold", "*_reference"),
     ("rope-cache-cold", """
         import torch
         class Rope:
@@ -240,7 +250,7 @@ def test_tests_and_benchmarks_are_cold():
         def check(n):
             return torch.zeros(n, device="cuda").sum().item()
     """
-    for path in ("pkg/tests/ops/check.py", "pkg/benchmarks/kernels.py", "pkg/ops/test_check.py", "pkg/ops/bench_utils.py"):
+    for path in ("pkg/tests/ops/check.py", "pkg/benchmarks/kernels.py", "pkg/ops/test_check.py", "pkg/ops/bench_utils.py", "pkg/kv/decode_bench_connector.py"):
         assert _tier(code, path)[0] == "cold", path
     assert _tier(code, "pkg/ops/checker.py")[0] == "unknown"
     for path in ("pkg/model_loader/utils.py", "pkg/distributed/weight_transfer/packed.py", "pkg/model_executor/weight_utils.py"):

@@ -66,6 +66,8 @@ CACHING_DECORATORS = frozenset(
 
 # Folders and files of tests and benchmarks (path components, compared in lower case).
 _TEST_FOLDERS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench", "benches"})
+# `decode_bench_connector.py`, `attn_benchmark_utils.py`: a benchmark word among the parts.
+_BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks)(_|\.py)")
 # Folders and files (without `.py`) of model and weight loading: run once at start-up.
 _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
 _TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest|bench_.*|.*_bench|benchmark_.*|.*_benchmark|bench_utils|benchmark)\.pyi?$")
@@ -97,7 +99,7 @@ def file_tier(filename: str) -> TierVerdict | None:
     parts = re.split(r"[\\/]", filename.lower())
     if any(p in _TEST_FOLDERS for p in parts[:-1]):
         return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
-    if parts and _TEST_FILE.match(parts[-1]):
+    if parts and (_TEST_FILE.match(parts[-1]) or _BENCH_PART.search(parts[-1])):
         return TierVerdict(Tier.COLD, "in a test or benchmark file")
     if any(p.removesuffix(".py") in _LOADING_PARTS for p in parts):
         return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
