@@ -1,5 +1,5 @@
 """The command line: `synclint check`, `synclint --fix`, `synclint rule`, `synclint rules`,
-`synclint prove`, `synclint trace`. Exit codes: 0 clean, 1 findings remain, 2 usage,
+`synclint prove`, `synclint trace`, `synclint add-helper`. Exit codes: 0 clean, 1 findings remain, 2 usage,
 configuration or internal error."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ keeps its comments.
 The fix (safe) removes the unused codes, or the whole comment when none is used."""
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace", "server")
+SUBCOMMANDS = ("check", "rule", "rules", "prove", "trace", "server", "add-helper")
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github", "gitlab")
 # Formats that show or hash the source lines of the findings.
 _NEEDS_SOURCES = ("full", "sarif", "gitlab")
@@ -627,6 +627,7 @@ COMMANDS = (*SUBCOMMANDS, "help", "version")
 MAIN_HELP = """\
 usage: synclint [check] [options] [PATHS...]
        synclint rule CODE | rules | prove [...] | trace [...] -- python script.py | server
+       synclint add-helper PACKAGE
        synclint help [COMMAND] | version
 
 commands:
@@ -636,6 +637,7 @@ commands:
   prove    show on a GPU that each flagged pattern stalls and each fix removes it
   trace    run a program and record the syncs that happen at run time
   server   run the language server (LSP on stdio) for an editor
+  add-helper  write a host-to-device helper (torch only) into PACKAGE and set `h2d-helper`
   help     print this help, or a command's (`synclint help check`)
   version  print the version
 
@@ -717,6 +719,10 @@ def main(argv: list[str] | None = None) -> int:
             from synclint.server import main as server_main
 
             return server_main(rest)
+        if command == "add-helper":
+            from synclint.addhelper import main as add_helper_main
+
+            return add_helper_main(rest)
     except UsageError as exc:
         print(f"synclint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
