@@ -148,3 +148,28 @@ def test_an_unknown_package_is_an_error(tmp_path):
 def test_help_lists_the_command():
     assert "synclint add-helper PACKAGE" in run_process("help", cwd=REPO).out
     assert "usage: synclint add-helper" in run_process("help", "add-helper", cwd=REPO).out
+
+
+@pytest.mark.parametrize(
+    "data, dtype",
+    [([1, 2, 3], None), ([[1.5, 2.0]], "float64"), (7, "int32"), ((True, False), None), ("ndarray", None), ("tensor", "float16")],
+)
+def test_the_vendored_helper_matches_synclints_runtime_helper(tmp_path, monkeypatch, data, dtype):
+    """The vendored copy and `synclint.runtime.async_tensor_h2d` agree on the CPU (values,
+    dtype, device), so the two cannot drift apart unnoticed."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    from synclint.addhelper import HELPER_SOURCE, FUNCTION
+    from synclint.runtime import async_tensor_h2d
+
+    namespace: dict = {}
+    exec(compile(HELPER_SOURCE.format(function=FUNCTION), "async_h2d.py", "exec"), namespace)
+    vendored = namespace[FUNCTION]
+    if data == "ndarray":
+        data = np.arange(4, dtype=np.float32)
+    elif data == "tensor":
+        data = torch.arange(3.0)
+    dt = getattr(torch, dtype) if dtype else None
+    for device in (None, "cpu"):
+        ours, theirs = vendored(data, dtype=dt, device=device), async_tensor_h2d(data, dtype=dt, device=device)
+        assert ours.dtype == theirs.dtype and ours.device == theirs.device and torch.equal(ours, theirs)
