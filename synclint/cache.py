@@ -226,7 +226,21 @@ class ResultCache:
 
     def lookup(self, filename: str, st: os.stat_result | None = None) -> Entry | None:
         """The stored entry if the file is unchanged, checking stat first, then the content.
-        Returns None on any doubt (a miss)."""
+        Returns None on any doubt (a miss), a malformed entry too (an index with a valid
+        checksum but fields of the wrong shape is damage like any other)."""
+        try:
+            entry = self._lookup(filename, st)
+            if entry is not None:
+                from_plain(entry.violations, filename)  # readable, or a miss
+                if not isinstance(entry.encoding, str):
+                    return None
+            return entry
+        except Exception:  # noqa: BLE001 - any damage is a miss, never a crash
+            self.entries.pop(self.key(filename), None)
+            self.updates.pop(self.key(filename), None)
+            return None
+
+    def _lookup(self, filename: str, st: os.stat_result | None = None) -> Entry | None:
         key = self.key(filename)
         self.seen.add(key)
         entry = self.entries.get(key)

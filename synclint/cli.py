@@ -170,7 +170,14 @@ def _resolver_from(args) -> SettingsResolver:
 def _settings_from(args) -> Settings:
     """The settings of the first path (or of stdin's file name)."""
     paths = [Path(p) for p in args.paths if p != "-"] or [Path(args.stdin_filename or ".")]
-    return _resolver_from(args).for_path(paths[0] if paths[0].exists() else paths[0].parent)
+    return _resolver_from(args).for_path(paths[0] if _exists(paths[0]) else paths[0].parent)
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # inside a folder we may not search: the run reports it as SL002
+        return False
 
 
 def _write_output(text: str, output_file: str | None) -> None:
@@ -214,13 +221,13 @@ def _display_path(filename: str) -> str:
 def _diff(outcomes) -> str:
     """git-style unified diff of the fixes: `a/x.py`/`b/x.py` for relative paths, the plain
     path on both sides for one outside the working directory (never `a//tmp/x.py`)."""
+    from synclint.lines import unified_diff
+
     chunks = []
     for o in outcomes:
         shown = _display_path(o.filename)
         old, new = (shown, shown) if os.path.isabs(shown) else (f"a/{shown}", f"b/{shown}")
-        chunks.append(
-            "".join(difflib.unified_diff(o.original.splitlines(keepends=True), o.fixed.splitlines(keepends=True), old, new))
-        )
+        chunks.append(unified_diff(o.original, o.fixed, old, new))
     return "".join(chunks)
 
 
@@ -239,18 +246,26 @@ def _input_problems(errors) -> tuple[list, list[str]]:
     return findings, notes
 
 
-def _write_fixes(changed) -> list[str]:
-    """Write each fixed file atomically; a file that cannot be written is left as it was and
-    named, and the others are still written."""
-    from synclint.fix.write import atomic_write
+def _write_fixes(changed, settings_of) -> list[str]:
+    """Write each fixed file (see synclint.fix.write.write_fixed: never over an edit made
+    during the run, never over a read-only file); a file that is not written is left as it
+    was and named, its findings are reported as remaining (not fixed), and the others are
+    still written. `settings_of(path)` gives a file's settings."""
+    from synclint.fix.write import write_fixed
+    from synclint.runner import process_file
 
     failures = []
     for o in changed:
         try:
-            atomic_write(Path(o.filename), o.fixed.encode(o.encoding))
+            write_fixed(Path(o.filename), o.fixed.encode(o.encoding), o.source)
         except (OSError, UnicodeEncodeError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
             failures.append(f"synclint: {o.filename}: cannot write the fixed file: {reason}")
+            if o.source is not None:  # the file keeps its old text: report what it holds
+                settings = settings_of(Path(o.filename))
+                o.violations = process_file(o.filename, settings, False, settings.unsafe_fixes, source=o.source).violations
+            o.applied = 0
+            o.fixed = o.original
     return failures
 
 
@@ -450,9 +465,8 @@ def run_check(argv: list[str]) -> int:
         if outcome.error:
             print(f"synclint: {outcome.filename}: {outcome.error}", file=sys.stderr)
 
-    fixed_total = sum(o.applied for o in outcomes)
     changed = [o for o in outcomes if o.changed]
-    violations = sorted([*problems, *(v for o in outcomes for v in o.violations)], key=lambda v: v.sort_key)
+    fixed_total = sum(o.applied for o in outcomes)
     if args.diff:
         sys.stdout.write(_diff(changed))
         print(f"Would fix {fixed_total} finding{'s' * (fixed_total != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}.", file=sys.stderr)
@@ -463,16 +477,25 @@ def run_check(argv: list[str]) -> int:
     write_failures: list[str] = []
     if args.fix and from_stdin:
         # The fixed text goes to stdout (as ruff does); the report goes to stderr.
+        # Bytes in, bytes out: the input's encoding (and BOM), and the very bytes when
+        # nothing was fixed.
         only = outcomes[0]
-        if only.fixed is not None:
-            sys.stdout.write(only.fixed)
-        else:
-            sys.stdout.buffer.write(stdin_bytes)
+        out = stdin_bytes
+        if only.changed:
+            try:
+                out = only.fixed.encode(only.encoding)
+            except UnicodeEncodeError as exc:
+                print(f"synclint: {only.filename}: cannot encode the fixed text as {only.encoding}: {exc}; printed unchanged", file=sys.stderr)
         sys.stdout.flush()
+        sys.stdout.buffer.write(out)
+        sys.stdout.buffer.flush()
     elif args.fix:
-        write_failures = _write_fixes(changed)
+        resolver = _resolver_from(args)
+        write_failures = _write_fixes(changed, resolver.for_path)
         for line in write_failures:
             print(line, file=sys.stderr)
+    fixed_total = sum(o.applied for o in outcomes)
+    violations = sorted([*problems, *(v for o in outcomes for v in o.violations)], key=lambda v: v.sort_key)
 
     if args.baseline:
         from synclint.adoption import without_baselined, write_baseline
@@ -639,7 +662,28 @@ def _unknown_command(word: str) -> bool:
     return os.sep not in word and "/" not in word and not word.endswith((".py", ".pyi", ".ipynb"))
 
 
+def _terminate_cleanly() -> None:
+    """SIGTERM (a CI timeout, `kill`) ends the run through the normal exits, so that a file
+    being written is left whole and its temp file removed (SIGKILL cannot be caught)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, on_term)
+    except (ValueError, OSError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the command itself (not a caller in the same process)
+        _terminate_cleanly()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in ("--version", "-V", "version"):

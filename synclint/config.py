@@ -396,7 +396,10 @@ def config_in(folder: Path) -> Path | None:
     """The configuration file of one folder, if it has one."""
     for name in CONFIG_NAMES:
         candidate = folder / name
-        if not candidate.is_file():
+        try:
+            if not candidate.is_file():
+                continue
+        except OSError:  # inside an unreadable folder: no configuration found there
             continue
         if name != "pyproject.toml":
             return candidate
@@ -418,7 +421,11 @@ def config_in(folder: Path) -> Path | None:
 def find_config(start: Path) -> Path | None:
     """The nearest configuration file, from `start` (a folder, or a file's folder) upward."""
     start = Path(os.path.abspath(start))
-    for folder in [start, *start.parents] if start.is_dir() else list(start.parents):
+    try:
+        is_dir = start.is_dir()
+    except OSError:  # an unreadable folder on the way: the run reports the path itself
+        is_dir = False
+    for folder in [start, *start.parents] if is_dir else list(start.parents):
         found = config_in(folder)
         if found is not None:
             return found

@@ -190,12 +190,19 @@ def discover(paths: list[Path], settings) -> Discovery:
     for path in paths:
         if str(path) == "-":
             continue
-        if not os.path.lexists(path):
-            out.errors.append((str(path), "no such file or directory"))
+        try:
+            os.lstat(path)
+        except OSError as exc:  # missing, or inside a folder we may not search
+            out.errors.append((str(path), _not_there(exc)))
             continue
-        if path.is_dir():
+        try:
+            path_is_dir, path_is_file = path.is_dir(), path.is_file()
+        except OSError as exc:  # a symlink into a folder we may not search
+            out.errors.append((str(path), _not_there(exc)))
+            continue
+        if path_is_dir:
             walk(path)
-        elif path.is_file():
+        elif path_is_file:
             # Named explicitly: linted even if excluded, as in ruff, unless --force-exclude.
             here = view(path.absolute().parent)
             if not (here.settings.force_exclude and _excluded_anywhere(path, here.root, here.excludes)):
@@ -231,3 +238,9 @@ def _per_file_ignored(settings: Settings, source: str | None, filename: str) -> 
                 if any(code.startswith(p.upper()) or p.upper() == "ALL" for p in prefixes):
                     codes.add(code)
     return frozenset(codes)
+
+
+def _not_there(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "no such file or directory"
+    return f"cannot read: {exc.strerror or exc}"

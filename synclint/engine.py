@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -263,8 +264,24 @@ def io_error_violation(filename: str, message: str) -> Violation:
 def lint_source(
     source: bytes | str, filename: str, settings: Settings | None = None, function_tiers: FunctionTiers | None = None
 ) -> FileResult:
-    """Lint one file's content. Never raises for bad input: it becomes SL001/SL002 findings."""
+    """Lint one file's content. Never raises for bad input: it becomes SL001/SL002 findings.
+    A file nested too deeply for the default stack is linted again on a deep one."""
     settings = settings or Settings()
+    try:
+        return _lint_source(source, filename, settings, function_tiers)
+    except RecursionError:
+        pass
+    from synclint.limits import TooDeep, run_deep
+
+    try:
+        return run_deep(_lint_source, source, filename, settings, function_tiers)
+    except TooDeep as exc:
+        result = FileResult(filename)
+        result.violations.append(io_error_violation(filename, f"cannot analyse: {exc}; skipped"))
+        return result
+
+
+def _lint_source(source: bytes | str, filename: str, settings: Settings, function_tiers: FunctionTiers | None = None) -> FileResult:
     result = FileResult(filename)
     if isinstance(source, bytes):
         if len(source) > settings.max_file_size:
@@ -326,10 +343,28 @@ def lint_source(
 def _parse(text: str, reduced: str | None) -> cst.Module:
     if reduced is not None:
         try:
-            return cst.parse_module(reduced)
+            return parse_module(reduced)
         except (cst.ParserSyntaxError, RecursionError, ValueError):
             pass  # the whole text's parse gives the error, where it is in the file
-    return cst.parse_module(text)
+    return parse_module(text)
+
+
+# A backslash continuation on the last line, then only a line break: CPython accepts it
+# after `\r\n` (its tokenizer drops the empty continued line), libcst does not.
+_EOF_CONTINUATION = re.compile(r"\\(?=(?:\r\n|\r|\n)?[ \t\f]*\Z)")
+
+
+def parse_module(text: str) -> cst.Module:
+    """libcst's parse, accepting what CPython accepts where libcst differs: a file ending in
+    a backslash and a line break is parsed with the backslash read as a space (same length,
+    so every position is that of the file)."""
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        match = _EOF_CONTINUATION.search(text)
+        if match is None or _python_syntax_error(text) is not None:
+            raise
+        return cst.parse_module(text[: match.start()] + " " + text[match.end() :])
 
 
 def run_rules(
@@ -408,6 +443,7 @@ def to_violations(module: cst.Module, findings: list[Finding], filename: str, se
     # Positions only for files with findings, and only for the nodes they name.
     positions = node_positions(module, _nodes_to_place(module, findings))
     import_anchor = _import_anchor(module, positions)
+    bound = _BoundNames(module)
     seen = set()
     out: list[Violation] = []
     for finding in findings:
@@ -419,7 +455,7 @@ def to_violations(module: cst.Module, findings: list[Finding], filename: str, se
             continue
         seen.add(key)
         noqa_row = positions[finding.statement].start.line if finding.statement in positions else start.row
-        fix = _to_fix(module, finding.fix, positions, import_anchor, finding.indents) if finding.fix else None
+        fix = _to_fix(module, finding.fix, positions, import_anchor, finding.indents, bound) if finding.fix else None
         provenance = tuple(
             f"line {positions[ev.node].start.line}: {ev.reason}" if ev.node in positions else ev.reason
             for ev in finding.evidence
@@ -488,10 +524,67 @@ def _is_docstring(stmt: cst.CSTNode) -> bool:
     )
 
 
-def _already_bound(module: cst.Module, name: str, module_path: str) -> bool:
-    table = ImportTable()
-    table.collect_top_level(module)
-    return table.aliases.get(name) == (f"{module_path}.{name}" if module_path else name)
+class _BoundNames:
+    """The module's top-level import table, collected once per file (not once per fix: a
+    file with thousands of fixable findings took quadratic time and memory)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._table: ImportTable | None = None
+        self._names: set[str] | None = None
+
+    @property
+    def aliases(self) -> dict:
+        if self._table is None:
+            self._table = ImportTable()
+            self._table.collect_top_level(self.module)
+        return self._table.aliases
+
+    @property
+    def names(self) -> set[str]:
+        """Every name the module binds at its top level (imports, defs, classes, assignments,
+        also inside top-level `if`/`try`/`with` blocks)."""
+        if self._names is None:
+            self._names = set(self.aliases)
+            pending = list(self.module.body)
+            while pending:
+                stmt = pending.pop()
+                if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                    self._names.add(stmt.name.value)
+                elif isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        targets = []
+                        if isinstance(small, cst.Assign):
+                            targets = [t.target for t in small.targets]
+                        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                            targets = [small.target]
+                        for target in targets:
+                            self._names.update(_bound_in(target))
+                elif isinstance(stmt, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
+                    pending.extend(getattr(stmt.body, "body", ()))
+                    for handler in getattr(stmt, "handlers", ()):
+                        pending.extend(getattr(handler.body, "body", ()))
+                    orelse = getattr(stmt, "orelse", None)
+                    if orelse is not None:
+                        pending.extend(getattr(getattr(orelse, "body", None), "body", ()) or ())
+        return self._names
+
+
+def _bound_in(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _bound_in(el.value)]
+    return []
+
+
+def _already_bound(bound: _BoundNames, name: str, module_path: str) -> bool:
+    return bound.aliases.get(name) == (f"{module_path}.{name}" if module_path else name)
+
+
+def _bound_otherwise(bound: _BoundNames, name: str, module_path: str) -> bool:
+    """The module already binds `name` to something else: importing ours would shadow it."""
+    return not _already_bound(bound, name, module_path) and name in bound.names
 
 
 def render_in_place(module: cst.Module, node: cst.CSTNode, indents: tuple[str, ...]) -> str:
@@ -509,15 +602,18 @@ def render_in_place(module: cst.Module, node: cst.CSTNode, indents: tuple[str, .
     return "".join(state.tokens)
 
 
-def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, indents: tuple[str, ...] = ()) -> Fix:
+def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, indents: tuple[str, ...] = (), bound: _BoundNames | None = None) -> Fix | None:
     edits: list[Edit] = []
     for old, new in spec.replacements:
         rng = positions[old]
         content = new if isinstance(new, str) else render_in_place(module, new, indents)
         edits.append(Edit(content, Location(rng.start.line, rng.start.column + 1), Location(rng.end.line, rng.end.column + 1)))
     newline = module.default_newline
+    bound = bound or _BoundNames(module)
     for module_path, name in spec.imports:
-        if not _already_bound(module, name, module_path):
+        if _bound_otherwise(bound, name, module_path):
+            return None  # a second binding of a name the module has would change its meaning
+        if not _already_bound(bound, name, module_path):
             line = f"from {module_path} import {name}" if module_path else f"import {name}"
             edits.append(Edit(f"{line}{newline}", anchor, anchor))
     return Fix(spec.applicability, spec.message, tuple(edits))

@@ -12,7 +12,6 @@ tests/test_positions.py checks node by node.
 
 from __future__ import annotations
 
-import re
 from contextlib import nullcontext
 from typing import Iterable
 
@@ -20,7 +19,10 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 
-_NEWLINE = re.compile(r"\r\n?|\n")
+from synclint.lines import LINE_BREAK
+
+# The line breaks of libcst and of Python's tokenizer: the ones every row here counts.
+_NEWLINE = LINE_BREAK
 
 
 class _MarkingState(CodegenState):
@@ -71,7 +73,9 @@ class _Syntactic:
     def __enter__(self) -> None:
         self.start = len(self.state.tokens)
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is not None:
+            return  # let the error out as it is (the marks of unfinished children are missing)
         state = self.state
         start, end = self.start, len(state.tokens)
         if self.start_node is not None:

@@ -39,6 +39,7 @@ class FileOutcome:
     encoding: str = "utf-8"
     applied: int = 0
     error: str | None = None  # a fix that was refused, for the user to see
+    source: bytes | None = None  # the bytes read, kept only when fixing (checked before writing)
 
     @property
     def changed(self) -> bool:
@@ -63,7 +64,21 @@ def read_source(path: Path) -> bytes:
 
 
 def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | None, source: bytes | None = None) -> FileOutcome:
-    """One file, start to finish. Never raises for bad input."""
+    """One file, start to finish. Never raises for bad input; a file over the per-file time
+    or memory limit becomes an SL002 finding naming it."""
+    from synclint.engine import io_error_violation
+    from synclint.limits import FileLimitExceeded, guard
+
+    try:
+        with guard("linting this file"):
+            return _process_file(filename, settings, fix, unsafe, source)
+    except FileLimitExceeded as exc:
+        return FileOutcome(filename, [io_error_violation(filename, str(exc))])
+    except MemoryError:
+        return FileOutcome(filename, [io_error_violation(filename, "out of memory while linting this file; skipped")])
+
+
+def _process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | None, source: bytes | None) -> FileOutcome:
     from synclint.api import fix_source, lint_source
     from synclint.engine import io_error_violation, source_encoding
 
@@ -80,7 +95,7 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | No
         return process(filename, source, settings, fix, unsafe)
     if fix:
         result = fix_source(source, filename, settings, unsafe=unsafe)
-        return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error)
+        return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error, source=source)
     return FileOutcome(filename, lint_source(source, filename, settings), encoding=source_encoding(source))
 
 
@@ -123,6 +138,27 @@ _WORKER_ARGS: tuple | None = None
 def _init_worker(settings_list: list[Settings], fix: bool, unsafe: bool | None, want_cache: bool) -> None:
     global _WORKER_ARGS
     _WORKER_ARGS = (settings_list, fix, unsafe, want_cache)
+    _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    """A worker ends when the run that started it is killed (even with SIGKILL), instead of
+    waiting forever on its task queue (Linux: PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        # The command's own SIGTERM handler (inherited through fork) would turn the signal
+        # into an exception that the pool catches as a task's error: the default kills.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before the call
+            os._exit(1)
+    except (OSError, AttributeError, ValueError):
+        pass
 
 
 def _lint_batch(tasks: list[tuple[str, int]]) -> list[_Linted]:

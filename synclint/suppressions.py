@@ -44,8 +44,24 @@ _WORDS = ("noqa", "synclint", "gpu-sync-ok")
 _ALL = frozenset({"*"})
 
 
+_SKIP_COMMENT = re.compile(r"#[ \t]*synclint:[ \t]*skip-file\b")
+
+
 def skips_file(text: str) -> bool:
-    return SKIP_FILE.search(text) is not None
+    """A `# synclint: skip-file` comment on a line of its own: a real comment token, not
+    the same words inside a string literal."""
+    if SKIP_FILE.search(text) is None:
+        return False
+    import io
+    import tokenize
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and _SKIP_COMMENT.match(tok.string) and not tok.line[: tok.start[1]].strip():
+                return True
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return True  # not tokenizable: the comment-looking line is taken at its word
+    return False
 
 
 def _comment_start(line: str) -> int | None:

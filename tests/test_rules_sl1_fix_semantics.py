@@ -60,7 +60,9 @@ def _run(text: str, x):
 def test_fixed_program_computes_the_same_tensors(unsafe, dtype):
     settings = Settings(select=("SL1",))
     result = fix_source(PROGRAM, "program.py", settings, unsafe=unsafe)
-    assert result.error is None and result.applied >= 15
+    # Safe mode leaves the possibly-empty range and the from_numpy moves to a device that
+    # may be the CPU (where `.to()` aliases the array and the helper copies) to --unsafe-fixes.
+    assert result.error is None and result.applied >= (15 if unsafe else 13)
     x = torch.tensor([-3, 0, 1, 4]).to(dtype)
     before, after = _run(PROGRAM, x), _run(result.fixed, x)
     assert before.keys() == after.keys()

@@ -7,6 +7,8 @@ libcst's QualifiedNameProvider (which would cost a scope analysis of the whole m
 
 from __future__ import annotations
 
+from collections import deque
+
 import libcst as cst
 
 
@@ -65,9 +67,10 @@ class ImportTable:
             for name, full in local.aliases.items():
                 self.aliases.setdefault(name, full)
 
-    def _collect(self, pending: list) -> None:
+    def _collect(self, statements: list) -> None:
+        pending = deque(statements)  # popleft: linear in the module's statements
         while pending:
-            stmt = pending.pop(0)
+            stmt = pending.popleft()
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):

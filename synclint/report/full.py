@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from synclint.lines import split_lines
 from synclint.report.concise import line as headline
 from synclint.terminal import PLAIN
 
@@ -17,7 +18,7 @@ def source_text(v, sources) -> str | None:
 def _snippet(v, text: str | None, style=PLAIN) -> list[str]:
     if text is None:
         return []
-    lines = text.splitlines()
+    lines = split_lines(text)  # Python's rows, as the findings count them
     row = v.location.row
     if not 1 <= row <= len(lines):
         return []

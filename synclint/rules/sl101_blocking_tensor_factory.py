@@ -76,7 +76,10 @@ class BlockingTensorFactory(Rule):
       `torch.tensor([-1], device=d)`, becomes `torch.full((1,), -1, device=d)`: safe, the
       dtype `torch.tensor` infers from such a list is the one `torch.full` infers from the
       literal.
-    - `torch.tensor(range(a, b), device=d)` becomes `torch.arange(a, b, device=d)`.
+    - `torch.tensor(range(a, b), device=d)` becomes `torch.arange(a, b, device=d)`: the
+      same int64 values, safe when a `dtype=` is given or the range is of literals and not
+      empty; otherwise unsafe, because an empty range gives `torch.tensor` a float32 tensor
+      and `torch.arange` an int64 one.
     - Otherwise the pinned, non-blocking copy: safe. The data is copied into pinned memory
       at the call (so later changes to the list cannot leak into the copy), with the same
       values, dtype and device. `torch.as_tensor(array, device=d)` of a numpy array or CPU
@@ -194,10 +197,13 @@ class BlockingTensorFactory(Rule):
         func = node.func.with_changes(attr=cst.Name("arange")) if isinstance(node.func, cst.Attribute) else None
         if func is None:
             return None
+        # An empty range gives torch.tensor() a float32 tensor (an empty list) and arange an
+        # int64 one: the same only with a dtype= or a range proven non-empty.
+        exact = kwarg(node, "dtype") is not None or _non_empty_literal_range(rng)
         return FixSpec(
             message="Use `torch.arange(..., device=...)` (built on the device, no copy)",
             replacements=((node, node.with_changes(func=func, args=args)),),
-            applicability=Applicability.SAFE,
+            applicability=Applicability.SAFE if exact else Applicability.UNSAFE,
         )
 
 
@@ -304,3 +310,19 @@ def _range_call(expr: cst.BaseExpression) -> cst.Call | None:
     ):
         return expr
     return None
+
+
+def _non_empty_literal_range(rng: cst.Call) -> bool:
+    """`range(...)` of integer literals with at least one element."""
+    values = []
+    for arg in rng.args:
+        expr, sign = arg.value, 1
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            expr, sign = expr.expression, -1
+        if not isinstance(expr, cst.Integer):
+            return False
+        values.append(sign * int(expr.evaluated_value))
+    try:
+        return len(range(*values)) > 0
+    except (TypeError, ValueError):
+        return False

@@ -64,7 +64,9 @@ class PageableNonBlockingH2D(Rule):
     `torch.from_numpy(a).to(d, non_blocking=True)` and `torch.tensor(data).to(d,
     non_blocking=True)` become a pinned copy (inline, or the `h2d-helper`), which copies the data into
     pinned memory at the call (so later writes to `a` cannot leak into the copy, as with
-    the driver's staging) and queues the copy: safe. When the `.to()` also changes the
+    the driver's staging) and queues the copy: safe, for `from_numpy(a)` only where `d` is
+    proven an accelerator (where `d` is the CPU at run time `.to(d)` returns a tensor sharing
+    `a`'s memory, which the helper's copy does not: unsafe). When the `.to()` also changes the
     dtype the conversion moves from the device to the host, which can round differently for
     out-of-range values: unsafe. `dst.copy_(torch.from_numpy(a), non_blocking=True)` into a
     proven device tensor becomes `dst.copy_(torch.from_numpy(a).pin_memory(), ...)`: same
@@ -136,13 +138,17 @@ class PageableNonBlockingH2D(Rule):
         if dtype is not None and move.dtype is not None:
             return None
         converts = move.dtype is not None
+        # `from_numpy(a).to(d)` shares `a`'s memory when d is the CPU at run time; a pinned
+        # copy does not: safe only where d is proven an accelerator.
+        target = move_target(move, ctx)
+        aliases = array is not None and not (target is not None and target.on_device and target.confidence >= Confidence.HIGH)
         new = helper_call(ctx, self.settings, data, dtype=dtype or move.dtype, device=device_expr(move))
         if new is None:
             return None
         return FixSpec(
             message=new.message,
             replacements=((move.call, new.node),),
-            applicability=Applicability.UNSAFE if converts else Applicability.SAFE,
+            applicability=Applicability.UNSAFE if converts or aliases else Applicability.SAFE,
             imports=new.imports,
         )
 

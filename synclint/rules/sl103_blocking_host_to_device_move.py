@@ -81,7 +81,10 @@ class BlockingHostToDeviceMove(Rule):
       scalar on the host (`torch.clamp(x, min=1e-5)`).
     - `torch.from_numpy(a).to(d)` / `torch.tensor(data).to(d)` become a pinned copy, which
       copies the data into pinned memory at the call and queues the copy: safe (unsafe when
-      the `.to()` also converts the dtype, which then happens on the host).
+      the `.to()` also converts the dtype, which then happens on the host). For
+      `from_numpy(a).to(d)` only when `d` is proven an accelerator (or the move is `.cuda()`):
+      where `d` is the CPU at run time `.to(d)` returns a tensor sharing `a`'s memory, so a
+      later write to `a` shows through it, and the copy would not: unsafe.
     - Other pageable host tensors (a plain name or attribute) become `(x.pin_memory() if
       torch.cuda.is_available() else x).to(d, non_blocking=...)` (or the helper), unsafe:
       a helper copies data, not autograd history, where `.to()` stays differentiable.
@@ -154,7 +157,9 @@ class BlockingHostToDeviceMove(Rule):
         factory = plain_factory_data(source, ctx) if isinstance(source, cst.Call) and array is None else None
         tensor_data = False
         if array is not None:
-            data, dtype, safe = array, None, True
+            # `.to(d)` of `from_numpy(a)` returns `a`'s memory itself when d is the CPU at
+            # run time; the helper copies. Safe only where d is proven an accelerator.
+            data, dtype, safe = array, None, _proven_device(move_target(move, ctx))
         elif factory is not None:
             data, dtype = factory
             safe = True
@@ -267,3 +272,7 @@ def _is_integer(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
         return True
     return False
+
+
+def _proven_device(target) -> bool:
+    return target is not None and target.on_device and target.confidence >= Confidence.HIGH

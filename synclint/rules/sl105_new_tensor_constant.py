@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import libcst as cst
 
 from synclint.rules.base import FixAvailability, FixSpec, Rule
@@ -54,7 +56,8 @@ class NewTensorConstant(Rule):
     a scalar `0`/`1`/`c` -> `new_zeros(())`/`new_ones(())`/`new_full((), c)`. Like `new_tensor`
     they take `x`'s dtype and device (or the `dtype=`/`device=` given); the values are the
     same, including the cast of a float literal into an integer dtype (checked for every
-    dtype in the tests): safe. Other data (`[0, 2048, 4096]`, `[1 - alpha, alpha]`) is
+    dtype in the tests): safe. `-0.0` is not offered a fill: `new_zeros` would give `+0.0`,
+    which differs in sign (`1 / x`, `copysign`, `atan2`). Other data (`[0, 2048, 4096]`, `[1 - alpha, alpha]`) is
     reported only: build it once and cache it per device, or use the H2D helper.
 
     ## Known false positives
@@ -122,6 +125,8 @@ class NewTensorConstant(Rule):
         # The data argument is replaced in place (its comma and any comment after it stay);
         # the keywords stay as written.
         data_arg = next(a for a in node.args if a.keyword is None)
+        if number == 0 and math.copysign(1.0, number) < 0:
+            return None  # `-0.0`: new_zeros would lose the sign (1 / x gives -inf, not inf)
         if number in (0, 1):
             method = "new_zeros" if number == 0 else "new_ones"
             new_first = [data_arg.with_changes(value=_size(length, tuple_form=False))]
@@ -148,7 +153,10 @@ def _constant_fill(data: cst.BaseExpression):
         if any(isinstance(e, (cst.StarredElement,)) for e in data.elements):
             return None
         numbers = [_number(v) for v in values]
-        if numbers[0] is not None and all(n is not None and n == numbers[0] and type(n) is type(numbers[0]) for n in numbers):
+        if numbers[0] is not None and all(
+            n is not None and n == numbers[0] and type(n) is type(numbers[0]) and math.copysign(1, n) == math.copysign(1, numbers[0])
+            for n in numbers
+        ):
             return values[0], len(values)
     return None
 

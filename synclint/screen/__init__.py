@@ -28,9 +28,10 @@ that the findings are identical with and without the screen.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
+from synclint.lines import ending as _ending
+from synclint.lines import split_lines
 from synclint.screen import places
 from synclint.screen.facts import FUNCTIONS, FactReader, Unit, collect_defines, first_line
 from synclint.violation import Confidence
@@ -39,7 +40,6 @@ from synclint.violation import Confidence
 NOTHING = ""
 
 _FUNCTION_IMPORTS = "<imports inside functions>"
-_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 @dataclass
@@ -60,7 +60,7 @@ def reduce(text: str, rules, min_confidence: Confidence, h2d_helpers=None) -> st
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # libcst gives the error (or parses what this Python cannot)
-    lines = _PHYSICAL_LINE.findall(text)
+    lines = split_lines(text, keepends=True)
     # A rule may widen its words from the file itself (SL501: the names of functions whose
     # body only synchronizes, whose calls are syncs too).
     words_of = {r: r.screen_words(tree) for r in rules}
@@ -287,11 +287,3 @@ def _blank(original: list[str], units: list[Unit], emptied: list[ClassUnits], ke
     if lines and not _ending(lines[-1]) and not lines[-1].strip():
         lines[-1] = " "  # the text still ends without a line break, as the original did
     return "".join(lines)
-
-
-def _ending(line: str) -> str:
-    if line.endswith("\r\n"):
-        return "\r\n"
-    if line.endswith(("\n", "\r")):
-        return line[-1]
-    return ""
