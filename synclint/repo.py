@@ -501,7 +501,9 @@ def _what(key: tuple) -> str:
 
 
 def find_root(paths) -> Path | None:
-    """The project root above the linted paths: the nearest folder with a marker."""
+    """The project root above the linted paths: the nearest folder with a marker, else the top
+    folder of the package the path is in (a folder of an installed package is not a project:
+    indexing it alone would see a public method's callers only in that folder)."""
     roots = []
     for path in paths:
         current = Path(path).resolve()
@@ -511,7 +513,9 @@ def find_root(paths) -> Path | None:
             if any((folder / marker).exists() for marker in ROOT_MARKERS):
                 roots.append(folder)
                 break
-        else:
+        else:  # no marker (an installed package): the whole package the path is in, not one folder
+            while (current / "__init__.py").exists() and (current.parent / "__init__.py").exists():
+                current = current.parent
             roots.append(current)
     if not roots:
         return None

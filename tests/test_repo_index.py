@@ -329,3 +329,20 @@ def test_a_call_graph_cycle_is_searched_once(tmp_path):
     found = tiers(root, "helpers.py")
     # Nothing outside the cycle calls it: no verdict from the call graph.
     assert found[17][0] == "unknown"
+
+
+def test_without_a_root_marker_the_whole_installed_package_is_the_project(tmp_path):
+    # An installed package (site-packages) has no .git or pyproject.toml: linting one of its
+    # files must read the whole package, not the file's folder alone, or a public method's
+    # callers elsewhere in the package are missed (a scheduler's set_timesteps, called by
+    # every pipeline, was labelled "reached only from cold code" by its one caller in the folder).
+    site = tmp_path / "site-packages"
+    (site / "pkg" / "schedulers").mkdir(parents=True)
+    (site / "pkg" / "__init__.py").write_text("")
+    (site / "pkg" / "schedulers" / "__init__.py").write_text("")
+    (site / "pkg" / "schedulers" / "ddim.py").write_text("x = 1\n")
+    (site / "loose").mkdir()
+    (site / "loose" / "script.py").write_text("x = 1\n")
+    assert repo.find_root([site / "pkg" / "schedulers" / "ddim.py"]) == (site / "pkg").resolve()
+    # A folder that is not a package stays the root of its own files.
+    assert repo.find_root([site / "loose" / "script.py"]) == (site / "loose").resolve()
