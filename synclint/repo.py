@@ -501,22 +501,28 @@ def _what(key: tuple) -> str:
 
 
 def find_root(paths) -> Path | None:
-    """The project root above the linted paths: the nearest folder with a marker, else the top
-    folder of the package the path is in (a folder of an installed package is not a project:
-    indexing it alone would see a public method's callers only in that folder)."""
+    """The project root above the linted paths: the nearest folder with a marker. Without one,
+    a file in an installed package (site-packages) belongs to the whole package, and a folder
+    named on the command line is read as it is (it is linted whole anyway); a loose file in a
+    folder that is neither has no repository: its folder and everything below it (a home
+    folder, /tmp) is not read to lint one script."""
     roots = []
     for path in paths:
         current = Path(path).resolve()
-        if current.is_file() or not current.exists():
+        is_file = current.is_file() or not current.exists()
+        if is_file:
             current = current.parent
         for folder in (current, *current.parents):
             if any((folder / marker).exists() for marker in ROOT_MARKERS):
                 roots.append(folder)
                 break
-        else:  # no marker (an installed package): the whole package the path is in, not one folder
-            while (current / "__init__.py").exists() and (current.parent / "__init__.py").exists():
-                current = current.parent
-            roots.append(current)
+        else:
+            if (current / "__init__.py").exists():  # the top of the package the path is in
+                while (current.parent / "__init__.py").exists():
+                    current = current.parent
+                roots.append(current)
+            elif not is_file:
+                roots.append(current)
     if not roots:
         return None
     common = Path(os.path.commonpath([str(r) for r in roots]))

@@ -344,5 +344,8 @@ def test_without_a_root_marker_the_whole_installed_package_is_the_project(tmp_pa
     (site / "loose").mkdir()
     (site / "loose" / "script.py").write_text("x = 1\n")
     assert repo.find_root([site / "pkg" / "schedulers" / "ddim.py"]) == (site / "pkg").resolve()
-    # A folder that is not a package stays the root of its own files.
-    assert repo.find_root([site / "loose" / "script.py"]) == (site / "loose").resolve()
+    # A loose script in a folder that is neither a project nor a package has no repository:
+    # linting it must not read its folder and everything below it (a home folder, /tmp).
+    assert repo.find_root([site / "loose" / "script.py"]) is None
+    # A folder named on the command line is linted whole, so it is read whole.
+    assert repo.find_root([site / "loose"]) == (site / "loose").resolve()
