@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from synclint.lines import split_lines
 from synclint.violation import (
     Applicability,
     Confidence,
@@ -164,15 +165,9 @@ def codes_suppressed_on(line: str) -> frozenset[str] | None:
     return frozenset(found) if found else None
 
 
-# Python's and libcst's line terminators, and no others (`str.splitlines` also splits at form
-# feed, U+2028, ... which may stand in a comment: rows would drift from the parser's).
-_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-
-
 def source_lines(text: str, keepends: bool = False) -> list[str]:
-    """The file's lines as the parser counts them (row N is item N-1)."""
-    lines = _PHYSICAL_LINE.findall(text)
-    return lines if keepends else [line.rstrip("\r\n") for line in lines]
+    """The file's lines as the parser counts them (row N is item N-1): `lines.split_lines`."""
+    return split_lines(text, keepends)
 
 
 class FileSuppressions:
