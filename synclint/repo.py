@@ -61,7 +61,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-3"
+INDEX_VERSION = "repo-index-4"
 
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
@@ -167,6 +167,7 @@ class _Summarizer:
         self.mirrors: list[tuple] = []
         self.tensors: list[tuple] = []  # fields, parameters and results declared `torch.Tensor`
         self.edges: set[tuple] = set()  # (caller, callee): the call graph, by name
+        self._loop_names: dict[int, frozenset] = {}  # unit -> names bound to the elements of a loop
 
     def _flow(self, target: tuple, value, unit, line: int) -> None:
         if _scalar(value):
@@ -230,12 +231,21 @@ class _Summarizer:
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
             if a.annotation is not None and places.tensor_annotation(a.annotation):
                 self.tensors.append(("p", key, a.arg))
+            elif a.annotation is not None and _number_annotation(a.annotation):
+                self.tensors.append(("n", key, a.arg))  # declared a Python number
         if func.returns is not None and places.tensor_annotation(func.returns):
             self.tensors.append(("r", key))
         names = params + tuple(a.arg for a in args.kwonlyargs)
         if len(names) > 1:
             self.mirrors.append(names)
         for value in places._return_values(func):
+            if type(value) is ast.Tuple:
+                # `return timesteps, n`: unpacked by the caller (`a, b = f()`, each name bound
+                # to the result), so the result holds what any element holds; never a fact.
+                for element in value.elts:
+                    if type(element) is not ast.Starred:
+                        self._flow(("rt", key), element, unit, value.lineno)
+                continue
             self._flow(("r", key), value, unit, value.lineno)
         pending = list(func.body)
         while pending:  # the calls this function makes (not those of functions nested in it)
@@ -251,6 +261,40 @@ class _Summarizer:
                 if name is not None and name != key:
                     self.edges.add((key, name))
             pending.extend(ast.iter_child_nodes(node))
+
+    def _own_method_params(self, unit, name: str) -> tuple | None:
+        """The parameters (without `self`) of method `name` of `unit`'s own class, or None."""
+        owner = unit.owner
+        if owner is None:
+            return None
+        for member in owner.members:
+            node = member.node
+            if member.method and member.name == name and type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                args = node.args
+                return tuple(a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls"))
+        return None
+
+    def _loop_elements(self, unit) -> frozenset:
+        """Names a loop in `unit` binds to the elements of what it iterates (`for t in ts`,
+        `for i, t in enumerate(ts)`, `for a, b in zip(p, q)`); not the counter of `enumerate`."""
+        found = self._loop_names.get(id(unit))
+        if found is not None:
+            return found
+        names: set[str] = set()
+        for node in ast.walk(unit.node) if unit.node is not None else ():
+            if type(node) not in (ast.For, ast.AsyncFor, ast.comprehension):
+                continue
+            target, iterable = node.target, node.iter
+            if type(target) is ast.Name:
+                names.add(target.id)
+            elif type(target) is ast.Tuple and type(iterable) is ast.Call and type(iterable.func) is ast.Name:
+                elements = target.elts
+                if iterable.func.id == "enumerate":
+                    elements = elements[1:]
+                if iterable.func.id in ("enumerate", "zip"):
+                    names.update(e.id for e in elements if type(e) is ast.Name)
+        found = self._loop_names[id(unit)] = frozenset(names)
+        return found
 
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
@@ -270,13 +314,27 @@ class _Summarizer:
         for qual in self.imports.get(head, ()):
             if qual.split(".", 1)[0] in _EXTERNAL:
                 return
+        loops = self._loop_elements(unit)
+        # A method passing its own number parameters on to a method of its object (only
+        # these calls are kept twice: the relay of `_loop_numbers`).
+        own = type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self" and _has_number_parameter(unit)
+        own_params = self._own_method_params(unit, key) if own else None
         for position, arg in enumerate(call.args):
             if type(arg) is ast.Starred:
                 break
             self._flow(("P", key, position), arg, unit, call.lineno)
+            if type(arg) is ast.Name and arg.id in loops:
+                self._flow(("LP", key, position), arg, unit, call.lineno)
+            elif own_params is not None and position < len(own_params):
+                # `self.f(x)` with `f` defined in this class: its parameter, by position.
+                self._flow(("Sp", key, own_params[position]), arg, unit, call.lineno)
         for kw in call.keywords:
             if kw.arg is not None:
                 self._flow(("p", key, kw.arg), kw.value, unit, call.lineno)
+                if type(kw.value) is ast.Name and kw.value.id in loops:
+                    self._flow(("Lp", key, kw.arg), kw.value, unit, call.lineno)
+                elif own:
+                    self._flow(("Sp", key, kw.arg), kw.value, unit, call.lineno)
                 if key[:1].isupper():  # `Cls(x=...)`: a dataclass / NamedTuple field
                     self._flow(("a", kw.arg), kw.value, unit, call.lineno)
 
@@ -307,6 +365,33 @@ def _declared(annotation) -> int:
     if places._last_name(head) in ("dict", "Dict", "set", "Set", "tuple", "Tuple", "Sequence", "Callable"):
         return SCALAR  # a Python container: not a tensor
     return 0
+
+
+_NUMBER_TYPES = frozenset({"int", "float"})
+
+
+def _has_number_parameter(unit) -> bool:
+    node = unit.node
+    if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return False
+    args = node.args
+    return any(a.annotation is not None and _number_annotation(a.annotation) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+
+
+def _number_annotation(annotation) -> bool:
+    """`int`, `float`, `Optional[int]`, `int | None`: a parameter declared a Python number."""
+    expr = annotation
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        try:
+            expr = ast.parse(expr.value, mode="eval").body
+        except SyntaxError:
+            return False
+    while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "Annotated"):
+        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
+        sides = [e for e in (expr.left, expr.right) if not _is_none(e)]
+        return len(sides) == 1 and _number_annotation(sides[0])
+    return type(expr) is ast.Name and expr.id in _NUMBER_TYPES
 
 
 def _is_none(expr) -> bool:
@@ -357,7 +442,7 @@ class Facts:
 
     def _mask(self, key: tuple) -> int:
         found = self.values.get(key)
-        return found[0] if found is not None else 0
+        return found[0] & ~SCALAR if found is not None else 0  # the screen places tensors only
 
     # --- facts with reasons, for the analysis ------------------------------------------------
     def get(self, key: tuple) -> tuple[int, str] | None:
@@ -421,6 +506,9 @@ def solve(summaries: dict[str, tuple]) -> Facts:
         for key, params in sigs:
             signatures.setdefault(key, set()).add(params)
     flows: list[tuple] = []  # (target, local, symbols, where)
+    tupled: set[tuple] = set()  # results that are tuples of values: joined, never a fact
+    loop_flows: list[tuple] = []  # the element of a loop passed as an argument
+    own_flows: list[tuple] = []  # an argument of a call of the object's own method (`self.f(x)`)
     for path, (summary_flows, *_) in summaries.items():
         short = os.path.basename(path)
         for target, local, symbols, line in summary_flows:
@@ -433,6 +521,18 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             elif target[0] == "p":
                 if target[1] in signatures:
                     flows.append((target, local, symbols, where))
+            elif target[0] in ("LP", "Lp", "SP", "Sp"):
+                _, function, slot = target
+                out = loop_flows if target[0][0] == "L" else own_flows
+                if target[0][1] == "p":
+                    out.append((("p", function, slot), local, symbols, where))
+                else:
+                    name = _agreed_parameter(signatures.get(function, ()), slot)
+                    if name is not None:
+                        out.append((("p", function, name), local, symbols, where))
+            elif target[0] == "rt":
+                tupled.add(("r", target[1]))
+                flows.append((("r", target[1]), local, symbols, where))
             else:
                 flows.append((target, local, symbols, where))
     value: dict[tuple, int] = {}
@@ -454,7 +554,10 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             break
     mirrored = _mirrored(summaries)
     facts: dict[tuple, tuple[int, str]] = {}
+    facts.update(_loop_numbers(own_flows, loop_flows, value, tensors))
     for key, mask in value.items():
+        if key in tupled or key in facts:
+            continue
         if mask & (DEVICE | HOST) == DEVICE and key in tensors:
             # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
             # field, a parameter or a return type): the DEVICE of an untyped object (a config,
@@ -472,6 +575,49 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
     blob = marshal.dumps((sorted((k, v[0]) for k, v in facts.items()), sorted(graph.items())))
     return Facts(facts, hashlib.sha256(blob).hexdigest()[:16], graph)
+
+
+def _agreed_parameter(signatures, slot: int) -> str | None:
+    """The parameter a positional argument at `slot` fills when calls resolve by name only:
+    the name nearly every signature of that name gives the position (4 in 5 of those long
+    enough), else None (`add_request(request, ...)` and `add_request(req_idx: int, ...)` in
+    two classes do not say which one a call reaches)."""
+    names = [params[slot] for params in signatures if slot < len(params)]
+    if not names:
+        return None
+    best = max(set(names), key=names.count)
+    return best if names.count(best) * 5 >= len(names) * 4 else None
+
+
+def _loop_numbers(own_flows, loop_flows, value, tensors) -> dict[tuple, tuple[int, str]]:
+    """Parameters annotated a Python number that may hold a 0-dim device tensor: a caller
+    passes the element of a loop over a tensor that may be on the device (`for t in
+    sched.timesteps: sched.step(out, t, x)` with `step(..., timestep: int, ...)`; not a loop
+    over a list), or a method passes such a parameter (or a value computed from it) on to a
+    method of its own object (`self._get_variance(timestep, prev_timestep)`). Where the
+    annotation and the callers disagree the value may be either: (DEVICE | SCALAR)."""
+    found: dict[tuple, tuple[int, str]] = {}
+    for target, local, symbols, where in loop_flows:
+        if target in found or ("n", *target[1:]) not in tensors:
+            continue
+        mask = local
+        for symbol in symbols:
+            mask |= value.get(symbol, 0)
+        if mask & DEVICE:
+            found[target] = (DEVICE | SCALAR, f"{_what(target)} is annotated a number, but a caller passes it the "
+                                              f"element of a loop over a tensor that may be on the device ({where})")
+    changed = bool(found)
+    while changed:
+        changed = False
+        for target, _local, symbols, where in own_flows:
+            if target in found or ("n", *target[1:]) not in tensors:
+                continue
+            source = next((s for s in symbols if s in found), None)
+            if source is not None:
+                found[target] = (DEVICE | SCALAR, f"{_what(target)} is annotated a number, but a caller passes on "
+                                                  f"{_what(source)}, which may be a device tensor ({where})")
+                changed = True
+    return found
 
 
 def _mirrored(summaries) -> dict[str, str]:

@@ -366,3 +366,95 @@ def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on
     monkeypatch.setattr(repo._Summarizer, "run", run)
     assert findings(root, "backend.py", "odd.py") == [("backend.py", 3, "SL201", "medium")]
     assert raised
+
+
+# A diffusion scheduler whose `step(..., timestep: int, ...)` is called from a pipeline's loop
+# over the scheduler's device timesteps: the annotation says a number, the callers pass a
+# 0-dim device tensor. Indexing the host table with it, and comparing it, read it back.
+SCHEDULER = """\
+    import numpy as np
+    import torch
+
+
+    class DDIMScheduler:
+        def __init__(self, num_train_timesteps: int = 1000):
+            betas = torch.linspace(0.0001, 0.02, num_train_timesteps, dtype=torch.float32)
+            self.alphas_cumprod = torch.cumprod(1.0 - betas, dim=0)
+            self.final_alpha_cumprod = torch.tensor(1.0)
+            self.num_train_timesteps = num_train_timesteps
+            self.timesteps = torch.from_numpy(np.arange(0, num_train_timesteps)[::-1].copy())
+
+        def set_timesteps(self, num_inference_steps: int, device=None):
+            self.num_inference_steps = num_inference_steps
+            timesteps = (np.arange(0, num_inference_steps) * 100).round()[::-1].copy().astype(np.int64)
+            self.timesteps = torch.from_numpy(timesteps).to(device)
+
+        def _get_variance(self, timestep: int, prev_timestep: int) -> torch.Tensor:
+            alpha_prod_t = self.alphas_cumprod[timestep]
+            alpha_prod_t_prev = self.alphas_cumprod[prev_timestep] if prev_timestep >= 0 else self.final_alpha_cumprod
+            return (1 - alpha_prod_t_prev) / (1 - alpha_prod_t)
+
+        def step(self, model_output: torch.Tensor, timestep: int, sample: torch.Tensor, eta: float = 0.0):
+            prev_timestep = timestep - self.num_train_timesteps // self.num_inference_steps
+            alpha_prod_t = self.alphas_cumprod[timestep]
+            alpha_prod_t_prev = self.alphas_cumprod[prev_timestep] if prev_timestep >= 0 else self.final_alpha_cumprod
+            variance = self._get_variance(timestep, prev_timestep)
+            if eta > 0:
+                sample = sample + eta * variance
+            return sample * alpha_prod_t_prev.sqrt() - model_output * (1 - alpha_prod_t).sqrt()
+    """
+
+PIPELINE = """\
+    import torch
+
+
+    def retrieve_timesteps(scheduler, num_inference_steps: int, device):
+        scheduler.set_timesteps(num_inference_steps, device=device)
+        timesteps = scheduler.timesteps
+        return timesteps, num_inference_steps
+
+
+    class Pipeline:
+        def __call__(self, latents, num_inference_steps: int = 50, eta: float = 0.0):
+            timesteps, num_inference_steps = retrieve_timesteps(self.scheduler, num_inference_steps, self.device)
+            for i, t in enumerate(timesteps):
+                noise_pred = self.unet(latents, t)
+                latents = self.scheduler.step(noise_pred, t, latents, eta=eta)
+            return latents
+    """
+
+
+def test_a_number_parameter_given_the_element_of_a_loop_over_device_timesteps(tmp_path):
+    root = project(tmp_path / "proj", {"scheduling_ddim.py": SCHEDULER, "pipeline.py": PIPELINE})
+    found = {(row, code) for name, row, code, _ in findings(root, "scheduling_ddim.py") if name == "scheduling_ddim.py"}
+    # `self.alphas_cumprod[timestep]` (host table, 0-dim device index) and `prev_timestep >= 0`,
+    # in step() and in _get_variance(), to which step() passes them on.
+    assert {(25, "SL208"), (26, "SL203"), (19, "SL208"), (20, "SL203")} <= found
+    # `eta` is a plain number the pipeline passes through: not a tensor.
+    assert not any(row == 28 for row, _ in found)
+    # Without the index the annotation is all there is: nothing.
+    assert [f for f in findings(root, "scheduling_ddim.py", repository_index=False) if f[2] in ("SL208", "SL203")] == []
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        # A Python range: the step number is an int.
+        "for i, t in enumerate(range(num_inference_steps)):",
+        # The timesteps read back once as a list: Python ints.
+        "for i, t in enumerate(timesteps.tolist()):",
+        # A list of the loop's numbers: not a tensor.
+        "for i, t in enumerate([int(x) for x in range(0, 1000, 100)]):",
+    ],
+)
+def test_number_parameters_fed_host_numbers_stay_quiet(tmp_path, loop):
+    pipeline = PIPELINE.replace("for i, t in enumerate(timesteps):", loop)
+    root = project(tmp_path / "proj", {"scheduling_ddim.py": SCHEDULER, "pipeline.py": pipeline})
+    assert [f for f in findings(root, "scheduling_ddim.py") if f[2] in ("SL208", "SL203")] == []
+
+
+def test_a_host_only_schedule_stays_quiet(tmp_path):
+    # The timesteps stay on the host (no device given): indexing and comparing host values.
+    scheduler = SCHEDULER.replace("torch.from_numpy(timesteps).to(device)", "torch.from_numpy(timesteps)")
+    root = project(tmp_path / "proj", {"scheduling_ddim.py": scheduler, "pipeline.py": PIPELINE})
+    assert [f for f in findings(root, "scheduling_ddim.py") if f[2] in ("SL208", "SL203")] == []

@@ -68,6 +68,12 @@ class FlowWalker:
                 found = repository_placement(repo.param_fact(_function_key(func, self.chain), name), param)
                 if found is not None:
                     value = found
+            if value is not None and value.is_(Place.SCALAR) and param.annotation is not None:
+                # Annotated a number: a caller may still pass a 0-dim device tensor (the
+                # element of a loop over a device tensor); the repository says so.
+                found = repo.param_fact(_function_key(func, self.chain), name)
+                if found is not None and found[0] == repo.DEVICE | repo.SCALAR:
+                    value = join(value, placed(Place.DEVICE, MEDIUM, param, found[1]))
             if value is None:
                 # No evidence: unknown, never guessed.
                 value = UNKNOWN.because(param, f"parameter `{name}` has no annotation or default that places it")
@@ -239,7 +245,7 @@ class FlowWalker:
         name = target.attr.value
         if value.known:
             value = value.because(stmt, f"`self.{name}` assigned in `{self.scope.name.value}()`")
-        self.analysis.record_class_attribute(class_def, name, value)
+        self.analysis.record_class_attribute(class_def, name, value, moved=is_self_move(stmt, name))
 
     def _record_buffer(self, call: cst.Call) -> None:
         """`self.register_buffer("name", tensor)`: a buffer that moves with the module."""
@@ -446,3 +452,22 @@ def _merge_into(env: Env, *branches: Env) -> None:
             env[name] = values[0]
         else:
             env[name] = join(*values)
+
+
+def is_self_move(stmt, name: str) -> bool:
+    """`self.<name> = self.<name>.to(...)` / `.cuda(...)`: the field moved where it is."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return any(is_self_move(small, name) for small in stmt.body)
+    value = getattr(stmt, "value", None)
+    if not isinstance(stmt, (cst.Assign, cst.AnnAssign)) or not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")):
+        return False
+    source = func.value
+    return (
+        isinstance(source, cst.Attribute)
+        and isinstance(source.value, cst.Name)
+        and source.value.value == "self"
+        and source.attr.value == name
+    )

@@ -80,6 +80,7 @@ class PlacementAnalysis:
         self._outer_env: dict[int, Env] = {}  # id(function or class) -> env where it was defined
         self._class_attrs: dict[int, Env] = {}  # id(ClassDef) -> joined `self.<attr>` placements
         self._class_attr_values: dict[int, dict[str, list[Placement]]] = {}
+        self._class_attr_built: dict[int, dict[str, list[Placement]]] = {}  # without self-moves
         self._classes_walked: set[int] = set()
         self.evaluator = sources.Evaluator(self)
         self.scopes_analysed = 0  # for the cost benchmark: how much work the laziness saved
@@ -134,10 +135,21 @@ class PlacementAnalysis:
                     self._facts((*chain, stmt))
         return self._class_attrs.get(key, {})
 
-    def record_class_attribute(self, class_def: cst.ClassDef, name: str, value: Placement) -> None:
+    def record_class_attribute(self, class_def: cst.ClassDef, name: str, value: Placement, moved: bool = False) -> None:
+        """`moved`: the write is `self.x = self.x.to(...)` (the field moved where it is)."""
         values = self._class_attr_values.setdefault(id(class_def), {}).setdefault(name, [])
         values.append(value)
         self._class_attrs.setdefault(id(class_def), {})[name] = join(*values)
+        if not moved:
+            self._class_attr_built.setdefault(id(class_def), {}).setdefault(name, []).append(value)
+
+    def attribute_as_built(self, chain: tuple[cst.CSTNode, ...], name: str) -> Placement | None:
+        """`self.<name>` as the class builds it, before any `self.x = self.x.to(...)` moves
+        it: the join of its other writes (None when there are none). `chain` ends with the
+        ClassDef."""
+        self.class_attributes(chain)
+        values = self._class_attr_built.get(id(chain[-1]), {}).get(name)
+        return join(*values) if values else None
 
     def returns_of(self, func: cst.FunctionDef, chain: tuple[cst.CSTNode, ...] | None = None) -> Placement:
         """Join of what `func` returns; `chain` is the scopes enclosing `func` (default: the module)."""

@@ -136,6 +136,12 @@ HOST_READ_ARGUMENT_FUNCTIONS = {
     "_grouped_mm": (("offs",), (2,)),
 }
 
+# torch.<name>(...) that check a boolean tensor's values on the host: name -> the position
+# of the condition (also the keyword `cond`). `torch._check_tensor_all_with(error_type,
+# cond, msg)` runs `cond._is_all_true().item()` whether the check passes or not (traced on
+# an H200: one `.item()` sync per call in transformers' `torch_compilable_check`).
+TENSOR_CHECK_FUNCTIONS = {"_check_tensor_all": 0, "_check_tensor_all_with": 1}
+
 # clamp/clip take tensor bounds too (no readback); a Python number for one bound and a
 # tensor for the other selects the Scalar overload, which reads the tensor.
 CLAMP_FUNCTIONS = frozenset({"clamp", "clip", "clamp_", "clip_"})

@@ -537,7 +537,8 @@ def tensor_ndim(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None 
     if isinstance(expr, cst.Name):
         binding = _binding(expr.value, ctx, _at)
         if binding is None:
-            return None
+            # A parameter annotated a Python number: if a tensor is passed, it is 0-dim.
+            return 0 if _number_parameter(expr.value, ctx) else None
         position, value = binding
         if value is not None:
             return tensor_ndim(value, ctx, _depth + 1, position)
@@ -585,6 +586,28 @@ def tensor_ndim(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None 
         if right is not None and ctx.placement(expr.left).is_(Place.SCALAR):
             return right
     return None
+
+
+def _number_parameter(name: str, ctx) -> bool:
+    """`name` is a parameter of the enclosing function annotated `int` or `float` (or
+    `Optional[int]`, `int | None`)."""
+    function = ctx.function
+    if function is None:
+        return False
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name:
+            if param.annotation is None:
+                return False
+            annotation = param.annotation.annotation
+            if isinstance(annotation, cst.Subscript) and isinstance(annotation.value, cst.Name) and annotation.value.value == "Optional":
+                first = annotation.slice[0].slice if annotation.slice else None
+                annotation = first.value if isinstance(first, cst.Index) else annotation
+            if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+                sides = [a for a in (annotation.left, annotation.right) if not (isinstance(a, cst.Name) and a.value == "None")]
+                annotation = sides[0] if len(sides) == 1 else annotation
+            return isinstance(annotation, cst.Name) and annotation.value in ("int", "float")
+    return False
 
 
 def named_like_a_vector(expr: cst.BaseExpression) -> bool:

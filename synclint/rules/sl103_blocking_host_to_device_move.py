@@ -20,6 +20,7 @@ from synclint.rules.sl1xx_h2d import (
     read_move,
 )
 from synclint.rules.sl104_scalar_tensor_operand import covers as scalar_operand_covers
+from synclint.analysis.values import Place
 from synclint.violation import Applicability, Confidence
 
 # torch factories whose values do not depend on where they are computed: building them on the
@@ -38,7 +39,10 @@ class BlockingHostToDeviceMove(Rule):
     Reports a copy of a host tensor (pageable or pinned, `torch.from_numpy(a)`, a
     `torch.arange(n)` built on the host, a `torch.cat`/`torch.stack` of a sequence one of whose
     elements is a host tensor, since all inputs of a concatenation share one device) to an
-    accelerator with `.to(device)` or `.cuda()` and no `non_blocking=True`.
+    accelerator with `.to(device)` or `.cuda()` and no `non_blocking=True`. A field moved in
+    place (`self.x = self.x.to(self.device)`) counts as host data when the class builds it
+    only on the host (`self.x = torch.tensor(n)` in `__init__`): each new object (a cache
+    made per request, a layer initialised lazily) copies it with a blocking copy.
 
     ## Why it stalls
     A blocking host-to-device copy waits until every kernel already queued on the stream
@@ -88,6 +92,8 @@ class BlockingHostToDeviceMove(Rule):
     - Other pageable host tensors (a plain name or attribute) become `(x.pin_memory() if
       torch.cuda.is_available() else x).to(d, non_blocking=...)` (or the helper), unsafe:
       a helper copies data, not autograd history, where `.to()` stays differentiable.
+    - A field moved in place (`self.x = self.x.to(d)`) gets no fix: once moved it is a
+      device tensor, which `.pin_memory()` would reject the next time the line runs.
     - A pinned source gets `non_blocking=True`: unsafe, because the copy now runs later, and
       an in-place write to the pinned source before it runs (refilling a reused staging
       buffer) changes what the device receives.
@@ -115,6 +121,10 @@ class BlockingHostToDeviceMove(Rule):
         if not goes_to_device(target):
             return
         kind, source = host_memory(move.source, ctx)
+        moved_field = False
+        if kind is None:
+            kind, source = _field_built_on_host(move, ctx, kind, source)
+            moved_field = kind is not None
         if kind not in (PAGEABLE, PINNED, STRIDED_PINNED):
             return
         if self._scalar_operand_rule_enabled and scalar_operand_covers(node, ctx):
@@ -131,7 +141,9 @@ class BlockingHostToDeviceMove(Rule):
             + ("pass `non_blocking=True`" if kind == PINNED else "build it on the device or copy it pinned and non-blocking"),
             confidence=confidence,
             placement=source,
-            fix=self._fix(move, kind, ctx) if move.simple and move.non_blocking is None else None,
+            # No fix for a field moved in place: once moved it is a device tensor, which
+            # `.pin_memory()` would reject the next time the line runs.
+            fix=self._fix(move, kind, ctx) if move.simple and move.non_blocking is None and not moved_field else None,
         )
 
     @cached_property
@@ -276,3 +288,23 @@ def _is_integer(expr: cst.BaseExpression) -> bool:
 
 def _proven_device(target) -> bool:
     return target is not None and target.on_device and target.confidence >= Confidence.HIGH
+
+
+def _field_built_on_host(move, ctx, kind, source):
+    """`self.x = self.x.to(device)` where the class builds `self.x` on the host (`torch.tensor(n)`
+    in `__init__`): the field is on the device only after this very move, so the move copies
+    host memory (each time a new object runs it: a cache or a layer made per request)."""
+    from synclint.analysis.flow import is_self_move
+
+    expr = move.source
+    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        return kind, source
+    name = expr.attr.value
+    statement = ctx.statement
+    chain = tuple(ctx.chain)
+    if statement is None or len(chain) < 2 or not isinstance(chain[-2], cst.ClassDef) or not is_self_move(statement, name):
+        return kind, source
+    built = ctx.placements.attribute_as_built(chain[:-1], name)
+    if built is None or not built.is_(Place.HOST):
+        return kind, source
+    return PAGEABLE, built.because(move.call, f"`self.{name}` is built on the host; this line moves it to the device")

@@ -4,7 +4,9 @@ import libcst as cst
 
 from synclint.rules import select_codes
 from synclint.rules.base import Rule
-from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, method_name, named_like_a_vector, positional, receiver
+from synclint.apis.torch_api import TENSOR_CHECK_FUNCTIONS
+from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, kwarg, method_name, named_like_a_vector, positional, receiver
+from synclint.violation import Confidence
 from synclint.rules.sl204_sizing_readback import sizing_readback
 
 # Builtins that turn their argument into a Python value, which for a device tensor means a
@@ -57,6 +59,10 @@ class ImplicitReadback(Rule):
       by a function annotated `-> bool` (its callers test it);
     - Python `max()`/`min()`/`any()`/`all()` over tensors, `torch.equal`, `torch.allclose`,
       `torch.is_nonzero` (they return a Python bool);
+    - `torch._check_tensor_all(cond)` / `torch._check_tensor_all_with(error_type, cond, msg)`,
+      which read `cond` with `.item()` whether the check passes or not (a condition not
+      proven on the host is reported at `medium`: these checks test a tensor the model
+      just computed);
     - `len(t[mask])` with a device boolean mask, when SL401 (which reports the mask
       indexing itself) is not selected.
 
@@ -119,10 +125,10 @@ class ImplicitReadback(Rule):
     triggers = (
         *_CONVERSIONS, *_COMPARING_BUILTINS, *_BOOL_RESULT, "len", "print",
         "if", "while", "assert", "and", "or", "not", *_FSTRING_PREFIXES,
-        *DEVICE_ORIGIN_TRIGGERS, *_TENSOR_ANNOTATIONS,
+        *DEVICE_ORIGIN_TRIGGERS, *_TENSOR_ANNOTATIONS, *TENSOR_CHECK_FUNCTIONS,
     )
     device_only = True
-    device_sites = ("truth", "convert", "text")
+    device_sites = ("truth", "convert", "text", "tensor_check")
 
     # --- conversions, builtins and bool-returning functions ---------------------------------
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -147,7 +153,9 @@ class ImplicitReadback(Rule):
             self._len_of_masked(node, ctx)
         else:
             qual = ctx.qualname(func) or ""
-            if qual.startswith("torch.") and qual[6:] in _BOOL_RESULT:
+            if qual.startswith("torch.") and qual[6:] in TENSOR_CHECK_FUNCTIONS:
+                self._tensor_check(node, qual, ctx)
+            elif qual.startswith("torch.") and qual[6:] in _BOOL_RESULT:
                 values = [a.value for a in node.args if a.keyword is None]
                 self._report_first_device(node, values, f"`{qual}()` of device tensors returns a Python bool", ctx)
             elif method_name(node) in _BOOL_RESULT and not qual.startswith("torch."):
@@ -155,6 +163,27 @@ class ImplicitReadback(Rule):
             elif method_name(node) == "format" and isinstance(receiver(node), (cst.SimpleString, cst.ConcatenatedString)):
                 values = [a.value for a in node.args if not a.star]
                 self._report_first_device(node, values, "`str.format()` of a device tensor", ctx)
+
+    def _tensor_check(self, node: cst.Call, qual: str, ctx) -> None:
+        """`torch._check_tensor_all(cond)`: reads `cond` with `.item()`. Its condition is a
+        tensor by contract; one not proven on the host is reported at `medium` (such checks
+        test the values a model just computed, on its device)."""
+        args = positional(node)
+        position = TENSOR_CHECK_FUNCTIONS[qual[6:]]
+        cond = kwarg(node, "cond")
+        cond = cond.value if cond is not None else args[position].value if len(args) > position else None
+        if cond is None:
+            return
+        value = ctx.placement(cond)
+        if value.known and not value.maybe_device:
+            return
+        ctx.report(
+            self,
+            node,
+            f"`{qual}()` reads the condition tensor back with `.item()`, waiting for all queued GPU work",
+            confidence=max(Confidence.MEDIUM, device_confidence(value)),
+            placement=value,
+        )
 
     def _len_of_masked(self, node: cst.Call, ctx) -> None:
         args = positional(node)

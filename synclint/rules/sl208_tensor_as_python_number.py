@@ -32,7 +32,9 @@ class TensorAsPythonNumber(Rule):
     - `clamp`/`clip` bounds when the other bound is a Python number (`torch.clamp(x, 0, t)`);
     - indices: `weight[t]` where `t` is a 0-dim device tensor (an element `lens[i]` of a 1-D
       tensor, a whole reduction `scores.argmax()`, the element of a loop over a 1-D tensor,
-      or `row[0]` of a row of `nonzero()`), read or written.
+      `row[0]` of a row of `nonzero()`, or a parameter annotated `int`/`float` to which a
+      caller in the repository passes the element of a loop over a device tensor), read or
+      written, whether the indexed tensor is on the device or the host.
     Which arguments are read as numbers is a table (`synclint/apis/torch_api.py`).
     `range(t)` and `int(t)` are SL203's, slice bounds `x[:t]` SL304's.
 
@@ -42,7 +44,10 @@ class TensorAsPythonNumber(Rule):
     device tensor that is a copy to the host that waits for every queued kernel. Measured on
     an H200: `torch.clamp(x, 0, t0)` bounds, `torch.full(shape, t0)`, `torch.empty(t0)`,
     `torch.arange(t0)`, `F.interpolate(size=(h0, w0))` (61 ms) and indexing a tensor with a
-    0-dim device tensor (`weight[expert_idx]`) each waited for the whole GPU queue. A
+    0-dim device tensor (`weight[expert_idx]`) each waited for the whole GPU queue. A host
+    table indexed by the device timestep of a denoising loop (a DDIM scheduler's
+    `self.alphas_cumprod[timestep]`, `step(..., timestep: int, ...)` called from
+    `for t in scheduler.timesteps:`) synced at each step in a trace on an H200. A
     tensor bound of `clamp` with no Python-number bound (`torch.clamp(x, min=t)`) runs the
     Tensor overload on the device and is not flagged, nor is a 1-D index tensor (`x[idx]`,
     a gather).
