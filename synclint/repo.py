@@ -167,7 +167,7 @@ class _Summarizer:
         self.mirrors: list[tuple] = []
         self.tensors: list[tuple] = []  # fields, parameters and results declared `torch.Tensor`
         self.edges: set[tuple] = set()  # (caller, callee): the call graph, by name
-        self._loop_names: dict[int, frozenset] = {}  # unit -> names bound to the elements of a loop
+        self._loop_names: dict[int, dict] = {}  # unit -> loop element names -> what their loops iterate
 
     def _flow(self, target: tuple, value, unit, line: int) -> None:
         if _scalar(value):
@@ -274,26 +274,36 @@ class _Summarizer:
                 return tuple(a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls"))
         return None
 
-    def _loop_elements(self, unit) -> frozenset:
+    def _loop_elements(self, unit) -> dict:
         """Names a loop in `unit` binds to the elements of what it iterates (`for t in ts`,
-        `for i, t in enumerate(ts)`, `for a, b in zip(p, q)`); not the counter of `enumerate`."""
+        `for i, t in enumerate(ts)`, `for a, b in zip(p, q)`; not the counter of
+        `enumerate`) -> the iterables. A name one of whose loops iterates Python data (a
+        `range`, a list, `.tolist()`, a parameter annotated a sequence) is left out."""
         found = self._loop_names.get(id(unit))
         if found is not None:
             return found
-        names: set[str] = set()
+        pairs: list[tuple[str, ast.expr]] = []
         for node in ast.walk(unit.node) if unit.node is not None else ():
             if type(node) not in (ast.For, ast.AsyncFor, ast.comprehension):
                 continue
             target, iterable = node.target, node.iter
             if type(target) is ast.Name:
-                names.add(target.id)
+                pairs.append((target.id, iterable))
             elif type(target) is ast.Tuple and type(iterable) is ast.Call and type(iterable.func) is ast.Name:
-                elements = target.elts
-                if iterable.func.id == "enumerate":
-                    elements = elements[1:]
-                if iterable.func.id in ("enumerate", "zip"):
-                    names.update(e.id for e in elements if type(e) is ast.Name)
-        found = self._loop_names[id(unit)] = frozenset(names)
+                elements, args = target.elts, iterable.args
+                if iterable.func.id == "enumerate" and len(elements) == 2 and len(args) == 1:
+                    if type(elements[1]) is ast.Name:
+                        pairs.append((elements[1].id, args[0]))
+                elif iterable.func.id == "zip" and len(elements) == len(args):
+                    pairs.extend((e.id, a) for e, a in zip(elements, args) if type(e) is ast.Name)
+        sequences = _sequence_parameters(unit.node)
+        out: dict[str, list] = {}
+        python = set()
+        for name, iterable in pairs:
+            if _python_iterable(iterable, sequences):
+                python.add(name)
+            out.setdefault(name, []).append(iterable)
+        found = self._loop_names[id(unit)] = {n: v for n, v in out.items() if n not in python}
         return found
 
     def _call(self, call: ast.Call, unit) -> None:
@@ -324,7 +334,8 @@ class _Summarizer:
                 break
             self._flow(("P", key, position), arg, unit, call.lineno)
             if type(arg) is ast.Name and arg.id in loops:
-                self._flow(("LP", key, position), arg, unit, call.lineno)
+                for iterable in loops[arg.id]:
+                    self._flow(("LP", key, position), iterable, unit, call.lineno)
             elif own_params is not None and position < len(own_params):
                 # `self.f(x)` with `f` defined in this class: its parameter, by position.
                 self._flow(("Sp", key, own_params[position]), arg, unit, call.lineno)
@@ -332,7 +343,8 @@ class _Summarizer:
             if kw.arg is not None:
                 self._flow(("p", key, kw.arg), kw.value, unit, call.lineno)
                 if type(kw.value) is ast.Name and kw.value.id in loops:
-                    self._flow(("Lp", key, kw.arg), kw.value, unit, call.lineno)
+                    for iterable in loops[kw.value.id]:
+                        self._flow(("Lp", key, kw.arg), iterable, unit, call.lineno)
                 elif own:
                     self._flow(("Sp", key, kw.arg), kw.value, unit, call.lineno)
                 if key[:1].isupper():  # `Cls(x=...)`: a dataclass / NamedTuple field
@@ -368,6 +380,45 @@ def _declared(annotation) -> int:
 
 
 _NUMBER_TYPES = frozenset({"int", "float"})
+
+
+_SEQUENCE_TYPES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "Iterator",
+                             "set", "Set", "frozenset", "dict", "Dict", "Mapping", "range"})
+_PYTHON_ITERATORS = frozenset({"range", "list", "tuple", "sorted", "reversed", "set", "dict"})
+_PYTHON_METHODS = frozenset({"tolist", "keys", "values", "items", "split", "splitlines"})
+
+
+def _sequence_parameters(node) -> frozenset:
+    """Parameters of a function annotated a Python container (`Sequence[int]`, `list[int]`)."""
+    if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return frozenset()
+    args = node.args
+    out = set()
+    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        expr = a.annotation
+        while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "Annotated"):
+            expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+        head = expr.value if type(expr) is ast.Subscript else expr
+        if expr is not None and places._last_name(head) in _SEQUENCE_TYPES:
+            out.add(a.arg)
+    return frozenset(out)
+
+
+def _python_iterable(expr, sequences) -> bool:
+    """An iterable whose elements are Python values: `range(n)`, a literal or comprehension,
+    `t.tolist()`, `d.items()`, a parameter annotated a Python container."""
+    kind = type(expr)
+    if kind in (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.Dict, ast.Constant, ast.JoinedStr):
+        return True
+    if kind is ast.Name:
+        return expr.id in sequences
+    if kind is ast.Call:
+        func = expr.func
+        if type(func) is ast.Name:
+            return func.id in _PYTHON_ITERATORS
+        if type(func) is ast.Attribute:
+            return func.attr in _PYTHON_METHODS
+    return False
 
 
 def _has_number_parameter(unit) -> bool:
