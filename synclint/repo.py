@@ -389,10 +389,13 @@ _PYTHON_METHODS = frozenset({"tolist", "keys", "values", "items", "split", "spli
 
 
 def _sequence_parameters(node) -> frozenset:
-    """Parameters of a function annotated a Python container (`Sequence[int]`, `list[int]`)."""
+    """Parameters of a function annotated a Python container (`Sequence[int]`, `list[int]`)
+    and never rebound in it (`timesteps, n = retrieve_timesteps(...)` makes a `list[int]`
+    parameter a tensor)."""
     if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef):
         return frozenset()
     args = node.args
+    rebound = {n.id for n in ast.walk(node) if type(n) is ast.Name and type(n.ctx) is ast.Store}
     out = set()
     for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
         expr = a.annotation
@@ -401,7 +404,9 @@ def _sequence_parameters(node) -> frozenset:
         head = expr.value if type(expr) is ast.Subscript else expr
         if expr is not None and places._last_name(head) in _SEQUENCE_TYPES:
             out.add(a.arg)
-    return frozenset(out)
+        elif type(expr) is ast.Subscript and type(expr.slice) is ast.Name and expr.slice.id in ("int", "float", "bool"):
+            out.add(a.arg)  # `GenericSequence[int]`: a container of Python numbers, whatever it is called
+    return frozenset(out - rebound)
 
 
 def _python_iterable(expr, sequences) -> bool:

@@ -458,3 +458,26 @@ def test_a_host_only_schedule_stays_quiet(tmp_path):
     scheduler = SCHEDULER.replace("torch.from_numpy(timesteps).to(device)", "torch.from_numpy(timesteps)")
     root = project(tmp_path / "proj", {"scheduling_ddim.py": scheduler, "pipeline.py": PIPELINE})
     assert [f for f in findings(root, "scheduling_ddim.py") if f[2] in ("SL208", "SL203")] == []
+
+
+def test_a_loop_over_a_parameter_annotated_a_python_sequence_stays_quiet(tmp_path):
+    # The caller's own schedule, declared a list of ints: its elements are Python numbers,
+    # even where the same name is also a device tensor in another loop of the method.
+    pipeline = PIPELINE.replace(
+        "def __call__(self, latents, num_inference_steps: int = 50, eta: float = 0.0):",
+        "def __call__(self, latents, custom_timesteps: list[int], num_inference_steps: int = 50, eta: float = 0.0):",
+    ).replace("for i, t in enumerate(timesteps):", "for i, t in enumerate(custom_timesteps):")
+    root = project(tmp_path / "proj", {"scheduling_ddim.py": SCHEDULER, "pipeline.py": pipeline})
+    assert [f for f in findings(root, "scheduling_ddim.py") if f[2] in ("SL208", "SL203")] == []
+
+
+def test_a_sequence_parameter_rebound_to_the_schedulers_tensor_is_followed(tmp_path):
+    # diffusers' pipelines declare `timesteps: list[int] = None` and rebind it to the
+    # scheduler's device timesteps before the loop.
+    pipeline = PIPELINE.replace(
+        "def __call__(self, latents, num_inference_steps: int = 50, eta: float = 0.0):",
+        "def __call__(self, latents, timesteps: list[int] = None, num_inference_steps: int = 50, eta: float = 0.0):",
+    )
+    root = project(tmp_path / "proj", {"scheduling_ddim.py": SCHEDULER, "pipeline.py": pipeline})
+    found = {(row, code) for name, row, code, _ in findings(root, "scheduling_ddim.py")}
+    assert {(25, "SL208"), (26, "SL203")} <= found
