@@ -38,6 +38,7 @@ import hashlib
 import marshal
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -62,6 +63,7 @@ _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_mod
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 INDEX_VERSION = "repo-index-3"
+RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
@@ -344,6 +346,10 @@ class Facts:
     values: dict[tuple, tuple[int, str]] = field(default_factory=dict)
     fingerprint: str = ""
     callers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function -> who calls it, by name
+    # While one file is linted (`recording`): every fact it asked for and the answer it got,
+    # the call graph's tier verdicts ("t", function) included. A cached result stays valid
+    # while the repository gives the same answers to the same questions (synclint/cache.py).
+    reads: dict | None = field(default=None, compare=False, repr=False)
 
     # --- masks, for the screen ---------------------------------------------------------------
     def attr(self, name: str) -> int:
@@ -357,11 +363,16 @@ class Facts:
 
     def _mask(self, key: tuple) -> int:
         found = self.values.get(key)
+        if self.reads is not None:
+            self.reads[key] = found
         return found[0] if found is not None else 0
 
     # --- facts with reasons, for the analysis ------------------------------------------------
     def get(self, key: tuple) -> tuple[int, str] | None:
-        return self.values.get(key)
+        found = self.values.get(key)
+        if self.reads is not None:
+            self.reads[key] = found
+        return found
 
 
 EMPTY = Facts()
@@ -377,6 +388,54 @@ def install(facts: Facts) -> None:
 
 
 install(EMPTY)
+
+
+class recording:
+    """`with recording() as reads:` collects what the lint inside asks of the installed facts:
+    {key: answer}, with ("t", function) -> (tier, reason) or None for the call graph's
+    verdicts. The answers a file got are what its findings depend on from other files."""
+
+    def __enter__(self) -> dict:
+        self.facts = FACTS
+        self.saved = FACTS.reads
+        FACTS.reads = {}
+        return FACTS.reads
+
+    def __exit__(self, *exc) -> None:
+        self.facts.reads = self.saved
+
+
+def dependency_digest(reads: dict) -> str:
+    """One hash of the questions a file asked and the answers it got."""
+    blob = marshal.dumps(sorted(reads.items()))
+    return hashlib.sha256(blob).hexdigest()[:24]
+
+
+class Verifier:
+    """Answers the questions a cached file asked, again, with the facts installed now: its
+    findings are still valid when every answer is the same (`digest(keys) == stored`)."""
+
+    def __init__(self, facts: Facts, settings) -> None:
+        self.facts = facts
+        self.tiers = _CallGraphTiers(facts, settings)
+        self.answers: dict[tuple, object] = {}
+
+    def answer(self, key: tuple):
+        found = self.answers.get(key, self)
+        if found is self:
+            if key[0] == "t":
+                found = _plain_verdict(self.tiers.verdict(key[1]))
+            else:
+                found = self.facts.values.get(key)
+            self.answers[key] = found
+        return found
+
+    def digest(self, keys) -> str:
+        return dependency_digest({key: self.answer(key) for key in keys})
+
+
+def _plain_verdict(verdict) -> tuple[str, str] | None:
+    return None if verdict is None else (verdict.tier.value, verdict.reason)
 
 
 def _name_fact(name: str, what: str) -> tuple[int, str] | None:
@@ -427,7 +486,7 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             where = f"{short}:{line}"
             if target[0] == "P":
                 _, function, position = target
-                for params in signatures.get(function, ()):
+                for params in sorted(signatures.get(function, ())):
                     if position < len(params):
                         flows.append((("p", function, params[position]), local, symbols, where))
             elif target[0] == "p":
@@ -435,23 +494,19 @@ def solve(summaries: dict[str, tuple]) -> Facts:
                     flows.append((target, local, symbols, where))
             else:
                 flows.append((target, local, symbols, where))
-    value: dict[tuple, int] = {}
+    value = _fixpoint(flows)
+    # The example an explanation cites: the first flow (in file order) that gives the target
+    # a device tensor alone, else the first that gives it one.
     first_device: dict[tuple, str] = {}
-    for _ in range(12):
-        changed = False
-        for target, local, symbols, where in flows:
-            mask = local
-            for symbol in symbols:
-                mask |= value.get(symbol, 0)
-            mask &= PLACES
-            old = value.get(target, 0)
-            if mask | old != old:
-                value[target] = mask | old
-                changed = True
-            if mask == DEVICE and target not in first_device:
+    mixed: dict[tuple, str] = {}
+    for target, local, symbols, where in flows:
+        if target not in first_device and value.get(target, 0) & (DEVICE | HOST) == DEVICE:
+            mask = _mask_of(local, symbols, value)
+            if mask == DEVICE:
                 first_device[target] = where
-        if not changed:
-            break
+            elif mask & DEVICE:
+                mixed.setdefault(target, where)
+    first_device = {**mixed, **first_device}
     mirrored = _mirrored(summaries)
     facts: dict[tuple, tuple[int, str]] = {}
     for key, mask in value.items():
@@ -470,8 +525,41 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.
     graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
-    blob = marshal.dumps((sorted((k, v[0]) for k, v in facts.items()), sorted(graph.items())))
+    blob = marshal.dumps((sorted(facts.items()), sorted(graph.items())))
     return Facts(facts, hashlib.sha256(blob).hexdigest()[:16], graph)
+
+
+def _mask_of(local: int, symbols: tuple, value: dict) -> int:
+    mask = local
+    for symbol in symbols:
+        mask |= value.get(symbol, 0)
+    return mask & PLACES
+
+
+def _fixpoint(flows: list[tuple]) -> dict[tuple, int]:
+    """The least solution of `target >= local | symbols` over every flow: a worklist, so a
+    flow is evaluated again only when a symbol it reads has grown (each grows at most once
+    per place bit)."""
+    readers: dict[tuple, list[int]] = {}
+    for index, (_, _, symbols, _) in enumerate(flows):
+        for symbol in symbols:
+            readers.setdefault(symbol, []).append(index)
+    value: dict[tuple, int] = {}
+    queued = [True] * len(flows)
+    pending = list(range(len(flows) - 1, -1, -1))  # popped from the end: file order first
+    while pending:
+        index = pending.pop()
+        queued[index] = False
+        target, local, symbols, _ = flows[index]
+        mask = _mask_of(local, symbols, value) if symbols else local & PLACES
+        old = value.get(target, 0)
+        if mask | old != old:
+            value[target] = mask | old
+            for reader in readers.get(target, ()):
+                if not queued[reader]:
+                    queued[reader] = True
+                    pending.append(reader)
+    return value
 
 
 def _mirrored(summaries) -> dict[str, str]:
@@ -538,7 +626,7 @@ def python_files(root: Path) -> list[str]:
     out = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".") and d.lower() not in TEST_FOLDERS)
-        for name in files:
+        for name in sorted(files):
             if name.endswith(".py") and not TEST_FILE.match(name.lower()):
                 out.append(os.path.join(folder, name))
     return out
@@ -635,6 +723,7 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     back when no file changed."""
     global _CODE
     _CODE = _index_code()
+    started = time.time_ns()
     folder = str(store_folder()) if use_cache else None
     files = python_files(root)
     tag = hashlib.sha256(f"{INDEX_VERSION}|{_CODE}|{root}".encode()).hexdigest()[:24]
@@ -662,7 +751,10 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     summaries = {path: summary for path, summary, _ in results if summary is not None}
     facts = solve(summaries)
     if folder:
-        _write(os.path.join(folder, "roots", tag), marshal.dumps({p: st for p, _, st in results if st is not None}))
+        # A file modified just before this run may change again within the same mtime tick
+        # and size: its stat is not trusted next time (its content is hashed again).
+        trusted = {p: (st if st[1] < started - RACY_WINDOW_NS else (-1, *st[1:])) for p, _, st in results if st is not None}
+        _write(os.path.join(folder, "roots", tag), marshal.dumps(trusted))
         _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers)))
     return facts
 
@@ -687,9 +779,8 @@ _MAX_VISITED = 4000
 
 def tiers_hook(settings):
     """The repository's verdict on how often a function runs (the hook of
-    synclint/analysis/tier.py), or None without a call graph."""
-    if not FACTS.callers:
-        return None
+    synclint/analysis/tier.py). Without a call graph it has no verdict (None for every
+    function), and a cached result records that it asked."""
     return _CallGraphTiers(FACTS, settings)
 
 
@@ -700,6 +791,7 @@ class _CallGraphTiers:
     A function whose own name decides is left to the local signals."""
 
     def __init__(self, facts: Facts, settings) -> None:
+        self.facts = facts
         self.callers = facts.callers
         self.hot = tuple(p for p in settings.hot_functions if "." not in p)
         self.cold = tuple(p for p in getattr(settings, "cold_functions", ()) if "." not in p)
@@ -716,9 +808,16 @@ class _CallGraphTiers:
         name = parts[-1]
         if name == "__init__" and len(parts) > 1:
             name = parts[-2]
+        verdict = self.verdict(name)
+        reads = self.facts.reads
+        if reads is not None:
+            reads[("t", name)] = _plain_verdict(verdict)
+        return verdict
+
+    def verdict(self, name: str):
         if name in self.memo:
             return self.memo[name]
-        verdict = None if self._is_hot(name) or self._is_cold(name) else self._search(name)
+        verdict = None if not self.callers or self._is_hot(name) or self._is_cold(name) else self._search(name)
         self.memo[name] = verdict
         return verdict
 
