@@ -350,6 +350,9 @@ class Facts:
     # the call graph's tier verdicts ("t", function) included. A cached result stays valid
     # while the repository gives the same answers to the same questions (synclint/cache.py).
     reads: dict | None = field(default=None, compare=False, repr=False)
+    # target -> (path, index of the flow in that file's summary) an explanation cites: lets a
+    # run after an edit that only moved lines patch the citations instead of solving again.
+    examples: dict = field(default_factory=dict, compare=False, repr=False)
 
     # --- masks, for the screen ---------------------------------------------------------------
     def attr(self, name: str) -> int:
@@ -481,9 +484,8 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             signatures.setdefault(key, set()).add(params)
     flows: list[tuple] = []  # (target, local, symbols, where)
     for path, (summary_flows, *_) in summaries.items():
-        short = os.path.basename(path)
-        for target, local, symbols, line in summary_flows:
-            where = f"{short}:{line}"
+        for index, (target, local, symbols, _line) in enumerate(summary_flows):
+            where = (path, index)
             if target[0] == "P":
                 _, function, position = target
                 for params in sorted(signatures.get(function, ())):
@@ -507,6 +509,7 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             elif mask & DEVICE:
                 mixed.setdefault(target, where)
     first_device = {**mixed, **first_device}
+    lines = {path: summary[0] for path, summary in summaries.items()}
     mirrored = _mirrored(summaries)
     facts: dict[tuple, tuple[int, str]] = {}
     for key, mask in value.items():
@@ -514,7 +517,7 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
             # field, a parameter or a return type): the DEVICE of an untyped object (a config,
             # a submodule) is too often a guess of the screen's "may" model.
-            facts[key] = (DEVICE, f"{_what(key)} is given only device tensors in the repository (e.g. {first_device.get(key, '?')})")
+            facts[key] = (DEVICE, _device_reason(key, first_device.get(key), lines))
         elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
             facts[key] = (mask, f"{_what(key)} is given only host data in the repository")
     for name, mirror in mirrored.items():
@@ -525,8 +528,39 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.
     graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
-    blob = marshal.dumps((sorted(facts.items()), sorted(graph.items())))
-    return Facts(facts, hashlib.sha256(blob).hexdigest()[:16], graph)
+    examples = {key: first_device[key] for key, (mask, _) in facts.items() if key in first_device and key in tensors}
+    return Facts(facts, _fingerprint(facts, graph), graph, examples=examples)
+
+
+def _fingerprint(values: dict, graph: dict) -> str:
+    blob = marshal.dumps((sorted(values.items()), sorted(graph.items())))
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _device_reason(key: tuple, example, flows_of) -> str:
+    where = "?"
+    if example is not None:
+        path, index = example
+        flows = flows_of.get(path, ())
+        if index < len(flows):
+            where = f"{os.path.basename(path)}:{flows[index][3]}"
+    return f"{_what(key)} is given only device tensors in the repository (e.g. {where})"
+
+
+def _shape(summary: tuple) -> tuple:
+    """A summary without its line numbers: what the solve's places depend on."""
+    return (tuple(flow[:3] for flow in summary[0]), *summary[1:])
+
+
+def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
+    """The facts after edits that changed no summary but its line numbers (`changed`: path ->
+    new summary): the same places; the citations into those files are patched."""
+    values = dict(facts.values)
+    flows_of = {path: summary[0] for path, summary in changed.items()}
+    for key, (path, index) in facts.examples.items():
+        if path in changed and key in values:
+            values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
+    return Facts(values, _fingerprint(values, facts.callers), facts.callers, examples=facts.examples)
 
 
 def _mask_of(local: int, symbols: tuple, value: dict) -> int:
@@ -732,30 +766,71 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
         stats = {}
     if folder and len(files) == len(stats):
         # Nothing added or removed: when no file's stat changed, the solved facts are kept.
-        same = True
+        changed: list[str] = []
         for path in files:
             known = stats.get(path)
             try:
                 st = os.stat(path)
             except OSError:
-                same = False
+                changed = files
                 break
             if known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
-                same = False
-                break
-        if same:
-            solved = _read(os.path.join(folder, "facts", tag))
-            if isinstance(solved, tuple) and len(solved) == 3:
-                return Facts(*solved)
+                changed.append(path)
+                if len(changed) > _MAX_PATCHED:
+                    break
+        if len(changed) <= _MAX_PATCHED:
+            facts = _reuse(root, folder, tag, stats, changed, started)
+            if facts is not None:
+                return facts
     results = _summarize_many([(f, folder, stats.get(f)) for f in files], jobs)
     summaries = {path: summary for path, summary, _ in results if summary is not None}
     facts = solve(summaries)
     if folder:
-        # A file modified just before this run may change again within the same mtime tick
-        # and size: its stat is not trusted next time (its content is hashed again).
-        trusted = {p: (st if st[1] < started - RACY_WINDOW_NS else (-1, *st[1:])) for p, _, st in results if st is not None}
-        _write(os.path.join(folder, "roots", tag), marshal.dumps(trusted))
-        _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers)))
+        _save(folder, tag, {p: st for p, _, st in results if st is not None}, facts, started)
+    return facts
+
+
+# At most this many changed files are compared with their last summary before solving again.
+_MAX_PATCHED = 16
+
+
+def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> None:
+    # A file modified just before this run may change again within the same mtime tick and
+    # size: its stat is not trusted next time (its content is hashed again).
+    trusted = {p: (st if st[1] < started - RACY_WINDOW_NS else (-1, *st[1:])) for p, st in stats.items()}
+    _write(os.path.join(folder, "roots", tag), marshal.dumps(trusted))
+    _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.examples)))
+
+
+def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], started: int) -> Facts | None:
+    """The last solve's facts, when the files whose stat changed have the same summary as
+    before (a touch, an edit inside a function that assigns nothing new) or one that differs
+    only in line numbers (the citations are patched); None when the repository must be solved
+    again."""
+    solved = _read(os.path.join(folder, "facts", tag))
+    if not (isinstance(solved, tuple) and len(solved) == 4):
+        return None
+    values, fingerprint, callers, examples = solved
+    facts = Facts(values, fingerprint, callers, examples=examples)
+    if not changed:
+        return facts
+    moved: dict[str, tuple] = {}
+    stats = dict(stats)
+    for path in changed:
+        old = stats.get(path)
+        before = _read(os.path.join(folder, old[2][:2], old[2][2:])) if old is not None and len(old) == 3 else None
+        _, summary, stat = _summarize_file((path, folder, old))
+        if before is None or summary is None or stat is None:
+            return None
+        stats[path] = stat
+        if summary == before:
+            continue
+        if _shape(summary) != _shape(before):
+            return None
+        moved[path] = summary
+    if moved:
+        facts = moved_lines(facts, moved)
+    _save(folder, tag, stats, facts, started)
     return facts
 
 

@@ -255,3 +255,58 @@ def test_an_old_entry_without_answers_is_linted_again(tmp_path):
     again = lint(root, settings)
     assert relinted(again) == {"sampler.py"}
     assert_same_as_cold(root, settings, again)
+
+
+def _index(root: Path, monkeypatch) -> tuple[repo.Facts, int]:
+    """Build the index with the store; returns the facts and how many times it solved."""
+    solved = []
+    real = repo.solve
+    monkeypatch.setattr(repo, "solve", lambda summaries: solved.append(1) or real(summaries))
+    facts = repo.build(root.resolve(), use_cache=True)
+    monkeypatch.setattr(repo, "solve", real)
+    return facts, len(solved)
+
+
+def _fresh(root: Path) -> repo.Facts:
+    return repo.build(root.resolve(), use_cache=False)
+
+
+@pytest.mark.parametrize(
+    "edit, solves",
+    [
+        ("touch", 0),  # a new mtime, the same content
+        ("comment", 0),  # the summary is the same
+        ("moved", 0),  # only line numbers differ: the citations are patched
+        ("host", 1),  # a field is given host data now: solved again
+    ],
+)
+def test_the_index_solves_again_only_when_a_summary_changes_more_than_its_lines(tmp_path, monkeypatch, edit, solves):
+    root = project(tmp_path / "proj", FILES)
+    first, count = _index(root, monkeypatch)
+    assert count == 1
+    again, count = _index(root, monkeypatch)
+    assert count == 0 and again.values == first.values
+    target = root / "batch_info.py"
+    text = textwrap.dedent(FILES["batch_info.py"])
+    if edit == "touch":
+        import os
+
+        os.utime(target, ns=(target.stat().st_atime_ns, target.stat().st_mtime_ns + 10**9))
+    elif edit == "comment":
+        target.write_text(text + "\n# a comment at the end\n")
+    elif edit == "moved":
+        target.write_text("# a first line\n\n" + text)
+    else:
+        target.write_text(text.replace(".to(device, non_blocking=True)", ""))
+    facts, count = _index(root, monkeypatch)
+    assert count == solves
+    fresh = _fresh(root)
+    assert facts.values == fresh.values and facts.fingerprint == fresh.fingerprint
+    assert facts.callers == fresh.callers
+    if edit == "moved":
+        reason = facts.values[("a", "lengths")][1]
+        # `StepBatch(lengths=lengths, ...)` was on line 14; two lines were inserted above it.
+        assert "batch_info.py:14" in first.values[("a", "lengths")][1]
+        assert "batch_info.py:16" in reason and facts.fingerprint != first.fingerprint
+    if edit in ("touch", "comment"):
+        assert facts.fingerprint == first.fingerprint
