@@ -43,6 +43,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 
+from synclint.analysis import coldcode
 from synclint.apis import torch_api as api
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key
@@ -61,7 +62,11 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-3"
+INDEX_VERSION = "repo-index-4"
+# Callers that are no way in for the hot path: a call on a branch that runs once, and any
+# call made by a function the module runs on a worker thread (the call graph's cold roots).
+COLD_CALLER = " [on a branch that runs once]"
+WORKER_CALLER = " [on a worker thread]"
 
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
@@ -145,7 +150,7 @@ def summarize(text: str) -> tuple:
         units, classes = screen._units(tree, reader)
         imports = {n: tuple(p) for n, p in reader.imports.items()}
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
-        return _Summarizer(model, recorder, imports).run(collected, classes)
+        return _Summarizer(model, recorder, imports, coldcode.worker_functions(text)).run(collected, classes)
     except RecursionError:
         return ((), (), (), (), ())
     finally:
@@ -158,8 +163,9 @@ _EXTERNAL = ("torch", "numpy", "math", "os", "re", "sys", "logging", "typing", "
 
 
 class _Summarizer:
-    def __init__(self, model, recorder: _Recorder, imports) -> None:
+    def __init__(self, model, recorder: _Recorder, imports, workers: frozenset[str] = frozenset()) -> None:
         self.model = model
+        self.workers = workers  # functions the module runs on a thread: their calls are cold
         self.recorder = recorder
         self.imports = imports
         self.flows: list[tuple] = []
@@ -237,20 +243,25 @@ class _Summarizer:
             self.mirrors.append(names)
         for value in places._return_values(func):
             self._flow(("r", key), value, unit, value.lineno)
-        pending = list(func.body)
+        # A call made only on a branch that runs once (a cache miss, a first use, an
+        # `except` handler, a debug-only branch: synclint/analysis/coldcode.py) comes from a
+        # cold caller; so does every call of a function the module runs on a worker thread.
+        caller = key + WORKER_CALLER if func.name in self.workers else key
+        cold = {id(n) for n in coldcode.cold_subtrees(func)}
+        pending = [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
         while pending:  # the calls this function makes (not those of functions nested in it)
-            node = pending.pop()
+            node, source = pending.pop()
             kind = type(node)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                 if kind is not ast.Lambda:
-                    self.edges.add((key, node.name))  # a nested definition runs when called
+                    self.edges.add((source, node.name))  # a nested definition runs when called
                 continue
             if kind is ast.Call:
                 callee = node.func
                 name = callee.id if type(callee) is ast.Name else callee.attr if type(callee) is ast.Attribute else None
                 if name is not None and name != key:
-                    self.edges.add((key, name))
-            pending.extend(ast.iter_child_nodes(node))
+                    self.edges.add((source, name))
+            pending.extend((child, caller + COLD_CALLER if id(child) in cold else source) for child in ast.iter_child_nodes(node))
 
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
@@ -465,7 +476,12 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     for name, mirror in mirrored.items():
         key = ("a", name)
         mask = value.get(key, 0)
-        if key not in facts and (mask & DEVICE or not mask):  # only host data given to it says otherwise
+        # The mirror must be a host tensor (declared `torch.Tensor` or given one): a `_cpu`
+        # variant of a config number (`num_heads_cpu = 8`) or a list of lengths mirrors no
+        # device tensor. And host data given to the field itself says otherwise.
+        if not (("a", mirror) in tensors or value.get(("a", mirror), 0) & HOST):
+            continue
+        if key not in facts and not mask & (HOST | NUMPY | LIST | SCALAR):
             facts[key] = (DEVICE, f"field `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)")
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.
@@ -602,7 +618,7 @@ def _index_code() -> str:
     tables): editing a rule does not throw the stored summaries away."""
     package = Path(__file__).resolve().parent
     h = hashlib.sha256(INDEX_VERSION.encode())
-    for rel in ("repo.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
+    for rel in ("repo.py", "analysis/coldcode.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
         try:
             h.update((package / rel).read_bytes())
         except OSError:
@@ -706,10 +722,15 @@ class _CallGraphTiers:
         self.memo: dict[str, object] = {}
 
     def _is_hot(self, name: str) -> bool:
-        return any(fnmatchcase(name, p) for p in self.hot)
+        return not name.endswith((COLD_CALLER, WORKER_CALLER)) and any(fnmatchcase(name, p) for p in self.hot)
 
     def _is_cold(self, name: str) -> bool:
-        return name[:1].isupper() or name == "__init__" or any(fnmatchcase(name, p) for p in self.cold)
+        return (
+            name[:1].isupper()
+            or name == "__init__"
+            or name.endswith((COLD_CALLER, WORKER_CALLER))
+            or any(fnmatchcase(name, p) for p in self.cold)
+        )
 
     def __call__(self, filename: str, qualname: str):
         parts = qualname.split(".")

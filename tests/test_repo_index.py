@@ -202,6 +202,44 @@ def test_a_host_mirror_beside_a_field_makes_it_the_device_copy(tmp_path):
     assert [f[1:] for f in found] == [(4, "SL201", "medium")]
 
 
+def test_a_mirror_that_is_no_host_tensor_makes_no_device_field(tmp_path):
+    # `num_value_heads_cpu` is the CPU-platform variant of a config number, and
+    # `extend_lens_cpu` a list parameter beside `extend_lens`: neither mirrors a device
+    # tensor, so the fields of those names are not device copies.
+    root = project(
+        tmp_path / "proj",
+        {
+            "cfg.py": """\
+                class HeadsConfig:
+                    def __init__(self, num_value_heads: int):
+                        self.num_value_heads = num_value_heads
+                        self.num_value_heads_cpu = 8
+
+
+                def plan_rows(extend_lens, extend_lens_cpu: list[int]):
+                    return sum(extend_lens_cpu)
+                """,
+            "layer.py": """\
+                import torch
+
+
+                class GatedDelta(torch.nn.Module):
+                    def __init__(self, config):
+                        super().__init__()
+                        self.value_dim = config.num_value_heads * 64
+
+                    def forward(self, out: torch.Tensor, batch):
+                        pt = 0
+                        for extend_len in batch.extend_lens:
+                            pt += extend_len
+                        assert pt == out.shape[0]
+                        return out.reshape(-1, self.value_dim)
+                """,
+        },
+    )
+    assert findings(root, "layer.py") == []
+
+
 def test_an_untyped_field_is_not_guessed_a_device_tensor(tmp_path):
     # `options` is only ever given a value the evaluator may place on the device, but nothing
     # declares it a tensor: the index does not make its truth test a finding.
@@ -349,3 +387,92 @@ def test_without_a_root_marker_the_whole_installed_package_is_the_project(tmp_pa
     assert repo.find_root([site / "loose" / "script.py"]) is None
     # A folder named on the command line is linted whole, so it is read whole.
     assert repo.find_root([site / "loose"]) == (site / "loose").resolve()
+
+
+ONCE_BRANCHES = {
+    "runner.py": """\
+        import threading
+        import torch
+        from geometry import slice_geometry
+        from plans import get_plan, scan_every_step
+
+
+        class Runner:
+            def start(self):
+                threading.Thread(target=self._transfer_loop, daemon=True).start()
+
+            def _transfer_loop(self):
+                gather_pages([1, 2, 3], "cuda")
+
+            def execute_model(self, offsets, context, key, x: torch.Tensor):
+                geometry = slice_geometry(tuple(offsets), x.device)
+                plan = get_plan(context, key, x)
+                if self.debug_mode:
+                    check_bounds(x)
+                return scan_every_step(x) + geometry + plan
+
+
+        def gather_pages(pages, device):
+            return torch.tensor(pages).to(device)
+
+
+        def check_bounds(x: torch.Tensor):
+            return int(x.max().item())
+        """,
+    "geometry.py": """\
+        import torch
+
+        _GEOMETRY = {}
+
+
+        def slice_geometry(offsets, device):
+            key = (offsets, device)
+            geometry = _GEOMETRY.get(key)
+            if geometry is None:
+                geometry = _build_geometry(offsets, device)
+                _GEOMETRY[key] = geometry
+            return geometry
+
+
+        def _build_geometry(offsets, device):
+            return torch.tensor(list(offsets), device=device)
+        """,
+    "plans.py": """\
+        import torch
+
+
+        def get_plan(context, key, x):
+            cached = context.mask_cache.get(key)
+            if cached is not None:
+                return cached
+            plan = _semantic_groups(x)
+            context.mask_cache[key] = plan
+            return plan
+
+
+        def _semantic_groups(x: torch.Tensor):
+            return torch.nonzero(x.cuda()).flatten()
+
+
+        def scan_every_step(x: torch.Tensor):
+            return _lookalike_groups(x)
+
+
+        def _lookalike_groups(x: torch.Tensor):
+            # Reached every step through scan_every_step: the same shape is hot.
+            return torch.nonzero(x.cuda()).flatten()
+        """,
+}
+
+
+def test_calls_made_only_on_a_branch_that_runs_once_or_on_a_worker_thread_are_cold(tmp_path):
+    root = project(tmp_path / "proj", ONCE_BRANCHES)
+    geometry = tiers(root, "geometry.py")
+    assert geometry[16][0] == "cold" and "slice_geometry [on a branch that runs once]" in geometry[16][1]
+    plans = tiers(root, "plans.py")
+    assert plans[14][0] == "cold" and "get_plan [on a branch that runs once]" in plans[14][1]
+    assert plans[23][0] == "hot"
+    runner_tiers = tiers(root, "runner.py")
+    # check_bounds is called only in a debug-only branch; gather_pages only from the thread.
+    assert runner_tiers[27][0] == "cold" and "execute_model [on a branch that runs once]" in runner_tiers[27][1]
+    assert runner_tiers[23][0] == "cold" and "_transfer_loop [on a worker thread]" in runner_tiers[23][1]
