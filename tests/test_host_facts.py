@@ -83,6 +83,35 @@ def test_not_isinstance_branch_is_python_data():
     assert any("not a tensor" in step for step in answer.provenance)
 
 
+def test_after_the_tensor_case_returns_the_value_is_no_tensor():
+    # The tensor case is handled and returns: below it `sigma` is a Python number, and
+    # `float(sigma)` reads nothing back. A look-alike whose branch does not leave, and one
+    # whose `else` leaves, keep what each path says.
+    code = """
+        import torch
+        class Stage(torch.nn.Module):
+            @staticmethod
+            def velocity_to_x0(sample: torch.Tensor, velocity: torch.Tensor, sigma: float | torch.Tensor):
+                if isinstance(sigma, torch.Tensor):
+                    sigma = sigma.to(device=sample.device, dtype=torch.float32)
+                    return sample - sigma * velocity
+                return sample - float(sigma) * velocity
+
+            def forward(self, sample: torch.Tensor, sigma: torch.Tensor):
+                if isinstance(sigma, torch.Tensor):
+                    sigma = sigma.to(sample.device)
+                return sample * float(sigma)
+
+            def scale(self, sample: torch.Tensor, sigma: torch.Tensor):
+                if not isinstance(sigma, torch.Tensor):
+                    return sample * sigma
+                else:
+                    sigma = sigma.to(sample.device)
+                return sample * float(sigma)
+    """
+    assert _rows(code) == [(14, "SL203"), (21, "SL203")]
+
+
 def test_isinstance_normalisation_means_host_data():
     answers = _reveal("""
         import torch

@@ -117,7 +117,16 @@ class FlowWalker:
                     self._statement(stmt.orelse, else_env)
                 else:
                     self._block(stmt.orelse.body, else_env)
-            _merge_into(env, then_env, else_env)
+            # A branch that always leaves (`return`, `raise`) does not reach what follows:
+            # after `if isinstance(x, torch.Tensor): ...; return ...`, x is no tensor.
+            if _leaves(stmt.body) and not (stmt.orelse is not None and _leaves(stmt.orelse)):
+                env.clear()
+                env.update(else_env)
+            elif stmt.orelse is not None and not isinstance(stmt.orelse, cst.If) and _leaves(stmt.orelse.body):
+                env.clear()
+                env.update(then_env)
+            else:
+                _merge_into(env, then_env, else_env)
             normalised = _normalised_to_host(stmt, self.analysis.imports)
             if normalised is not None:
                 env[normalised] = placed(
@@ -350,6 +359,17 @@ def _device_owner(expr: cst.BaseExpression) -> str | None:
 
 
 _HOST_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.LongTensor", "torch.Tensor"})
+
+
+def _leaves(body) -> bool:
+    """The block always ends in `return` or `raise` (its last statement)."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body] if isinstance(body, cst.SimpleStatementSuite) else []
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return False
 
 
 def _normalised_to_host(stmt: cst.If, imports) -> str | None:
