@@ -476,3 +476,20 @@ def test_calls_made_only_on_a_branch_that_runs_once_or_on_a_worker_thread_are_co
     # check_bounds is called only in a debug-only branch; gather_pages only from the thread.
     assert runner_tiers[27][0] == "cold" and "execute_model [on a branch that runs once]" in runner_tiers[27][1]
     assert runner_tiers[23][0] == "cold" and "_transfer_loop [on a worker thread]" in runner_tiers[23][1]
+
+
+def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on(tmp_path, monkeypatch):
+    # The index is context: a module it fails to summarize (a defect of synclint) gives no
+    # facts; every file is still linted, and the other modules' facts still place values.
+    root = project(tmp_path, {**METADATA, "odd.py": "import zlib as odd_marker\n"})
+    real, raised = repo._Summarizer.run, []
+
+    def run(self, collected, classes):
+        if "odd_marker" in self.imports:
+            raised.append(True)
+            raise TypeError("a defect")
+        return real(self, collected, classes)
+
+    monkeypatch.setattr(repo._Summarizer, "run", run)
+    assert findings(root, "backend.py", "odd.py") == [("backend.py", 3, "SL201", "medium")]
+    assert raised
