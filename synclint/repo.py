@@ -476,12 +476,7 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     for name, mirror in mirrored.items():
         key = ("a", name)
         mask = value.get(key, 0)
-        # The mirror must be a host tensor (declared `torch.Tensor` or given one): a `_cpu`
-        # variant of a config number (`num_heads_cpu = 8`) or a list of lengths mirrors no
-        # device tensor. And host data given to the field itself says otherwise.
-        if not (("a", mirror) in tensors or value.get(("a", mirror), 0) & HOST):
-            continue
-        if key not in facts and not mask & (HOST | NUMPY | LIST | SCALAR):
+        if key not in facts and (mask & DEVICE or not mask):  # only host data given to it says otherwise
             facts[key] = (DEVICE, f"field `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)")
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.

@@ -202,44 +202,6 @@ def test_a_host_mirror_beside_a_field_makes_it_the_device_copy(tmp_path):
     assert [f[1:] for f in found] == [(4, "SL201", "medium")]
 
 
-def test_a_mirror_that_is_no_host_tensor_makes_no_device_field(tmp_path):
-    # `num_value_heads_cpu` is the CPU-platform variant of a config number, and
-    # `extend_lens_cpu` a list parameter beside `extend_lens`: neither mirrors a device
-    # tensor, so the fields of those names are not device copies.
-    root = project(
-        tmp_path / "proj",
-        {
-            "cfg.py": """\
-                class HeadsConfig:
-                    def __init__(self, num_value_heads: int):
-                        self.num_value_heads = num_value_heads
-                        self.num_value_heads_cpu = 8
-
-
-                def plan_rows(extend_lens, extend_lens_cpu: list[int]):
-                    return sum(extend_lens_cpu)
-                """,
-            "layer.py": """\
-                import torch
-
-
-                class GatedDelta(torch.nn.Module):
-                    def __init__(self, config):
-                        super().__init__()
-                        self.value_dim = config.num_value_heads * 64
-
-                    def forward(self, out: torch.Tensor, batch):
-                        pt = 0
-                        for extend_len in batch.extend_lens:
-                            pt += extend_len
-                        assert pt == out.shape[0]
-                        return out.reshape(-1, self.value_dim)
-                """,
-        },
-    )
-    assert findings(root, "layer.py") == []
-
-
 def test_an_untyped_field_is_not_guessed_a_device_tensor(tmp_path):
     # `options` is only ever given a value the evaluator may place on the device, but nothing
     # declares it a tensor: the index does not make its truth test a finding.
