@@ -276,3 +276,27 @@ def test_sl102_small_sources_are_not_reported():
     assert "this one is small" in low[0].message and any("below the ~4 MiB" in p for p in low[0].provenance)
     message = lint_source(textwrap.dedent(code), "m.py", Settings(select=("SL102",))).violations[0].message
     assert "~4 MiB" in message and "size here is unknown" in message
+
+
+def test_a_contiguous_view_of_pinned_memory_stays_pinned():
+    # A slice of a pinned pool viewed as another dtype and reshaped shares the pinned
+    # storage: its non_blocking copy does not block. A transpose (not contiguous) and a
+    # computed result (`.float()` makes a new pageable tensor) are pageable again.
+    code = """
+        import torch
+
+        class TransferBuffer:
+            def __init__(self, size: int):
+                self._pool = torch.empty(size, dtype=torch.uint8, pin_memory=True)
+
+            def read(self, offset: int, nbytes: int, shape, dtype, device):
+                raw = self._pool[offset : offset + nbytes]
+                src = raw.view(dtype).reshape(shape)
+                return src.to(device, non_blocking=True)
+
+            def read_transposed(self, offset: int, nbytes: int, shape, dtype, device):
+                raw = self._pool[offset : offset + nbytes]
+                src = raw.view(dtype).reshape(shape).t()
+                return src.to(device, non_blocking=True)
+    """
+    assert _rows(code, "SL102") == [(16, "SL102")]

@@ -350,6 +350,8 @@ class Evaluator:
                 return kept
         base = self._eval(expr.value, env)
         if base.is_tensor or base.is_(Place.NUMPY):
+            if base.is_(Place.PINNED) and _leading_slice(expr):
+                return base.because(expr, "a slice of the first dimension of a pinned tensor (a contiguous view)")
             if base.is_(Place.PINNED):  # an indexed pinned tensor is a (maybe strided) view or a copy
                 return placed(Place.HOST, base.confidence, expr, "indexing a pinned tensor")
             return base  # indexing keeps the placement
@@ -640,8 +642,9 @@ class Evaluator:
             return UNKNOWN
         if base.is_tensor or base.is_(Place.NUMPY):
             # Tensor methods (view, float, sum, max, ...) keep the placement; pinned-ness is
-            # kept only by views, which we cannot tell apart here: say pageable.
-            if base.may_be(Place.PINNED):
+            # kept only by views that keep the memory contiguous (`.view(dtype)`,
+            # `.reshape(shape)` of a slice of a pinned pool): other results are pageable.
+            if base.may_be(Place.PINNED) and method not in _CONTIGUOUS_VIEWS:
                 return placed(Place.HOST, base.confidence, call, f"`.{method}()` of a pinned tensor")
             return base
         return UNKNOWN
@@ -673,6 +676,18 @@ class Evaluator:
 def _names_a_device_index(expr: cst.BaseExpression) -> bool:
     name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
     return any(word in name.lower() for word in api.DEVICE_INDEX_WORDS)
+
+
+def _leading_slice(expr: cst.Subscript) -> bool:
+    """`pool[a:b]`: one slice without a step, on the first dimension (a contiguous view)."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Slice):
+        return False
+    return expr.slice[0].slice.step is None
+
+
+# Methods whose result shares the storage of a contiguous tensor, contiguous itself: a view
+# of pinned memory is pinned (a copy from it with `non_blocking=True` does not block).
+_CONTIGUOUS_VIEWS = frozenset({"view", "view_as", "reshape", "flatten", "unflatten", "unsqueeze", "squeeze", "detach", "contiguous"})
 
 
 def _unpinned(value: Placement) -> Placement:
