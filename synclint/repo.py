@@ -63,10 +63,9 @@ _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_mod
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 INDEX_VERSION = "repo-index-4"
-# Callers that are no way in for the hot path: a call on a branch that runs once, and any
-# call made by a function the module runs on a worker thread (the call graph's cold roots).
+# A caller that is no way in for the hot path: a call on a branch that runs once (the call
+# graph's cold roots).
 COLD_CALLER = " [on a branch that runs once]"
-WORKER_CALLER = " [on a worker thread]"
 
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
@@ -150,7 +149,7 @@ def summarize(text: str) -> tuple:
         units, classes = screen._units(tree, reader)
         imports = {n: tuple(p) for n, p in reader.imports.items()}
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
-        return _Summarizer(model, recorder, imports, coldcode.worker_functions(text)).run(collected, classes)
+        return _Summarizer(model, recorder, imports).run(collected, classes)
     except Exception:  # noqa: BLE001 - recursion, or a defect on one module: it adds no facts, the run goes on
         return ((), (), (), (), ())
     finally:
@@ -163,9 +162,8 @@ _EXTERNAL = ("torch", "numpy", "math", "os", "re", "sys", "logging", "typing", "
 
 
 class _Summarizer:
-    def __init__(self, model, recorder: _Recorder, imports, workers: frozenset[str] = frozenset()) -> None:
+    def __init__(self, model, recorder: _Recorder, imports) -> None:
         self.model = model
-        self.workers = workers  # functions the module runs on a thread: their calls are cold
         self.recorder = recorder
         self.imports = imports
         self.flows: list[tuple] = []
@@ -245,8 +243,10 @@ class _Summarizer:
             self._flow(("r", key), value, unit, value.lineno)
         # A call made only on a branch that runs once (a cache miss, a first use, an
         # `except` handler, a debug-only branch: synclint/analysis/coldcode.py) comes from a
-        # cold caller; so does every call of a function the module runs on a worker thread.
-        caller = key + WORKER_CALLER if func.name in self.workers else key
+        # cold caller. Not the calls of a thread's target: a serving loop runs on a thread or
+        # process of its own (`Process(target=run_scheduler_process)`), and what it calls
+        # runs every step.
+        caller = key
         cold = {id(n) for n in coldcode.cold_subtrees(func)}
         pending = [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
         while pending:  # the calls this function makes (not those of functions nested in it)
@@ -717,13 +717,13 @@ class _CallGraphTiers:
         self.memo: dict[str, object] = {}
 
     def _is_hot(self, name: str) -> bool:
-        return not name.endswith((COLD_CALLER, WORKER_CALLER)) and any(fnmatchcase(name, p) for p in self.hot)
+        return not name.endswith(COLD_CALLER) and any(fnmatchcase(name, p) for p in self.hot)
 
     def _is_cold(self, name: str) -> bool:
         return (
             name[:1].isupper()
             or name == "__init__"
-            or name.endswith((COLD_CALLER, WORKER_CALLER))
+            or name.endswith(COLD_CALLER)
             or any(fnmatchcase(name, p) for p in self.cold)
         )
 
