@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis import flow, sources
+from synclint.analysis import evidence, flow, sources
 from synclint.analysis.imports import ImportTable
 
 # The value types are defined in `values`; re-exported here because rules import them from
@@ -169,7 +169,15 @@ class PlacementAnalysis:
             facts = ScopeFacts()
             self._scopes[key] = facts  # registered first: recursive calls see a partial scope
             self.scopes_analysed += 1
-            flow.FlowWalker(self, chain, facts).run(self._outer_env.get(key, {}))
+            walker = flow.FlowWalker(self, chain, facts)
+            walker.run(self._outer_env.get(key, {}))
+            if walker.candidates:
+                # Parameters whose place nothing states: do their uses show a device tensor?
+                promoted = evidence.device_uses(self, chain, facts, walker.candidates)
+                if promoted:
+                    facts = ScopeFacts()
+                    self._scopes[key] = facts
+                    flow.FlowWalker(self, chain, facts, promoted).run(self._outer_env.get(key, {}))
         return facts
 
     def remember_outer_env(self, scope: cst.CSTNode, env: Env) -> None:
