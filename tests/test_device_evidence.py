@@ -289,3 +289,19 @@ def test_list_element_lookalikes():
             bufs.append(torch.zeros(2, device=device))
             reveal(bufs[0])
     """)
+
+
+def test_device_use_sees_fields_assigned_in_later_methods():
+    # `free` is written before `clear`, which places the field: the use is judged once the
+    # whole class has been read.
+    _device("""
+        import torch
+        class PagedAllocator:
+            def free(self, free_index: torch.Tensor):
+                pages = torch.unique(free_index // 16)
+                reveal(pages)
+                self.release_pages = torch.cat((pages, self.release_pages))
+
+            def clear(self):
+                self.release_pages = torch.empty((0,), dtype=torch.int64, device=self.device)
+    """, "used with a device tensor in one operation")

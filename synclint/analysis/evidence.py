@@ -228,7 +228,7 @@ class _Uses:
             if name is not None:
                 continue
             other = self.evaluator.eval(operand, env, self.chain)
-            if other.on_device and other.confidence >= MEDIUM:
+            if (other.on_device and other.confidence >= MEDIUM) or self._device_field(operand):
                 for candidate in derived:
                     if candidate is not None and candidate not in self.found:
                         self.found[candidate] = placed(
@@ -236,6 +236,20 @@ class _Uses:
                             f"`{candidate}` is used with a device tensor in one operation: a device tensor too (inferred)",
                         )
                 return
+
+    def _device_field(self, expr: cst.BaseExpression) -> bool:
+        """`self.x` where the class assigns `x` a device tensor somewhere and nothing it
+        assigns is known host data (a value built from the candidate itself, as in
+        `self.x = torch.cat((new, self.x))`, is neither)."""
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return False
+        chain = self.chain
+        if len(chain) < 2 or not isinstance(chain[-2], cst.ClassDef):
+            return False
+        values = self.analysis._class_attr_values.get(id(chain[-2]), {}).get(expr.attr.value, ())
+        if any(v.known and not v.maybe_device for v in values):
+            return False
+        return any(v.on_device and v.confidence >= MEDIUM for v in values)
 
     def _call(self, call: cst.Call, env: Env) -> None:
         func = call.func
