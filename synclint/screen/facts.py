@@ -93,7 +93,9 @@ class FactReader:
     def __init__(self, lines: list[str], tables, call_words=frozenset(), collect: list | None = None) -> None:
         self.lines = lines
         # (node, unit) for every call, attribute assignment and def: what the repository
-        # index (synclint/repo.py) summarises, gathered in this same walk.
+        # index (synclint/repo.py) summarises, gathered in this same walk. While it is
+        # gathered, the screen's loose "may" readings of device evidence (a device-only use
+        # anywhere in the unit, list elements) are left out: the index reads places as facts.
         self.collect = collect
         self.t = tables
         self.call_words = call_words  # calls of these names are kept by name (unit.calls)
@@ -246,7 +248,7 @@ class FactReader:
                 elif value is not None:
                     push(value)
         unit.device_source = device or t.device_identifier(ids) or not unit.self_reads.isdisjoint(t.SELF_DEVICE_ATTRIBUTES)
-        if unit.unplaced_params and (unit.device_uses or unit.launches or unit.passed_on):
+        if self.collect is None and unit.unplaced_params and (unit.device_uses or unit.launches or unit.passed_on):
             # evidence.device_uses may show any of them on the device: a device operand
             # beside one, a kernel launch / custom op taking it, or a function of the file
             # whose parameter is a device tensor taking it.
@@ -301,7 +303,7 @@ class FactReader:
                 unit.self_calls.add(attr)
             if attr == "copy_":
                 sites.setdefault("copy", []).append(node)
-            if attr in ("append", "insert") and node.args:
+            if attr in ("append", "insert") and node.args and self.collect is None:
                 # a list's element: what indexing the list may give (flow.py `_record_elements`)
                 if is_self(func.value.value) if type(func.value) is ast.Attribute else False:
                     unit.self_writes.setdefault(func.value.attr, []).append(node.args[-1])

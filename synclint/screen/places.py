@@ -47,6 +47,9 @@ class NoRepository:
 
 
 REPO = NoRepository()
+# A list literal or comprehension may hold its elements' places (read by indexing it); off
+# while the repository index summarises a file (synclint/repo.py), which reads places as facts.
+LIST_ELEMENTS = True
 
 ACCELERATOR_PREFIXES = api.ACCELERATOR_PREFIXES
 DEVICE_NAMES = frozenset(api.DEVICE_LIKE_NAMES)
@@ -288,11 +291,13 @@ class PlaceModel:
         if kind is ast.List:
             # a Python list; indexing it gives an element (flow.py `_record_elements`)
             mask = LIST
+            if not LIST_ELEMENTS:
+                return mask
             for element in expr.elts:
                 mask |= self.place(element.value if type(element) is ast.Starred else element, unit) & TENSORS
             return mask
         if kind is ast.ListComp:
-            return LIST | (self.place(expr.elt, unit) & TENSORS)
+            return LIST | (self.place(expr.elt, unit) & TENSORS if LIST_ELEMENTS else 0)
         # Tuples, dicts, sets, comprehensions, lambdas are Python objects; anything else
         # (await, yield, starred) the analysis does not place.
         return 0
