@@ -144,6 +144,7 @@ def summarize(text: str) -> tuple:
     recorder = _Recorder()
     saved = places.REPO
     places.REPO = recorder
+    places.LIST_ELEMENTS = False
     try:
         lines = text.splitlines(keepends=True)
         collected: list = []
@@ -156,6 +157,7 @@ def summarize(text: str) -> tuple:
         return ((), (), (), (), ())
     finally:
         places.REPO = saved
+        places.LIST_ELEMENTS = True
 
 
 # Calls into these are not calls of the repository's functions.

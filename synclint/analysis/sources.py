@@ -349,6 +349,10 @@ class Evaluator:
             if kept is not None:
                 return kept
         base = self._eval(expr.value, env)
+        if not base.is_tensor and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            element = self._list_element(expr.value, env)
+            if element is not None and element.is_tensor and (base.is_(Place.SEQUENCE) or not base.known):
+                return element.because(expr, "an element of a list of tensors")
         if base.is_tensor or base.is_(Place.NUMPY):
             if base.is_(Place.PINNED) and _leading_slice(expr):
                 return base.because(expr, "a slice of the first dimension of a pinned tensor (a contiguous view)")
@@ -358,6 +362,14 @@ class Evaluator:
         if base.is_(Place.SEQUENCE) and _is_shape(expr.value):
             return placed(Place.SCALAR, HIGH, expr, "a dimension of a shape")
         return UNKNOWN
+
+    def _list_element(self, value: cst.BaseExpression, env: Env) -> Placement | None:
+        """What the elements of a list hold (`name[]` / `self.attr[]`, flow.py `_record_elements`)."""
+        if isinstance(value, cst.Name):
+            return env.get(value.value + "[]")
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self" and "self" not in env:
+            return self._self_attributes().get(value.attr.value + "[]")
+        return None
 
     def _operands(self, exprs, env: Env) -> list[Placement]:
         """Placements of operands; a list/tuple literal argument (`torch.cat([a, b])`)
