@@ -6,8 +6,9 @@ the project once (with `ast`, cached by content hash), summarises each, and solv
 whole repository:
 
 - a field (`obj.x`, `self.x`) every assignment of which that can be placed (`self.x = ...` in
-  any method, `obj.x = ...`, `Cls(x=...)`) puts a device tensor there is a device field;
-  one only ever assigned host data is a host field;
+  any method, `obj.x = ...`, `Cls(x=...)`) puts a device tensor there is a device field
+  (fields are keyed by name: one that is also given host data, a list or a Python value
+  anywhere is not placed); one only ever assigned host data is a host field;
 - a parameter every call site of which that can be placed passes a device tensor is a device
   parameter (calls resolve by name: `f(...)`, `obj.f(...)`, `Cls(...)` for `Cls.__init__`);
 - a function whose every placeable `return` gives a device (host) tensor returns one.
@@ -25,7 +26,8 @@ device word such as `device`, nor a flag or a count: `is_cuda`, `use_gpu`, `num_
 `flops_per_gpu`; a `_device` suffix names a device object as often as a tensor, so it says
 nothing); `_cpu`, `_host`, `_pinned`, `_cpu_tensor` a host tensor, `_np`/`_numpy` a numpy
 array, `_list` a Python list; and a class or a parameter list holding both `x` and its host
-mirror `x_cpu` (`x_host`, `x_np`) holds `x` on the device.
+mirror `x_cpu` (`x_host`, `x_np`) holds `x` on the device, unless `x` is given host data or
+Python values anywhere in the repository (`self.num_tokens = 0` in another class).
 
 What the solve found is installed for the lint (`install`): the screen reads it through
 `places.REPO`, the libcst analysis through `attr_fact` / `param_fact` / `ret_fact`.
@@ -237,20 +239,36 @@ class _Summarizer:
             self.mirrors.append(names)
         for value in places._return_values(func):
             self._flow(("r", key), value, unit, value.lineno)
-        pending = list(func.body)
-        while pending:  # the calls this function makes (not those of functions nested in it)
-            node = pending.pop()
+        # The calls this function makes (not those of functions nested in it). A call made only
+        # in a training branch or an `except` handler is made by a cold caller of its own
+        # (`forward [training]`): `expire_codes_()` called under `if self.training:` in
+        # `forward` is not reached every step by that call.
+        pending: list[tuple[ast.AST, str]] = [(node, key) for node in func.body]
+        while pending:
+            node, caller = pending.pop()
             kind = type(node)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                 if kind is not ast.Lambda:
-                    self.edges.add((key, node.name))  # a nested definition runs when called
+                    self.edges.add((caller, node.name))  # a nested definition runs when called
                 continue
             if kind is ast.Call:
                 callee = node.func
                 name = callee.id if type(callee) is ast.Name else callee.attr if type(callee) is ast.Attribute else None
                 if name is not None and name != key:
-                    self.edges.add((key, name))
-            pending.extend(ast.iter_child_nodes(node))
+                    self.edges.add((caller, name))
+            elif kind is ast.If:
+                training = _training_test(node.test)
+                if training is not None:
+                    cold = f"{key} {COLD_BRANCH_TRAINING}"
+                    pending.append((node.test, caller))
+                    pending.extend((n, cold if training else caller) for n in node.body)
+                    pending.extend((n, caller if training else cold) for n in node.orelse)
+                    continue
+            elif kind is ast.ExceptHandler:
+                cold = f"{key} {COLD_BRANCH_EXCEPT}"
+                pending.extend((n, cold) for n in node.body)
+                continue
+            pending.extend((n, caller) for n in ast.iter_child_nodes(node))
 
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
@@ -279,6 +297,23 @@ class _Summarizer:
                 self._flow(("p", key, kw.arg), kw.value, unit, call.lineno)
                 if key[:1].isupper():  # `Cls(x=...)`: a dataclass / NamedTuple field
                     self._flow(("a", kw.arg), kw.value, unit, call.lineno)
+
+
+# A caller that stands for the training branches (the `except` handlers) of a function: cold.
+COLD_BRANCH_TRAINING = "[training]"
+COLD_BRANCH_EXCEPT = "[except]"
+
+
+def _training_test(test) -> bool | None:
+    """True: the `if` body runs only in training (`if self.training:`, `if self.training and
+    ...:`); False: the `else` does (`if not self.training:`); None: neither."""
+    if type(test) is ast.Attribute and test.attr == "training":
+        return True
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not and type(test.operand) is ast.Attribute and test.operand.attr == "training":
+        return False
+    if type(test) is ast.BoolOp and type(test.op) is ast.And and any(_training_test(v) is True for v in test.values):
+        return True
+    return None
 
 
 _SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "complex", "bytes"})
@@ -357,7 +392,7 @@ class Facts:
 
     def _mask(self, key: tuple) -> int:
         found = self.values.get(key)
-        return found[0] if found is not None else 0
+        return found[0] & PLACES if found is not None else 0
 
     # --- facts with reasons, for the analysis ------------------------------------------------
     def get(self, key: tuple) -> tuple[int, str] | None:
@@ -409,6 +444,12 @@ def _describe(mask: int) -> str:
     return {DEVICE: "a device tensor", HOST: "a host tensor", NUMPY: "a numpy array", LIST: "a Python list"}.get(mask, "data")
 
 
+# What a device tensor is not: host tensors, numpy arrays, Python lists and scalars.
+_HOST_DATA = HOST | NUMPY | LIST | SCALAR
+# A fact's flag: a device tensor by weak evidence only (the name also holds host data).
+AMBIGUOUS = 1 << 6
+
+
 def solve(summaries: dict[str, tuple]) -> Facts:
     """Join every flow into its target, to a fixpoint; keep the targets with one place."""
     signatures: dict[str, set[tuple]] = {}
@@ -455,18 +496,32 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     mirrored = _mirrored(summaries)
     facts: dict[tuple, tuple[int, str]] = {}
     for key, mask in value.items():
-        if mask & (DEVICE | HOST) == DEVICE and key in tensors:
+        if mask & DEVICE and key in tensors:
             # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
             # field, a parameter or a return type): the DEVICE of an untyped object (a config,
             # a submodule) is too often a guess of the screen's "may" model.
-            facts[key] = (DEVICE, f"{_what(key)} is given only device tensors in the repository (e.g. {first_device.get(key, '?')})")
+            if not mask & _HOST_DATA:
+                facts[key] = (DEVICE, f"{_what(key)} is given only device tensors in the repository (e.g. {first_device.get(key, '?')})")
+            else:
+                # The name holds a device tensor in one place and host data or a Python value
+                # in another (`seq_lens` of a metadata class and of a request): which one a use
+                # reads, the name does not say. Low: shown with --min-confidence low only.
+                facts[key] = (DEVICE | AMBIGUOUS, f"{_what(key)} is given device tensors (e.g. {first_device.get(key, '?')}) but also host data or Python values in the repository (inferred, low)")
         elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
             facts[key] = (mask, f"{_what(key)} is given only host data in the repository")
     for name, mirror in mirrored.items():
         key = ("a", name)
         mask = value.get(key, 0)
-        if key not in facts and (mask & DEVICE or not mask):  # only host data given to it says otherwise
-            facts[key] = (DEVICE, f"field `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)")
+        if key not in facts:
+            reason = f"field `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)"
+            if not mask & _HOST_DATA:
+                facts[key] = (DEVICE, reason)
+            else:
+                # A name also given host data or Python values somewhere (`self.x = 0`, `x:
+                # list[int]` in another class): the index keys fields by name, and
+                # `num_tokens` beside `num_tokens_cpu` in one class says little of the
+                # `num_tokens: int` of every other class. Low.
+                facts[key] = (DEVICE | AMBIGUOUS, reason[:-1] + "; the name also holds host data or Python values elsewhere: low)")
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.
     graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
@@ -709,7 +764,12 @@ class _CallGraphTiers:
         return any(fnmatchcase(name, p) for p in self.hot)
 
     def _is_cold(self, name: str) -> bool:
-        return name[:1].isupper() or name == "__init__" or any(fnmatchcase(name, p) for p in self.cold)
+        return (
+            name[:1].isupper()
+            or name == "__init__"
+            or name.endswith((COLD_BRANCH_TRAINING, COLD_BRANCH_EXCEPT))
+            or any(fnmatchcase(name, p) for p in self.cold)
+        )
 
     def __call__(self, filename: str, qualname: str):
         parts = qualname.split(".")

@@ -364,3 +364,45 @@ def test_worker_functions_reads_the_whole_text():
     """
     assert worker_functions(text) == {"_send_loop", "flush", "blocking_read", "save_checkpoint"}
     assert worker_functions("x = 1") == frozenset()
+
+
+def test_a_memoised_function_is_cold_whatever_the_repository_says():
+    # `_cached_tensor` is reached from a hot root, but `@lru_cache` builds each value once.
+    code = """
+        import torch
+        from functools import lru_cache
+
+        @lru_cache
+        def _cached_tensor(n, device):
+            return torch.zeros(n, device=device).sum().item()
+    """
+    hot = lambda f, q: TierVerdict(Tier.HOT, "runs every step (called from forward)")  # noqa: E731
+    tier, reason = _tier(code, function_tiers=hot)
+    assert tier == "cold" and "memoised" in reason
+    # Without the decorator the repository's verdict stands.
+    assert _tier(code.replace("        @lru_cache\n", ""), function_tiers=hot)[0] == "hot"
+
+
+WALRUS_MEMO = """
+    import torch
+    _PTRS = {}
+
+    def scale_ptrs(weights, device):
+        key = tuple(w.data_ptr() for w in weights)
+        if values := _PTRS.get(key):
+            return values
+        t = torch.tensor([w.data_ptr() for w in weights], device=device)
+        n = int(t.max().item())
+        _PTRS[key] = (t, n)
+        return t, n
+"""
+
+
+def test_a_walrus_memo_hit_makes_the_code_after_it_cold():
+    tiers = {v.location.row: v.tier for v in _findings(WALRUS_MEMO)}
+    assert tiers and set(tiers.values()) == {"cold"}, tiers
+    # Look-alikes: a walrus on something that is not a lookup, or returning something else.
+    not_lookup = WALRUS_MEMO.replace("if values := _PTRS.get(key):\n            return values", "if values := len(weights) == 0:\n            return values")
+    assert {v.tier for v in _findings(not_lookup)} == {"unknown"}
+    other = WALRUS_MEMO.replace("            return values\n", "            return None\n")
+    assert {v.tier for v in _findings(other)} == {"unknown"}

@@ -92,6 +92,9 @@ def repository_placement(found, node) -> Placement | None:
     if found is None:
         return None
     mask, reason = found
+    if mask & repo.AMBIGUOUS:
+        # A name that is a device tensor in some places and host data in others: low.
+        return placed(Place.DEVICE, LOW, node, reason) if mask & ~repo.AMBIGUOUS == repo.DEVICE else None
     place = _MASK_PLACES.get(mask)
     if place is None:
         return None
