@@ -446,8 +446,12 @@ def _describe(mask: int) -> str:
 
 # What a device tensor is not: host tensors, numpy arrays, Python lists and scalars.
 _HOST_DATA = HOST | NUMPY | LIST | SCALAR
-# A fact's flag: a device tensor by weak evidence only (the name also holds host data).
+# A fact's flags: a device tensor by weak evidence only (the name also holds host data or
+# Python values elsewhere): low; RESOLVABLE: the other values are Python values only (ints,
+# lists), so a tensor method called on it (`x.max()`, `x.tolist()`) says it is the tensor.
 AMBIGUOUS = 1 << 6
+RESOLVABLE = 1 << 7
+RESOLVABLE_NOTE = "low unless a tensor method is called on it"
 
 
 def solve(summaries: dict[str, tuple]) -> Facts:
@@ -506,7 +510,9 @@ def solve(summaries: dict[str, tuple]) -> Facts:
                 # The name holds a device tensor in one place and host data or a Python value
                 # in another (`seq_lens` of a metadata class and of a request): which one a use
                 # reads, the name does not say. Low: shown with --min-confidence low only.
-                facts[key] = (DEVICE | AMBIGUOUS, f"{_what(key)} is given device tensors (e.g. {first_device.get(key, '?')}) but also host data or Python values in the repository (inferred, low)")
+                facts[key] = _ambiguous(
+                    mask, f"{_what(key)} is given device tensors (e.g. {first_device.get(key, '?')}) but also {_other(mask)} in the repository"
+                )
         elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
             facts[key] = (mask, f"{_what(key)} is given only host data in the repository")
     for name, mirror in mirrored.items():
@@ -521,12 +527,24 @@ def solve(summaries: dict[str, tuple]) -> Facts:
                 # list[int]` in another class): the index keys fields by name, and
                 # `num_tokens` beside `num_tokens_cpu` in one class says little of the
                 # `num_tokens: int` of every other class. Low.
-                facts[key] = (DEVICE | AMBIGUOUS, reason[:-1] + "; the name also holds host data or Python values elsewhere: low)")
+                facts[key] = _ambiguous(mask, f"{reason[:-1]}; the name also holds {_other(mask)} elsewhere)", mirrored=True)
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.
     graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
     blob = marshal.dumps((sorted((k, v[0]) for k, v in facts.items()), sorted(graph.items())))
     return Facts(facts, hashlib.sha256(blob).hexdigest()[:16], graph)
+
+
+def _other(mask: int) -> str:
+    return "host data" if mask & (HOST | NUMPY) else "Python values"
+
+
+def _ambiguous(mask: int, reason: str, mirrored: bool = False) -> tuple[int, str]:
+    """A device fact of weak evidence. Where the name's other values are Python values only
+    (or it sits beside a host mirror), a tensor method called on it resolves it."""
+    if mirrored or not mask & (HOST | NUMPY):
+        return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE}"
+    return DEVICE | AMBIGUOUS, f"{reason}: low"
 
 
 def _mirrored(summaries) -> dict[str, str]:

@@ -93,8 +93,9 @@ def repository_placement(found, node) -> Placement | None:
         return None
     mask, reason = found
     if mask & repo.AMBIGUOUS:
-        # A name that is a device tensor in some places and host data in others: low.
-        return placed(Place.DEVICE, LOW, node, reason) if mask & ~repo.AMBIGUOUS == repo.DEVICE else None
+        # A name that is a device tensor in some places and host data in others: low (a
+        # tensor method called on it may resolve it: `resolve_by_method`).
+        return placed(Place.DEVICE, LOW, node, reason)
     place = _MASK_PLACES.get(mask)
     if place is None:
         return None
@@ -104,6 +105,27 @@ def repository_placement(found, node) -> Placement | None:
         # both, so that no rule reports it as surely pageable.
         return Placement(frozenset({Place.HOST, Place.PINNED}), MEDIUM, value.evidence)
     return value
+
+
+# Methods of Python values (ints, floats, strings, lists, dicts): calling one says nothing of
+# whether a name that may be a tensor is one.
+_PYTHON_VALUE_METHODS = frozenset(
+    {"append", "extend", "pop", "index", "count", "copy", "sort", "reverse", "insert", "remove", "clear",
+     "bit_length", "to_bytes", "conjugate", "as_integer_ratio", "is_integer", "hex", "keys", "values", "items",
+     "get", "update", "setdefault", "split", "join", "strip", "format", "startswith", "endswith", "lower",
+     "upper", "replace", "encode", "decode"}
+)
+
+
+def resolve_by_method(value: Placement, method: str, node) -> Placement:
+    """`x.max()`, `x.tolist()` where `x` is a name that holds a device tensor in one class and
+    a Python int or list in another (low): no int or list has the method, so here `x` is the
+    tensor (medium)."""
+    if value.confidence is not LOW or method in _PYTHON_VALUE_METHODS or method.startswith("__"):
+        return value
+    if not any(repo.RESOLVABLE_NOTE in e.reason for e in value.evidence[:3]):
+        return value
+    return Placement(value.places, MEDIUM, value.evidence).because(node, f"`.{method}()` is a tensor method: here it is the tensor")
 
 
 _FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
@@ -613,7 +635,7 @@ class Evaluator:
             kept = self._host_field(string_value(call.args[0].value), call)
             if kept is not None:
                 return kept
-        base = self._eval(func.value, env)
+        base = resolve_by_method(self._eval(func.value, env), method, call)
         if method == "cuda":
             return placed(Place.DEVICE, HIGH, call, "`.cuda()`")
         if method == "cpu":
