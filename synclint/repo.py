@@ -777,6 +777,9 @@ class _CallGraphTiers:
         self.hot = tuple(p for p in settings.hot_functions if "." not in p)
         self.cold = tuple(p for p in getattr(settings, "cold_functions", ()) if "." not in p)
         self.memo: dict[str, object] = {}
+        # Names with a caller at all, or reached through one: a vendored function outside
+        # this set (nothing calls it by name) is code the repository does not use.
+        self.reached = frozenset(self.callers)
 
     def _is_hot(self, name: str) -> bool:
         return any(fnmatchcase(name, p) for p in self.hot)
@@ -795,9 +798,14 @@ class _CallGraphTiers:
         if name == "__init__" and len(parts) > 1:
             name = parts[-2]
         if name in self.memo:
-            return self.memo[name]
-        verdict = None if self._is_hot(name) or self._is_cold(name) else self._search(name)
-        self.memo[name] = verdict
+            verdict = self.memo[name]
+        else:
+            verdict = None if self._is_hot(name) or self._is_cold(name) else self._search(name)
+            self.memo[name] = verdict
+        if verdict is None and name not in self.reached and _vendored(filename) and not (self._is_hot(name) or self._is_cold(name)):
+            from synclint.analysis.tier import Tier, TierVerdict
+
+            return TierVerdict(Tier.COLD, f"vendored third-party code that no hot code of the repository calls (`{name}()`)")
         return verdict
 
     def _search(self, name: str):
@@ -827,6 +835,13 @@ class _CallGraphTiers:
         if cold_root is not None and not open_entry:
             return TierVerdict(Tier.COLD, f"reached only from cold code ({_path(parent, cold_root)})")
         return None
+
+
+def _vendored(filename: str) -> bool:
+    from synclint.analysis.pathkinds import VENDORED_FOLDERS
+
+    parts = filename.replace("\\", "/").lower().split("/")
+    return any(p in VENDORED_FOLDERS for p in parts[:-1])
 
 
 def _path(parent: dict, start: str) -> str:

@@ -518,3 +518,50 @@ def test_a_helper_called_in_a_training_branch_and_elsewhere_hot_is_hot(tmp_path)
     root = project(tmp_path / "proj", files)
     found = tiers(root, "codebook.py")
     assert found[22][0] == "hot" and "forward -> expire_codes_" in found[22][1]
+
+
+def test_vendored_code_nothing_calls_is_cold(tmp_path):
+    root = project(
+        tmp_path / "proj",
+        {
+            "engine/runner.py": """\
+                import torch
+                from engine.third_party.kern.ops import fused_plan
+
+
+                class Runner:
+                    def execute_model(self, lengths: torch.Tensor):
+                        return fused_plan(lengths)
+
+
+                def offline_tool(lengths: torch.Tensor):
+                    from engine.third_party.kern.ops import pack_helper
+                    return pack_helper(lengths)
+                """,
+            "engine/third_party/kern/ops.py": """\
+                import torch
+
+
+                def fused_plan(lengths: torch.Tensor):
+                    return int(lengths.max().item())
+
+
+                def pack_helper(lengths: torch.Tensor):
+                    return int(lengths.sum().item())
+
+
+                def reference_impl(lengths: torch.Tensor):
+                    return int(lengths.min().item())
+                """,
+        },
+    )
+    found = tiers(root, "engine/third_party/kern/ops.py")
+    # Used by the engine every step: hot. Called from the project, not from a hot root: no
+    # verdict. Called by nothing in the repository: library surface the project does not use.
+    assert found[5][0] == "hot"
+    assert found[9][0] == "unknown"
+    assert found[13] == ("cold", "vendored third-party code that no hot code of the repository calls (`reference_impl()`)")
+    # The same uncalled function outside a vendored folder says nothing.
+    files = {"engine/kern/ops.py": "import torch\n\n\ndef reference_impl(lengths: torch.Tensor):\n    return int(lengths.min().item())\n"}
+    other = project(tmp_path / "other", files)
+    assert tiers(other, "engine/kern/ops.py")[5][0] == "unknown"
