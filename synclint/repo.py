@@ -511,7 +511,9 @@ def solve(summaries: dict[str, tuple]) -> Facts:
                 # in another (`seq_lens` of a metadata class and of a request): which one a use
                 # reads, the name does not say. Low: shown with --min-confidence low only.
                 facts[key] = _ambiguous(
-                    mask, f"{_what(key)} is given device tensors (e.g. {first_device.get(key, '?')}) but also {_other(mask)} in the repository"
+                    mask,
+                    f"{_what(key)} is given device tensors (e.g. {first_device.get(key, '?')}) but also {_other(mask)} in the repository",
+                    mirrored=key[-1] in mirrored,
                 )
         elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
             facts[key] = (mask, f"{_what(key)} is given only host data in the repository")

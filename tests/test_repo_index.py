@@ -394,13 +394,18 @@ def test_a_mirror_name_also_given_python_values_elsewhere_is_not_a_device_field(
 
                 def longest(batch):
                     return batch.num_tokens.max().item(), batch.num_tokens.tolist()
+
+
+                def through_torch(batch):
+                    import torch
+                    return int(torch.max(batch.num_tokens)), torch.zeros(3, device=batch.num_tokens.device).sum().item()
                 """,
         },
     )
     found = findings(root, "sched.py")
     # `.max()` and `.tolist()` are tensor methods: no int has them, so there the name is the
     # tensor (medium), where a truth test of it is not.
-    assert [f[1:3] for f in found] == [(8, "SL201"), (12, "SL201"), (12, "SL202")]
+    assert [f[1:3] for f in found] == [(8, "SL201"), (12, "SL201"), (12, "SL202"), (17, "SL204"), (17, "SL201")]
     # The name is a device tensor in one class: with --min-confidence low the truth test shows, low.
     low = findings(root, "sched.py", min_confidence="low")
     assert ("sched.py", 2, "SL203", "low") in low

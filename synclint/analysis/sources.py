@@ -117,15 +117,16 @@ _PYTHON_VALUE_METHODS = frozenset(
 )
 
 
-def resolve_by_method(value: Placement, method: str, node) -> Placement:
-    """`x.max()`, `x.tolist()` where `x` is a name that holds a device tensor in one class and
-    a Python int or list in another (low): no int or list has the method, so here `x` is the
-    tensor (medium)."""
+def resolve_by_method(value: Placement, method: str, node, how: str | None = None) -> Placement:
+    """`x.max()`, `x.tolist()`, `x.device`, `torch.max(x)` where `x` is a name that holds a
+    device tensor in one class and a Python int or list in another (low): no int or list has
+    the method or goes into a torch function, so here `x` is the tensor (medium)."""
     if value.confidence is not LOW or method in _PYTHON_VALUE_METHODS or method.startswith("__"):
         return value
     if not any(repo.RESOLVABLE_NOTE in e.reason for e in value.evidence[:3]):
         return value
-    return Placement(value.places, MEDIUM, value.evidence).because(node, f"`.{method}()` is a tensor method: here it is the tensor")
+    how = how or f"`.{method}()` is a tensor method"
+    return Placement(value.places, MEDIUM, value.evidence).because(node, f"{how}: here it is the tensor")
 
 
 _FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
@@ -312,7 +313,7 @@ class Evaluator:
             assigned = self._self_attributes().get("device")
             if assigned is not None and assigned.is_(Place.ACCEL_DEVICE, Place.CPU_DEVICE):
                 return assigned
-        base = self._eval(expr.value, env)
+        base = resolve_by_method(self._eval(expr.value, env), "device", expr, "`.device` is a tensor's")
         if base.is_(Place.DEVICE):
             return placed(Place.ACCEL_DEVICE, base.confidence, expr, "the device of a device tensor")
         if base.is_(Place.HOST, Place.PINNED):
@@ -536,7 +537,8 @@ class Evaluator:
         # say where `torch.minimum(x, torch.tensor(5))` lives, `x` does.
         others = [a for a in tensor_args if not self._host_scalar_tensor(a, env)]
         tensor_args = others or tensor_args
-        combined = self._combine(tensor_args, env, call, f"`torch.{name}()`", self._operands(tensor_args, env))
+        operands = [resolve_by_method(v, name, call, f"`torch.{name}()` takes tensors") for v in self._operands(tensor_args, env)]
+        combined = self._combine(tensor_args, env, call, f"`torch.{name}()`", operands)
         if combined.is_(Place.SCALAR, Place.SEQUENCE):
             return UNKNOWN
         return combined
