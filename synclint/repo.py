@@ -379,6 +379,7 @@ class Facts:
     values: dict[tuple, tuple[int, str]] = field(default_factory=dict)
     fingerprint: str = ""
     callers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function -> who calls it, by name
+    vendored: frozenset[str] = frozenset()  # functions defined only in vendored folders (third_party/)
 
     # --- masks, for the screen ---------------------------------------------------------------
     def attr(self, name: str) -> int:
@@ -452,6 +453,7 @@ _HOST_DATA = HOST | NUMPY | LIST | SCALAR
 AMBIGUOUS = 1 << 6
 RESOLVABLE = 1 << 7
 RESOLVABLE_NOTE = "low unless a tensor method is called on it"
+RESOLVABLE_NOTE_TORCH_ONLY = "low unless a method numpy arrays lack is called on it"
 
 
 def solve(summaries: dict[str, tuple]) -> Facts:
@@ -513,7 +515,7 @@ def solve(summaries: dict[str, tuple]) -> Facts:
                 facts[key] = _ambiguous(
                     mask,
                     f"{_what(key)} is given device tensors (e.g. {first_device.get(key, '?')}) but also {_other(mask)} in the repository",
-                    mirrored=key[-1] in mirrored,
+                    mirrored=key[0] == "a" and key[1] in mirrored,
                 )
         elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
             facts[key] = (mask, f"{_what(key)} is given only host data in the repository")
@@ -534,7 +536,11 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     # say nothing of how often its own code runs.
     graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
     blob = marshal.dumps((sorted((k, v[0]) for k, v in facts.items()), sorted(graph.items())))
-    return Facts(facts, hashlib.sha256(blob).hexdigest()[:16], graph)
+    vendored: set[str] = set()
+    elsewhere: set[str] = set()
+    for path, (_, sigs, *_) in summaries.items():
+        (vendored if _vendored(path) else elsewhere).update(key for key, _ in sigs)
+    return Facts(facts, hashlib.sha256(blob).hexdigest()[:16], graph, frozenset(vendored - elsewhere))
 
 
 def _other(mask: int) -> str:
@@ -543,8 +549,11 @@ def _other(mask: int) -> str:
 
 def _ambiguous(mask: int, reason: str, mirrored: bool = False) -> tuple[int, str]:
     """A device fact of weak evidence. Where the name's other values are Python values only
-    (or it sits beside a host mirror), a tensor method called on it resolves it."""
-    if mirrored or not mask & (HOST | NUMPY):
+    (or it is a field beside a host mirror), a tensor method called on it resolves it; where
+    they include numpy arrays, only a method numpy does not have (`.cpu()`, `.device`)."""
+    if mask & NUMPY:
+        return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE_TORCH_ONLY}"
+    if mirrored or not mask & HOST:
         return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE}"
     return DEVICE | AMBIGUOUS, f"{reason}: low"
 
@@ -731,14 +740,14 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
                 break
         if same:
             solved = _read(os.path.join(folder, "facts", tag))
-            if isinstance(solved, tuple) and len(solved) == 3:
+            if isinstance(solved, tuple) and len(solved) == 4:
                 return Facts(*solved)
     results = _summarize_many([(f, folder, stats.get(f)) for f in files], jobs)
     summaries = {path: summary for path, summary, _ in results if summary is not None}
     facts = solve(summaries)
     if folder:
         _write(os.path.join(folder, "roots", tag), marshal.dumps({p: st for p, _, st in results if st is not None}))
-        _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers)))
+        _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.vendored)))
     return facts
 
 
@@ -779,9 +788,9 @@ class _CallGraphTiers:
         self.hot = tuple(p for p in settings.hot_functions if "." not in p)
         self.cold = tuple(p for p in getattr(settings, "cold_functions", ()) if "." not in p)
         self.memo: dict[str, object] = {}
-        # Names with a caller at all, or reached through one: a vendored function outside
-        # this set (nothing calls it by name) is code the repository does not use.
-        self.reached = frozenset(self.callers)
+        # Functions defined only in vendored folders: a vendored function every way into which
+        # starts at one of them that nothing calls is code the repository does not use.
+        self.vendored = facts.vendored
 
     def _is_hot(self, name: str) -> bool:
         return any(fnmatchcase(name, p) for p in self.hot)
@@ -804,11 +813,35 @@ class _CallGraphTiers:
         else:
             verdict = None if self._is_hot(name) or self._is_cold(name) else self._search(name)
             self.memo[name] = verdict
-        if verdict is None and name not in self.reached and _vendored(filename) and not (self._is_hot(name) or self._is_cold(name)):
-            from synclint.analysis.tier import Tier, TierVerdict
+        if verdict is None and _vendored(filename) and not (self._is_hot(name) or self._is_cold(name)):
+            entries = self._entries(name)
+            if entries is not None and entries <= self.vendored:
+                from synclint.analysis.tier import Tier, TierVerdict
 
-            return TierVerdict(Tier.COLD, f"vendored third-party code that no hot code of the repository calls (`{name}()`)")
+                return TierVerdict(Tier.COLD, f"vendored third-party code that no hot code of the repository calls (`{name}()`)")
         return verdict
+
+    def _entries(self, name: str) -> frozenset[str] | None:
+        """The functions without callers that every way into `name` starts at (`name` itself
+        when nothing calls it), or None when a hot root reaches it or the search is too big."""
+        seen = {name}
+        queue = [name]
+        entries = set()
+        while queue:
+            current = queue.pop()
+            callers = self.callers.get(current, ())
+            if not callers:
+                entries.add(current)
+            for caller in callers:
+                if self._is_hot(caller):
+                    return None
+                if caller in seen or self._is_cold(caller):
+                    continue
+                seen.add(caller)
+                if len(seen) > _MAX_VISITED:
+                    return None
+                queue.append(caller)
+        return frozenset(entries)
 
     def _search(self, name: str):
         from synclint.analysis.tier import Tier, TierVerdict

@@ -557,12 +557,17 @@ def test_vendored_code_nothing_calls_is_cold(tmp_path):
 
                 def reference_impl(lengths: torch.Tensor):
                     return int(lengths.min().item())
+
+
+                def compare_outputs(lengths: torch.Tensor):
+                    return reference_impl(lengths) == fused_plan(lengths)
                 """,
         },
     )
     found = tiers(root, "engine/third_party/kern/ops.py")
     # Used by the engine every step: hot. Called from the project, not from a hot root: no
-    # verdict. Called by nothing in the repository: library surface the project does not use.
+    # verdict. Called only from vendored code nothing calls: library surface the project does
+    # not use.
     assert found[5][0] == "hot"
     assert found[9][0] == "unknown"
     assert found[13] == ("cold", "vendored third-party code that no hot code of the repository calls (`reference_impl()`)")
@@ -570,3 +575,40 @@ def test_vendored_code_nothing_calls_is_cold(tmp_path):
     files = {"engine/kern/ops.py": "import torch\n\n\ndef reference_impl(lengths: torch.Tensor):\n    return int(lengths.min().item())\n"}
     other = project(tmp_path / "other", files)
     assert tiers(other, "engine/kern/ops.py")[5][0] == "unknown"
+
+
+def test_a_name_that_is_a_numpy_array_elsewhere_is_not_resolved_by_numpy_methods(tmp_path):
+    # `num_scheduled` is a device tensor beside its host mirror in one class and a numpy array
+    # in another: `.max()` and `.any()` are numpy's too, `.device` is not.
+    root = project(
+        tmp_path / "proj",
+        {
+            "meta.py": """\
+                from dataclasses import dataclass
+                import numpy as np
+                import torch
+
+
+                @dataclass
+                class DeviceBatch:
+                    num_scheduled: torch.Tensor
+                    num_scheduled_np: np.ndarray
+
+
+                @dataclass
+                class HostBatch:
+                    num_scheduled: np.ndarray
+                """,
+            "use.py": """\
+                import torch
+
+
+                def plan(batch):
+                    longest = int(batch.num_scheduled.max())
+                    if (batch.num_scheduled == 0).any():
+                        return longest
+                    return torch.zeros(2, device=batch.num_scheduled.device).sum().item()
+                """,
+        },
+    )
+    assert [f[1:3] for f in findings(root, "use.py")] == [(8, "SL201")]

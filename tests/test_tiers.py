@@ -252,10 +252,11 @@ def test_tests_and_benchmarks_are_cold():
     """
     for path in ("pkg/tests/ops/check.py", "pkg/benchmarks/kernels.py", "pkg/ops/test_check.py", "pkg/ops/bench_utils.py", "pkg/kv/decode_bench_connector.py"):
         assert _tier(code, path)[0] == "cold", path
-    for path in ("pkg/kernels/testing.py", "pkg/examples/run.py", "pkg/kv/example_connector.py"):
+    for path in ("pkg/kernels/testing.py", "pkg/examples/run.py", "pkg/kv/example_connector.py", "pkg/kv/hf3fs_mock_client.py", "pkg/kv/fake_store.py"):
         assert _tier(code, path)[0] == "cold", path
     assert _tier(code, "pkg/ops/checker.py")[0] == "unknown"
     assert _tier(code, "pkg/ops/counterexample.py")[0] == "unknown"
+    assert _tier(code, "pkg/ops/mockingbird_attn.py")[0] == "unknown"
     assert _tier(code, "pkg/ops/test_utilsx/attesting.py")[0] == "unknown"
     for path in ("pkg/model_loader/utils.py", "pkg/distributed/weight_transfer/packed.py", "pkg/model_executor/weight_utils.py"):
         assert _tier(code, path) == ("cold", "in model or weight loading code (by its folder or file name)"), path

@@ -117,13 +117,28 @@ _PYTHON_VALUE_METHODS = frozenset(
 )
 
 
+# Methods and attributes numpy arrays have as well as tensors (and the numpy functions that
+# torch mirrors): calling one does not tell a tensor from an array.
+_NUMPY_TOO = frozenset(
+    {"max", "min", "sum", "any", "all", "item", "tolist", "nonzero", "argmax", "argmin", "mean", "cumsum", "prod",
+     "astype", "copy", "reshape", "flatten", "ravel", "squeeze", "transpose", "view", "fill", "clip", "round",
+     "sort", "argsort", "std", "var", "dot", "repeat", "take", "where", "unique", "cat", "concatenate", "stack",
+     "abs", "maximum", "minimum", "isin", "diff", "count_nonzero", "searchsorted", "full_like", "zeros_like", "ones_like"}
+)
+
+
 def resolve_by_method(value: Placement, method: str, node, how: str | None = None) -> Placement:
     """`x.max()`, `x.tolist()`, `x.device`, `torch.max(x)` where `x` is a name that holds a
     device tensor in one class and a Python int or list in another (low): no int or list has
     the method or goes into a torch function, so here `x` is the tensor (medium)."""
     if value.confidence is not LOW or method in _PYTHON_VALUE_METHODS or method.startswith("__"):
         return value
-    if not any(repo.RESOLVABLE_NOTE in e.reason for e in value.evidence[:3]):
+    notes = [e.reason for e in value.evidence[:3]]
+    if any(repo.RESOLVABLE_NOTE_TORCH_ONLY in r for r in notes):
+        # The name also holds numpy arrays: `.max()`, `.any()`, `.tolist()` are theirs too.
+        if method in _NUMPY_TOO:
+            return value
+    elif not any(repo.RESOLVABLE_NOTE in r for r in notes):
         return value
     how = how or f"`.{method}()` is a tensor method"
     return Placement(value.places, MEDIUM, value.evidence).because(node, f"{how}: here it is the tensor")
