@@ -612,3 +612,20 @@ def test_a_name_that_is_a_numpy_array_elsewhere_is_not_resolved_by_numpy_methods
         },
     )
     assert [f[1:3] for f in findings(root, "use.py")] == [(8, "SL201")]
+
+
+def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on(tmp_path, monkeypatch):
+    # The index is context: a module it fails to summarize (a defect of synclint) gives no
+    # facts; every file is still linted, and the other modules' facts still place values.
+    root = project(tmp_path, {**METADATA, "odd.py": "import zlib as odd_marker\n"})
+    real, raised = repo._Summarizer.run, []
+
+    def run(self, collected, classes):
+        if "odd_marker" in self.imports:
+            raised.append(True)
+            raise TypeError("a defect")
+        return real(self, collected, classes)
+
+    monkeypatch.setattr(repo._Summarizer, "run", run)
+    assert findings(root, "backend.py", "odd.py") == [("backend.py", 3, "SL201", "medium")]
+    assert raised

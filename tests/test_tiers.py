@@ -411,3 +411,21 @@ def test_a_walrus_memo_hit_makes_the_code_after_it_cold():
     assert {v.tier for v in _findings(not_lookup)} == {"unknown"}
     other = WALRUS_MEMO.replace("            return values\n", "            return None\n")
     assert {v.tier for v in _findings(other)} == {"unknown"}
+
+
+def test_cache_fill_with_a_compound_statement_in_its_body():
+    # A compound statement (for/if/with) in the body of `if self._x is None:` made the
+    # cache-fill check iterate a block: an internal error that ended whole runs.
+    code = """
+        import torch
+        class Scheduler:
+            def step(self, values):
+                if self._table is None:
+                    for v in values:
+                        if v is None:
+                            continue
+                    self._table = torch.tensor(values, device="cuda")
+                return self._table
+    """
+    tier, reason = _tier(code)
+    assert (tier, "first use" in reason) == ("cold", True), reason
