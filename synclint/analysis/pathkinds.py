@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 # Folders and files of tests and benchmarks (path components, compared in lower case).
-TEST_FOLDERS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench", "benches", "examples"})
+TEST_FOLDERS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench", "benches"})
 TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest|testing|bench_.*|.*_bench|benchmark_.*|.*_benchmark|bench_utils|benchmark)\.pyi?$")
 
 # Folders of vendored third-party code: a copy of another project, of which the repository

@@ -69,7 +69,7 @@ CACHING_DECORATORS = frozenset(
 # Folders and files of tests and benchmarks (path components, compared in lower case).
 # `decode_bench_connector.py`, `attn_benchmark_utils.py`: a benchmark word among the parts.
 # ... and test doubles: `hf3fs_mock_client.py`, `fake_store.py`.
-_BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks|example|examples|mock|mocks|fake)(_|\.py)")
+_BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks|mock|mocks|fake)(_|\.py)")
 # Folders and files (without `.py`) of model and weight loading: run once at start-up.
 _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
 
@@ -99,9 +99,9 @@ def file_tier(filename: str) -> TierVerdict | None:
     """Tests and benchmarks, by folder or file name."""
     parts = re.split(r"[\\/]", filename.lower())
     if any(p in _TEST_FOLDERS for p in parts[:-1]):
-        return TierVerdict(Tier.COLD, "in a tests, examples or benchmarks folder")
+        return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
     if parts and (_TEST_FILE.match(parts[-1]) or _BENCH_PART.search(parts[-1])):
-        return TierVerdict(Tier.COLD, "in a test, mock, example or benchmark file")
+        return TierVerdict(Tier.COLD, "in a test, mock or benchmark file")
     if any(p.removesuffix(".py") in _LOADING_PARTS for p in parts):
         return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
     return None
