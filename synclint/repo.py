@@ -46,6 +46,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 
+from synclint.analysis import coldcode
 from synclint.apis import torch_api as api
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key
@@ -64,8 +65,11 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-3"
+INDEX_VERSION = "repo-index-4"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
+# A caller that is no way in for the hot path: a call on a branch that runs once (the call
+# graph's cold roots).
+COLD_CALLER = " [on a branch that runs once]"
 
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
@@ -142,6 +146,7 @@ def summarize(text: str) -> tuple:
     recorder = _Recorder()
     saved = places.REPO
     places.REPO = recorder
+    places.LIST_ELEMENTS = False
     try:
         lines = text.splitlines(keepends=True)
         collected: list = []
@@ -154,6 +159,7 @@ def summarize(text: str) -> tuple:
         return ((), (), (), (), ())
     finally:
         places.REPO = saved
+        places.LIST_ELEMENTS = True
 
 
 # Calls into these are not calls of the repository's functions.
@@ -241,36 +247,27 @@ class _Summarizer:
             self.mirrors.append(names)
         for value in places._return_values(func):
             self._flow(("r", key), value, unit, value.lineno)
-        # The calls this function makes (not those of functions nested in it). A call made only
-        # in a training branch or an `except` handler is made by a cold caller of its own
-        # (`forward [training]`): `expire_codes_()` called under `if self.training:` in
-        # `forward` is not reached every step by that call.
-        pending: list[tuple[ast.AST, str]] = [(node, key) for node in func.body]
-        while pending:
-            node, caller = pending.pop()
+        # A call made only on a branch that runs once (a cache miss, a first use, an
+        # `except` handler, a debug-only branch: synclint/analysis/coldcode.py) comes from a
+        # cold caller. Not the calls of a thread's target: a serving loop runs on a thread or
+        # process of its own (`Process(target=run_scheduler_process)`), and what it calls
+        # runs every step.
+        caller = key
+        cold = {id(n) for n in coldcode.cold_subtrees(func)}
+        pending = [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
+        while pending:  # the calls this function makes (not those of functions nested in it)
+            node, source = pending.pop()
             kind = type(node)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                 if kind is not ast.Lambda:
-                    self.edges.add((caller, node.name))  # a nested definition runs when called
+                    self.edges.add((source, node.name))  # a nested definition runs when called
                 continue
             if kind is ast.Call:
                 callee = node.func
                 name = callee.id if type(callee) is ast.Name else callee.attr if type(callee) is ast.Attribute else None
                 if name is not None and name != key:
-                    self.edges.add((caller, name))
-            elif kind is ast.If:
-                training = _training_test(node.test)
-                if training is not None:
-                    cold = f"{key} {COLD_BRANCH_TRAINING}"
-                    pending.append((node.test, caller))
-                    pending.extend((n, cold if training else caller) for n in node.body)
-                    pending.extend((n, caller if training else cold) for n in node.orelse)
-                    continue
-            elif kind is ast.ExceptHandler:
-                cold = f"{key} {COLD_BRANCH_EXCEPT}"
-                pending.extend((n, cold) for n in node.body)
-                continue
-            pending.extend((n, caller) for n in ast.iter_child_nodes(node))
+                    self.edges.add((source, name))
+            pending.extend((child, caller + COLD_CALLER if id(child) in cold else source) for child in ast.iter_child_nodes(node))
 
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
@@ -299,23 +296,6 @@ class _Summarizer:
                 self._flow(("p", key, kw.arg), kw.value, unit, call.lineno)
                 if key[:1].isupper():  # `Cls(x=...)`: a dataclass / NamedTuple field
                     self._flow(("a", kw.arg), kw.value, unit, call.lineno)
-
-
-# A caller that stands for the training branches (the `except` handlers) of a function: cold.
-COLD_BRANCH_TRAINING = "[training]"
-COLD_BRANCH_EXCEPT = "[except]"
-
-
-def _training_test(test) -> bool | None:
-    """True: the `if` body runs only in training (`if self.training:`, `if self.training and
-    ...:`); False: the `else` does (`if not self.training:`); None: neither."""
-    if type(test) is ast.Attribute and test.attr == "training":
-        return True
-    if type(test) is ast.UnaryOp and type(test.op) is ast.Not and type(test.operand) is ast.Attribute and test.operand.attr == "training":
-        return False
-    if type(test) is ast.BoolOp and type(test.op) is ast.And and any(_training_test(v) is True for v in test.values):
-        return True
-    return None
 
 
 _SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "complex", "bytes"})
@@ -818,7 +798,7 @@ def _index_code() -> str:
     tables): editing a rule does not throw the stored summaries away."""
     package = Path(__file__).resolve().parent
     h = hashlib.sha256(INDEX_VERSION.encode())
-    for rel in ("repo.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
+    for rel in ("repo.py", "analysis/coldcode.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
         try:
             h.update((package / rel).read_bytes())
         except OSError:
@@ -970,13 +950,13 @@ class _CallGraphTiers:
         self.vendored = facts.vendored
 
     def _is_hot(self, name: str) -> bool:
-        return any(fnmatchcase(name, p) for p in self.hot)
+        return not name.endswith(COLD_CALLER) and any(fnmatchcase(name, p) for p in self.hot)
 
     def _is_cold(self, name: str) -> bool:
         return (
             name[:1].isupper()
             or name == "__init__"
-            or name.endswith((COLD_BRANCH_TRAINING, COLD_BRANCH_EXCEPT))
+            or name.endswith(COLD_CALLER)
             or any(fnmatchcase(name, p) for p in self.cold)
         )
 

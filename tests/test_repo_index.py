@@ -508,11 +508,87 @@ TRAINING_GRAPH = {
 }
 
 
+ONCE_BRANCHES = {
+    "runner.py": """\
+        import threading
+        import torch
+        from geometry import slice_geometry
+        from plans import get_plan, scan_every_step
+
+
+        class Runner:
+            def start(self):
+                threading.Thread(target=self._transfer_loop, daemon=True).start()
+
+            def _transfer_loop(self):
+                gather_pages([1, 2, 3], "cuda")
+
+            def execute_model(self, offsets, context, key, x: torch.Tensor):
+                geometry = slice_geometry(tuple(offsets), x.device)
+                plan = get_plan(context, key, x)
+                if self.debug_mode:
+                    check_bounds(x)
+                return scan_every_step(x) + geometry + plan
+
+
+        def gather_pages(pages, device):
+            return torch.tensor(pages).to(device)
+
+
+        def check_bounds(x: torch.Tensor):
+            return int(x.max().item())
+        """,
+    "geometry.py": """\
+        import torch
+
+        _GEOMETRY = {}
+
+
+        def slice_geometry(offsets, device):
+            key = (offsets, device)
+            geometry = _GEOMETRY.get(key)
+            if geometry is None:
+                geometry = _build_geometry(offsets, device)
+                _GEOMETRY[key] = geometry
+            return geometry
+
+
+        def _build_geometry(offsets, device):
+            return torch.tensor(list(offsets), device=device)
+        """,
+    "plans.py": """\
+        import torch
+
+
+        def get_plan(context, key, x):
+            cached = context.mask_cache.get(key)
+            if cached is not None:
+                return cached
+            plan = _semantic_groups(x)
+            context.mask_cache[key] = plan
+            return plan
+
+
+        def _semantic_groups(x: torch.Tensor):
+            return torch.nonzero(x.cuda()).flatten()
+
+
+        def scan_every_step(x: torch.Tensor):
+            return _lookalike_groups(x)
+
+
+        def _lookalike_groups(x: torch.Tensor):
+            # Reached every step through scan_every_step: the same shape is hot.
+            return torch.nonzero(x.cuda()).flatten()
+        """,
+}
+
+
 def test_a_helper_called_only_in_a_training_branch_or_an_except_handler_is_cold(tmp_path):
     root = project(tmp_path / "proj", TRAINING_GRAPH)
     found = tiers(root, "codebook.py")
-    assert found[21][0] == "cold" and "forward [training] -> expire_codes_" in found[21][1]
-    assert found[30][0] == "cold" and "forward [except] -> recover" in found[30][1]
+    assert found[21][0] == "cold" and "forward [on a branch that runs once] -> expire_codes_" in found[21][1]
+    assert found[30][0] == "cold" and "forward [on a branch that runs once] -> recover" in found[30][1]
     # `if not self.training:` runs at inference; the `try` body runs every time.
     assert found[24][0] == "hot" and "forward -> track" in found[24][1]
     assert found[27][0] == "hot" and "forward -> quantize" in found[27][1]
@@ -612,6 +688,21 @@ def test_a_name_that_is_a_numpy_array_elsewhere_is_not_resolved_by_numpy_methods
         },
     )
     assert [f[1:3] for f in findings(root, "use.py")] == [(8, "SL201")]
+
+
+def test_calls_made_only_on_a_branch_that_runs_once_are_cold(tmp_path):
+    root = project(tmp_path / "proj", ONCE_BRANCHES)
+    geometry = tiers(root, "geometry.py")
+    assert geometry[16][0] == "cold" and "slice_geometry [on a branch that runs once]" in geometry[16][1]
+    plans = tiers(root, "plans.py")
+    assert plans[14][0] == "cold" and "get_plan [on a branch that runs once]" in plans[14][1]
+    assert plans[23][0] == "hot"
+    runner_tiers = tiers(root, "runner.py")
+    # check_bounds is called only in a debug-only branch. gather_pages is called only from a
+    # thread's target, and stays unknown: a serving loop runs on a thread or process of its
+    # own (`Process(target=run_scheduler_process)`), so its callees are not cold for that.
+    assert runner_tiers[27][0] == "cold" and "execute_model [on a branch that runs once]" in runner_tiers[27][1]
+    assert runner_tiers[23][0] == "unknown"
 
 
 def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on(tmp_path, monkeypatch):
