@@ -386,6 +386,49 @@ def test_r10_diff_without_final_newline_applies_with_git_apply(project, synclint
     assert (project.root / "b.py").read_bytes() == fixed_b.encode()
 
 
+# A fix in one file that changes what the repository index says about another: fixing
+# `forward` adds a call of `.pin_memory()`, so `Batch.pin_memory` (called before only from a
+# loading function, so cold) becomes reachable from a hot root, and its finding is reported.
+_INDEX_CHANGING_TREE = {
+    "pyproject.toml": "",
+    "runner.py": (
+        "import torch\n\n\nclass Runner:\n    def forward(self, values):\n"
+        '        ids = torch.tensor(values, device="cuda")\n        return ids\n\n\n'
+        "def load_weights(batch):\n    return batch.pin_memory()\n"
+    ),
+    "batch.py": (
+        "import torch\n\n\nclass Batch:\n    def pin_memory(self):\n"
+        '        self.ids = torch.tensor(self.values, device="cuda")\n        return self\n'
+    ),
+}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_diff_applied_is_what_fix_writes_when_a_fix_changes_the_index_of_another_file(tmp_path):
+    """`--fix` and `--diff` both lint every file against the repository index of the tree as
+    it was when the run started; a fix written during the run does not change what another
+    file's lint reads. (A `--diff` run over a copy of only the files `--fix` changed reads an
+    index of those files alone: that, not the fixer, made the two differ on vLLM and SGLang.)"""
+    fixed_tree, patched_tree = tmp_path / "fixed", tmp_path / "patched"
+    for tree in (fixed_tree, patched_tree):
+        tree.mkdir()
+        for name, text in _INDEX_CHANGING_TREE.items():
+            (tree / name).write_text(text)
+    args = ("check", "--no-cache", "--unsafe-fixes", "--exit-zero")
+    diff = run_process(*args, "--diff", ".", cwd=patched_tree)
+    run_process(*args, "--fix", ".", cwd=fixed_tree)
+    subprocess.run(["git", "init", "-q", "."], cwd=patched_tree, check=True)
+    proc = subprocess.run(["git", "apply", "-"], cwd=patched_tree, input=diff.raw_out, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    for name in _INDEX_CHANGING_TREE:
+        assert (patched_tree / name).read_text() == (fixed_tree / name).read_text(), name
+    assert (fixed_tree / "runner.py").read_text() != _INDEX_CHANGING_TREE["runner.py"]
+    assert (fixed_tree / "batch.py").read_text() == _INDEX_CHANGING_TREE["batch.py"]
+    # The fixture does what it says: the index of the fixed tree makes batch.py's finding show.
+    again = run_process(*args, "--output-format", "concise", ".", cwd=fixed_tree)
+    assert "batch.py:6" in again.out and "runner.py" not in again.out
+
+
 # --- small ones ------------------------------------------------------------------------------
 
 
