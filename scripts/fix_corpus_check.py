@@ -5,9 +5,10 @@ rejects or that gives other text than `--fix` writes.
 
     python scripts/fix_corpus_check.py SOURCE_TREE WORK_FOLDER [--jobs N]
 
-The tree's .py files are copied into WORK_FOLDER; `--diff` runs over the pristine copy, then
-`--fix` over the same copy (both read the same repository index); the diff is applied with
-`git apply` to pristine copies of the files it names, which must then equal what --fix wrote.
+The tree is copied twice into WORK_FOLDER (its .py files only): one copy is fixed with
+--fix, the other gets the --diff of the whole tree applied with `git apply`; the two must then
+be identical. A defect of synclint on one file (an SL002 "internal error" finding) counts as a
+crash, as does exit 2.
 Prints one JSON object of counts (and the first problems found)."""
 
 from __future__ import annotations
@@ -84,25 +85,15 @@ def main() -> int:
             lines += handle.read().count(b"\n")
     out["lines"] = lines
 
-    # 1. --diff over the pristine tree, before --fix changes it: both runs see the same tree and
-    #    so the same repository index (a --diff over a copy of only the fixed files would read
-    #    an index of those files alone, whose call graph and facts differ)
-    diff = _synclint(["--diff"], fixed_tree)
-    out["crashes"] = int(diff.returncode == 2)
-    patch = args.work / "synclint.diff"
-    patch.write_bytes(diff.stdout)
-    out["diff_bytes"] = len(diff.stdout)
-    in_diff = [Path(line[6:]) for line in diff.stdout.decode(errors="replace").splitlines() if line.startswith("+++ b/")]
-
-    # 2. --fix over the whole tree (the real command: discovery, worker processes, writes)
+    # 1. --fix over the whole tree (the real command: discovery, worker processes, writes)
     start = time.monotonic()
     fix = _synclint(["--fix", "-q", "--output-format", "concise"], fixed_tree)
     out["fix_exit"] = fix.returncode
     out["fix_seconds"] = round(time.monotonic() - start, 1)
     err = fix.stderr.decode(errors="replace")
-    crashes = int(fix.returncode == 2) + err.count("internal error")
-    out["crashes"] += crashes
-    if crashes:
+    # exit 2 ends the run; a defect on one file is an SL002 "internal error" finding and the run goes on
+    out["crashes"] = int(fix.returncode == 2) + err.count("internal error") + fix.stdout.count(b"SL002 internal error")
+    if out["crashes"]:
         out["problems"].append(err[-2000:])
     out["fix_report_lines"] = fix.stdout.count(b"\n")
 
@@ -130,24 +121,28 @@ def main() -> int:
     out["corrupted"] = corrupted
     out["new_pyflakes_messages"] = new_flakes
 
-    # 3. the --diff applied with git apply to pristine copies of the files it names and of the
-    #    fixed files: must give exactly what --fix wrote (a file in only one of them differs)
-    touched = sorted(set(changed) | set(in_diff))
-    for rel in touched:
-        (patched_tree / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(args.source / rel, patched_tree / rel)
+    # 2. --diff of pristine copies of the fixed files, applied with git apply: must give
+    #    exactly what --fix wrote (an unchanged file has an empty diff by the same code path)
+    #    (the whole tree is copied: what synclint reads from the other files, the repository
+    #    index, must be the same as in the --fix run)
+    _copy_py(args.source, patched_tree)
+    diff = _synclint(["--diff"], patched_tree) if changed else None
     differs = 0
     out["git_apply_failures"] = 0
-    if in_diff:
+    if diff is not None:
+        out["crashes"] += int(diff.returncode == 2) + diff.stdout.count(b"SL002 internal error")
+        patch = args.work / "synclint.diff"
+        patch.write_bytes(diff.stdout)
         applied = subprocess.run(["git", "apply", "--unsafe-paths", str(patch.resolve())], cwd=patched_tree, capture_output=True)
+        out["diff_bytes"] = len(diff.stdout)
         out["git_apply_failures"] = int(applied.returncode != 0)
         if applied.returncode:
             out["problems"].append("git apply: " + applied.stderr.decode(errors="replace")[:2000])
-    for rel in touched:
-        if (patched_tree / rel).read_bytes() != (fixed_tree / rel).read_bytes():
-            differs += 1
-            if len(out["problems"]) < 60:
-                out["problems"].append(f"{rel}: --diff applied differs from --fix")
+        for rel in changed:
+            if (patched_tree / rel).read_bytes() != (fixed_tree / rel).read_bytes():
+                differs += 1
+                if len(out["problems"]) < 60:
+                    out["problems"].append(f"{rel}: --diff applied differs from --fix")
     out["diff_differs_from_fix"] = differs
 
     # 3. idempotent: a second run over the fixed files changes nothing
