@@ -528,12 +528,16 @@ def test_crafted_cache_entry_with_a_valid_checksum_is_a_miss(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc")
-def test_workers_end_when_the_run_is_killed(tmp_path):
+@pytest.mark.parametrize("files", [24, 80], ids=["lint-workers", "index-workers"])
+def test_workers_end_when_the_run_is_killed(tmp_path, files):
+    """The workers that lint (over a size) and those that read the repository index (over 64
+    files, first) end with a run killed with SIGKILL; the index's were left waiting."""
     import signal
     import sys
 
     body = "".join(f"def f{i}(toks):\n    return torch.tensor(toks, device='cuda')\n\n" for i in range(300))
-    for i in range(24):  # over the size where the run uses worker processes
+    (tmp_path / "pyproject.toml").write_text("")
+    for i in range(files):  # over the size where the run uses worker processes
         (tmp_path / f"m{i}.py").write_text("import torch\n" + body)
     env = {**os.environ, "PYTHONPATH": str(__import__("conftest").REPO)}
     proc = subprocess.Popen([sys.executable, "-m", "synclint", "check", "--no-cache", "-j2", "."], cwd=tmp_path, env=env,
