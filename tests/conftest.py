@@ -36,7 +36,11 @@ TWO_FINDINGS_FIXED = textwrap.dedent(
 
 
     def step(tokens):
-        ids = (torch.as_tensor(tokens, dtype=torch.long).pin_memory() if torch.cuda.is_available() else torch.tensor(tokens, dtype=torch.long)).to("cuda", non_blocking=torch.cuda.is_available())
+        ids = (
+            torch.as_tensor(tokens, dtype=torch.long).pin_memory()
+            if torch.cuda.is_available()
+            else torch.tensor(tokens, dtype=torch.long)
+        ).to("cuda", non_blocking=torch.cuda.is_available())
         total = torch.zeros(4, device="cuda").sum()
         return ids, total.item()
     """

@@ -90,7 +90,8 @@ def test_a_file_written_with_each_terminator_is_fixed_in_its_own(newline):
 def test_r01b_lone_cr_before_a_finding_does_not_corrupt_the_file():
     text = 'import torch\nx = [1,\r     2]\ndef forward(self, toks):\n    y = torch.tensor(toks, device="cuda")\n    return y\n'
     fixed = _fix(text)
-    assert fixed == 'import torch\n' + IMPORT + 'x = [1,\r     2]\ndef forward(self, toks):\n    y = async_tensor_h2d(toks, device="cuda")\n    return y\n'
+    # (`import torch` goes with its last use)
+    assert fixed == IMPORT + 'x = [1,\r     2]\ndef forward(self, toks):\n    y = async_tensor_h2d(toks, device="cuda")\n    return y\n'
     assert _fix(fixed) == fixed
 
 
@@ -511,6 +512,46 @@ def test_from_numpy_to_a_device_that_may_be_the_cpu_is_unsafe():
 
 
 # --- minor items ---------------------------------------------------------------------------
+
+
+def test_a_fix_that_took_the_last_use_of_torch_removes_its_import():
+    text = "import os\nimport torch\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n"
+    result = fix_source(text, "x.py", SETTINGS)
+    assert result.fixed == "import os\n" + IMPORT + "\ndef f(toks):\n    return async_tensor_h2d(toks, device='cuda')\n"
+    assert fix_source(result.fixed, "x.py", SETTINGS).fixed == result.fixed
+    alias = fix_source(text.replace("import torch", "import torch as th").replace("torch.tensor", "th.tensor"), "x.py", SETTINGS)
+    assert "import torch" not in alias.fixed and "th" not in alias.fixed.replace("async_tensor_h2d", "").split()
+    named = fix_source(text.replace("import torch", "from torch import tensor").replace("torch.tensor", "tensor"), "x.py", SETTINGS)
+    assert "from torch" not in named.fixed
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("def f(toks):", "def f(toks) -> 'torch.Tensor':"),  # a string annotation
+        ("def f(toks):", "# torch is loaded here for its CUDA init\ndef f(toks):"),  # a comment
+        ("import os\n", "import os\n__all__ = ['torch', 'f']\n"),  # exported
+        ("import torch\n", "import torch  # noqa: F401\n"),  # a comment on the import
+        ("import torch\n", "import os, torch\n"),  # one of several names
+        ("import torch\n", "try:\n    import torch\nexcept ImportError:\n    pass\n"),  # not at the top level
+        ("\ndef f(toks):", "\ny = torch.float16\n\ndef f(toks):"),  # another use
+    ],
+    ids=["string-annotation", "comment", "__all__", "noqa", "several-names", "in-try", "other-use"],
+)
+def test_an_import_something_else_may_use_is_kept(change):
+    text = "import os\nimport torch\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n".replace(*change)
+    result = fix_source(text, "x.py", SETTINGS)
+    assert result.applied == 1
+    assert [line for line in text.splitlines() if "torch" in line and "tensor(" not in line] == [
+        line for line in result.fixed.splitlines() if "torch" in line and "h2d" not in line
+    ]
+
+
+def test_an_import_unused_before_the_fix_or_in_a_package_init_is_kept():
+    unused = "import torch\nimport numpy\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n"
+    assert "import numpy\n" in fix_source(unused, "x.py", SETTINGS).fixed  # not the fix's doing
+    text = "import torch\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n"
+    assert fix_source(text, "pkg/__init__.py", SETTINGS).fixed.startswith("import torch\n")  # may be re-exported
 
 
 def test_crafted_cache_entry_with_a_valid_checksum_is_a_miss(tmp_path):
