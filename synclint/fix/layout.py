@@ -73,9 +73,11 @@ class Layout:
         multi_line = rng.start.line != rng.end.line
         if "\n" in content or "\r" in content:
             return content  # the fix kept the call's own line breaks (and comments)
-        # (a trailing comment is not counted: breaking the code would not shorten it)
-        suffix = _TRAILING_COMMENT.sub("", suffix)
-        if not multi_line and _width(prefix, content, suffix) <= max(self.limit, len(_TRAILING_COMMENT.sub("", first))) + SLACK:
+        if not multi_line and _TRAILING_COMMENT.search(suffix):
+            # A comment at the end of the line (`# noqa`, `# type: ignore`) belongs to that
+            # line: broken, the line it would end would be another one.
+            return content
+        if not multi_line and _width(prefix, content, suffix) <= max(self.limit, len(first)) + SLACK:
             return content  # fits, or lengthens the line a little (breaking it would read worse)
         lead = first[: len(first) - len(first.lstrip())]
         # continuation lines: the line's own indentation, of which the generator adds the
@@ -163,6 +165,8 @@ def _open_call(call: cst.Call, outer: str, one_per_line: bool) -> cst.Call:
     already laid out over lines (its whitespace may hold comments) is kept as it is."""
     if not call.args or not _on_one_line(call):
         return call
+    if one_per_line and any(isinstance(arg.value, cst.GeneratorExp) and not arg.value.lpar for arg in call.args):
+        one_per_line = False  # `f(x for x in y,)` does not parse
     inner = outer + STEP
     args = []
     for i, arg in enumerate(call.args):
