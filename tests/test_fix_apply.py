@@ -79,9 +79,8 @@ WRAPPED = "torch.tensor(\n    {data}, pin_memory=torch.cuda.is_available()\n).to
     [
         pytest.param(
             b'import torch\r\n\r\ndef step(tokens: list[int]):\r\n    return torch.tensor(tokens, device="cuda")  # ids\r\n',
-            b"import torch\r\n\r\ndef step(tokens: list[int]):\r\n    return "
-            + WRAPPED.replace("\n", "\r\n    ").format(data="tokens", device='"cuda"').encode()
-            + b"  # ids\r\n",
+            # (a line that ends in a comment is not broken: the comment stays on its line)
+            b"import torch\r\n\r\ndef step(tokens: list[int]):\r\n    return " + INLINE.format(data="tokens", device='"cuda"').encode() + b"  # ids\r\n",
             id="crlf-line-endings-and-comment-kept",
         ),
         pytest.param(
