@@ -44,6 +44,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 
+from synclint.analysis import coldcode
 from synclint.apis import torch_api as api
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key
@@ -62,8 +63,11 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-3"
+INDEX_VERSION = "repo-index-4"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
+# A caller that is no way in for the hot path: a call on a branch that runs once (the call
+# graph's cold roots).
+COLD_CALLER = " [on a branch that runs once]"
 
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
@@ -140,6 +144,7 @@ def summarize(text: str) -> tuple:
     recorder = _Recorder()
     saved = places.REPO
     places.REPO = recorder
+    places.LIST_ELEMENTS = False
     try:
         lines = text.splitlines(keepends=True)
         collected: list = []
@@ -152,6 +157,7 @@ def summarize(text: str) -> tuple:
         return ((), (), (), (), ())
     finally:
         places.REPO = saved
+        places.LIST_ELEMENTS = True
 
 
 # Calls into these are not calls of the repository's functions.
@@ -239,20 +245,27 @@ class _Summarizer:
             self.mirrors.append(names)
         for value in places._return_values(func):
             self._flow(("r", key), value, unit, value.lineno)
-        pending = list(func.body)
+        # A call made only on a branch that runs once (a cache miss, a first use, an
+        # `except` handler, a debug-only branch: synclint/analysis/coldcode.py) comes from a
+        # cold caller. Not the calls of a thread's target: a serving loop runs on a thread or
+        # process of its own (`Process(target=run_scheduler_process)`), and what it calls
+        # runs every step.
+        caller = key
+        cold = {id(n) for n in coldcode.cold_subtrees(func)}
+        pending = [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
         while pending:  # the calls this function makes (not those of functions nested in it)
-            node = pending.pop()
+            node, source = pending.pop()
             kind = type(node)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                 if kind is not ast.Lambda:
-                    self.edges.add((key, node.name))  # a nested definition runs when called
+                    self.edges.add((source, node.name))  # a nested definition runs when called
                 continue
             if kind is ast.Call:
                 callee = node.func
                 name = callee.id if type(callee) is ast.Name else callee.attr if type(callee) is ast.Attribute else None
                 if name is not None and name != key:
-                    self.edges.add((key, name))
-            pending.extend(ast.iter_child_nodes(node))
+                    self.edges.add((source, name))
+            pending.extend((child, caller + COLD_CALLER if id(child) in cold else source) for child in ast.iter_child_nodes(node))
 
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
@@ -724,7 +737,7 @@ def _index_code() -> str:
     tables): editing a rule does not throw the stored summaries away."""
     package = Path(__file__).resolve().parent
     h = hashlib.sha256(INDEX_VERSION.encode())
-    for rel in ("repo.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
+    for rel in ("repo.py", "analysis/coldcode.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
         try:
             h.update((package / rel).read_bytes())
         except OSError:
@@ -884,10 +897,15 @@ class _CallGraphTiers:
         self.memo: dict[str, object] = {}
 
     def _is_hot(self, name: str) -> bool:
-        return any(fnmatchcase(name, p) for p in self.hot)
+        return not name.endswith(COLD_CALLER) and any(fnmatchcase(name, p) for p in self.hot)
 
     def _is_cold(self, name: str) -> bool:
-        return name[:1].isupper() or name == "__init__" or any(fnmatchcase(name, p) for p in self.cold)
+        return (
+            name[:1].isupper()
+            or name == "__init__"
+            or name.endswith(COLD_CALLER)
+            or any(fnmatchcase(name, p) for p in self.cold)
+        )
 
     def __call__(self, filename: str, qualname: str):
         parts = qualname.split(".")
