@@ -147,11 +147,9 @@ class FlowWalker:
             # A branch that always leaves (`return`, `raise`) does not reach what follows:
             # after `if isinstance(x, torch.Tensor): ...; return ...`, x is no tensor.
             if _leaves(stmt.body) and not (stmt.orelse is not None and _leaves(stmt.orelse)):
-                env.clear()
-                env.update(else_env)
+                _adopt(env, else_env)
             elif stmt.orelse is not None and not isinstance(stmt.orelse, cst.If) and _leaves(stmt.orelse.body):
-                env.clear()
-                env.update(then_env)
+                _adopt(env, then_env)
             else:
                 _merge_into(env, then_env, else_env)
             normalised = _normalised_to_host(stmt, self.analysis.imports)
@@ -522,6 +520,17 @@ def _same(a: Env, b: Env, names) -> bool:
         if x is not None and (x.places != y.places or x.confidence != y.confidence):
             return False
     return True
+
+
+def _adopt(env: FlowEnv, branch: FlowEnv) -> None:
+    """`env` becomes what `branch` (a fork of it, taken since its last write) holds: only the
+    names the branch wrote (or deleted) can differ."""
+    for name in list(branch.written()):
+        value = branch.get(name)
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
 
 
 def _merge_into(env: FlowEnv, *branches) -> set:
