@@ -422,9 +422,10 @@ class recording:
 
 
 def dependency_digest(reads: dict) -> str:
-    """One hash of the questions a file asked and the answers it got."""
-    blob = marshal.dumps(sorted(reads.items()))
-    return hashlib.sha256(blob).hexdigest()[:24]
+    """One hash of the questions a file asked and the answers it got. `repr`, not marshal:
+    marshal's bytes depend on which equal objects are shared or interned (a fact read back
+    from disk is written differently from the same fact just solved)."""
+    return hashlib.sha256(repr(sorted(reads.items())).encode()).hexdigest()[:24]
 
 
 class Verifier:
@@ -546,8 +547,8 @@ def solve(summaries: dict[str, tuple]) -> Facts:
 
 
 def _fingerprint(values: dict, graph: dict) -> str:
-    blob = marshal.dumps((sorted(values.items()), sorted(graph.items())))
-    return hashlib.sha256(blob).hexdigest()[:16]
+    # repr, not marshal: the same facts read back from disk must give the same fingerprint.
+    return hashlib.sha256(repr((sorted(values.items()), sorted(graph.items()))).encode()).hexdigest()[:16]
 
 
 def _device_reason(key: tuple, example, flows_of) -> str:
