@@ -914,11 +914,22 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from synclint.runner import _die_with_parent
+
         try:
-            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                return list(pool.map(_summarize_file, paths, chunksize=32))
+            # The workers end with the run, even one killed with SIGKILL (they were left
+            # waiting on their queue); a run ended by SIGTERM waits only for the chunks
+            # being summarised, not for the whole repository.
+            pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent)
         except Exception:  # noqa: BLE001 - a pool that cannot start: do it here
-            pass
+            pool = None
+        if pool is not None:
+            try:
+                return list(pool.map(_summarize_file, paths, chunksize=32))
+            except Exception:  # noqa: BLE001 - a worker that died: do it here
+                pass
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
     return [_summarize_file(p) for p in paths]
 
 
