@@ -24,6 +24,10 @@ LIKE_FACTORIES = frozenset(
 
 # torch.tensor/as_tensor copy their data argument (and keep a tensor argument's device).
 DATA_FACTORIES = frozenset({"tensor", "as_tensor", "asarray"})
+# Context managers under which a factory without `device=` builds where the context's device
+# says (`with torch.device("cuda"):`). Not `torch.cuda.device(i)`: it selects which GPU
+# `"cuda"` means and builds nothing there.
+DEVICE_CONTEXTS = frozenset({"torch.device"})
 
 # torch dtypes: `.to(torch.float16)` changes the dtype, not the placement.
 DTYPES = frozenset(

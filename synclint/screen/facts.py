@@ -50,6 +50,7 @@ class Unit:
     # `("aug", target, expr)` for an augmented assignment.
     bindings: list = field(default_factory=list)
     bound: set[str] = field(default_factory=set)
+    annotations: dict[str, ast.expr] = field(default_factory=dict)  # name -> its annotation (parameters, `x: T = ...`)
     imported: set[str] = field(default_factory=set)  # names its imports bind
     local_defs: dict[str, list] = field(default_factory=dict)  # nested def name -> nodes
     sites: dict[str, list] = field(default_factory=dict)  # site kind -> nodes
@@ -150,6 +151,8 @@ class FactReader:
                     self.collect.append((node, unit))
                 if node.value is not None:
                     self._bind(node.target, node.value, unit)
+                if type(node.target) is ast.Name:
+                    unit.annotations[node.target.id] = node.annotation
                 declared = t.annotation_mask(node.annotation)
                 if declared:
                     self._bind(node.target, declared, unit)
@@ -158,6 +161,13 @@ class FactReader:
                 sites.setdefault("loop", []).append(node.iter)
                 if kind is ast.comprehension and node.ifs:
                     sites.setdefault("truth", []).extend(node.ifs)
+            elif kind is ast.With or kind is ast.AsyncWith:
+                for item in node.items:
+                    context = item.context_expr
+                    if type(context) is ast.Call and type(context.func) in (ast.Attribute, ast.Name) and t._last_name(context.func) == "device":
+                        # `with torch.device(d):` (a device context for the factories in it)
+                        first = node.body[0].lineno if node.body else node.lineno
+                        sites.setdefault("device_with", []).append((context, first, node.end_lineno))
             elif kind is ast.withitem:
                 if node.optional_vars is not None:
                     self._bind(node.optional_vars, node.context_expr, unit)
@@ -327,6 +337,8 @@ class FactReader:
             unit.bound.add(name)
             if name in ("self", "cls"):
                 continue
+            if arg.annotation is not None:
+                unit.annotations[name] = arg.annotation
             if key is not None:
                 # What every caller in the repository passes, or what the name says.
                 known = t.REPO.param(key, name)

@@ -45,6 +45,24 @@ class NoRepository:
     def ret(self, function: str) -> int:
         return 0
 
+    # --- the types of objects (synclint/repo.py): a field read through its class ---------
+    def field(self, cls: str, name: str) -> int:
+        """`obj.<name>` where `obj` is an instance of `cls`: what the repository assigns to
+        that class's field (its bases' and subclasses' too), else what the name says."""
+        return self.attr(name)
+
+    def field_type(self, cls: str, name: str) -> str | None:
+        """The class of the field `cls.<name>` (its annotation, or the class it is built as)."""
+        return None
+
+    def returns_class(self, owner: str, name: str) -> str | None:
+        """The class a function (owner "") or a method of `owner` returns: its `-> Cls`
+        annotation, or `cls(...)` / `Cls(...)` returned by a classmethod constructor."""
+        return None
+
+    def is_class(self, name: str) -> bool:
+        return False
+
 
 REPO = NoRepository()
 
@@ -120,6 +138,61 @@ def annotation_mask(annotation: ast.expr) -> int:
     return 0
 
 
+# Annotations that name no class of the project: typing forms, builtins, tensors.
+_NOT_CLASSES = frozenset({
+    "Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "FrozenSet", "Sequence", "Iterable", "Iterator",
+    "Callable", "Type", "Mapping", "MutableMapping", "Literal", "Tensor", "Parameter", "ndarray", "NDArray", "Generator",
+    "Awaitable", "Coroutine", "Self", "TypeVar", "Generic", "Protocol", "None", "NoneType", "Enum", "IntEnum", "Module",
+})
+
+
+def annotation_class(annotation, imports=None) -> str | None:
+    """The class an annotation names (`ForwardBatch`, `Optional[ForwardBatch]`,
+    `"ForwardBatch"`, `ForwardBatch | None`, `mod.ForwardBatch`), by its last name through
+    the file's imports (`from m import A as B`: `B` is `A`); None for a container, a
+    typing form, a builtin or a tensor. One implementation: the libcst analysis parses the
+    annotation's text with `ast` and asks this too."""
+    expr = annotation
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        try:
+            expr = ast.parse(expr.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    while type(expr) is ast.Subscript and _last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated", "Union"):
+        inner = expr.slice
+        if type(inner) is ast.Tuple:
+            parts = [e for e in inner.elts if not (type(e) is ast.Constant and e.value is None) and _last_name(e) != "None"]
+            if _last_name(expr.value) == "Annotated":
+                parts = parts[:1]
+            if len(parts) != 1:
+                return None
+            inner = parts[0]
+        expr = inner
+    if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
+        left, right = expr.left, expr.right
+        if type(right) is ast.Constant and right.value is None:
+            return annotation_class(left, imports)
+        if type(left) is ast.Constant and left.value is None:
+            return annotation_class(right, imports)
+        return None
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        return annotation_class(expr, imports)
+    if type(expr) not in (ast.Name, ast.Attribute):
+        return None
+    name = resolved_name(_last_name(expr) if type(expr) is ast.Attribute else expr.id, imports)
+    if not name[:1].isupper() or name.isupper() or name in _NOT_CLASSES or "Tensor" in name:
+        return None
+    return name
+
+
+def resolved_name(name: str, imports=None) -> str:
+    """A local name's last dotted part through the imports (`from m import A as B`: `A`)."""
+    if imports:
+        for qual in imports.get(name, ()):
+            return qual.rpartition(".")[2]
+    return name
+
+
 def _device_string(text: str) -> int:
     head = text.split(":", 1)[0]
     return DEVICE if head in ACCELERATOR_PREFIXES else CPU if head == "cpu" else 0
@@ -172,6 +245,7 @@ class PlaceModel:
         # only if it read none but its own.
         self._partial_reads: list[int] = []
         self._returns_of: dict[int, list] = {}
+        self._classes: dict[tuple, str | None] = {}
 
     # --- sites --------------------------------------------------------------------------
     def holds(self, unit, kind: str, words=()) -> bool:
@@ -319,11 +393,19 @@ class PlaceModel:
             return self.place(expr.value, unit) & TENSORS
         if attr in _HOST_ATTRIBUTES:
             return 0  # host metadata (`.shape`, `.dtype`)
-        return REPO.attr(attr)  # a field: what the repository assigns to it, or its name says
+        # A field: what the repository assigns to it through the object's class where that is
+        # known, else to any field of that name, or what its name says.
+        owner = self.class_of(expr.value, unit)
+        return REPO.field(owner, attr) if owner else REPO.attr(attr)
 
     def _self_attribute(self, attr: str, unit) -> int:
-        mask = DEVICE if attr in SELF_DEVICE_ATTRIBUTES else REPO.attr(attr)
         cls = unit.owner
+        if attr in SELF_DEVICE_ATTRIBUTES:
+            mask = DEVICE
+        elif cls is not None and type(cls.header.node) is ast.ClassDef:
+            mask = REPO.field(cls.header.node.name, attr)
+        else:
+            mask = REPO.attr(attr)
         if cls is None:
             return mask
         return mask | self._memoized(("attr", id(cls), attr), lambda: self._written(cls, attr))
@@ -404,6 +486,9 @@ class PlaceModel:
                 if kw.arg == "device":
                     return self._target(kw.value, unit)
             data = self.place(call.args[0], unit) & (DEVICE | HOST) if call.args else 0
+            context = self._device_context(call, unit)
+            if context and name not in api.LIKE_FACTORIES and not data:
+                return context  # inside `with torch.device(d):` it builds where d says
             return data | HOST  # without device= on the host (or where a tensor argument is)
         if name in _MODULE_MEMBER_CALLS:
             return DEVICE
@@ -423,6 +508,83 @@ class PlaceModel:
             else:
                 mask |= self.place(value, unit)
         return mask & TENSORS
+
+    def _device_context(self, call: ast.Call, unit) -> int:
+        """Where `with torch.device(d):` around `call` sends the tensors built without
+        `device=` (0: no such context)."""
+        mask = 0
+        for context, first, last in unit.sites.get("device_with", ()):
+            if first <= call.lineno <= last and any(q in api.DEVICE_CONTEXTS for q in self._qualnames(context.func)):
+                arg = context.args[0] if context.args else next((kw.value for kw in context.keywords if kw.arg == "type"), None)
+                if arg is not None:
+                    mask |= self._target(arg, unit) & (DEVICE | HOST)
+        return mask
+
+    # --- the classes of objects -------------------------------------------------------------
+    def class_of(self, expr, unit, depth: int = 0) -> str | None:
+        """The class of the object `expr` evaluates to, where the code says it: `self`, a
+        parameter annotated with a class, a name bound to `Cls(...)`, `Cls.constructor(...)`
+        or a function annotated `-> Cls`, a field of a known class (`self.info.x`)."""
+        if depth > 8:
+            return None
+        kind = type(expr)
+        if kind is ast.Name:
+            return self._name_class(expr.id, unit, depth)
+        if kind is ast.Attribute:
+            base = self.class_of(expr.value, unit, depth + 1)
+            return REPO.field_type(base, expr.attr) if base else None
+        if kind is ast.Call:
+            return self.call_class(expr, unit, depth)
+        return None
+
+    def _name_class(self, name: str, unit, depth: int) -> str | None:
+        key = (id(unit), name)
+        if key in self._classes:
+            return self._classes[key]
+        self._classes[key] = None  # a cycle (`x = x.next`) says nothing
+        found = None
+        owner = unit.owner
+        if name in ("self", "cls") and owner is not None and type(owner.header.node) is ast.ClassDef:
+            found = owner.header.node.name
+        elif name in unit.annotations:
+            found = annotation_class(unit.annotations[name], self.imports)
+        elif name in unit.bound:
+            classes = set()
+            for names, value in unit.bindings:
+                if name not in names or type(value) is int or type(value) is ast.Constant:
+                    continue
+                one = self.class_of(value, unit, depth + 1) if type(value) is not tuple else None
+                if one is None:
+                    classes = None
+                    break
+                classes.add(one)
+            if classes and len(classes) == 1:
+                found = classes.pop()
+        self._classes[key] = found
+        return found
+
+    def call_class(self, call: ast.Call, unit, depth: int = 0) -> str | None:
+        """The class a call builds: `Cls(...)`, `cls(...)` in a classmethod, a classmethod
+        constructor `Cls.init_new(...)`, a function or method annotated `-> Cls`."""
+        func = call.func
+        if type(func) is ast.Name:
+            name = func.id
+            if name == "cls":
+                return self._name_class("cls", unit, depth + 1)
+            if name in unit.bound and name not in unit.imported:
+                return None
+            name = resolved_name(name, self.imports)
+            return name if REPO.is_class(name) else REPO.returns_class("", name)
+        if type(func) is ast.Attribute:
+            head = func.value
+            if type(head) is ast.Name and head.id not in ("self", "cls") and (head.id not in unit.bound or head.id in unit.imported):
+                name = resolved_name(head.id, self.imports)
+                if REPO.is_class(name):
+                    return REPO.returns_class(name, func.attr)
+            base = self.class_of(head, unit, depth + 1)
+            if base:
+                return REPO.returns_class(base, func.attr)
+        return None
 
     def _method(self, method: str, call: ast.Call, base, unit) -> int:
         if method == "cuda":
