@@ -149,6 +149,9 @@ def _class_info(tree: ast.Module, imports) -> tuple:
                 found = places.annotation_class(member.annotation, imports)
                 if found:
                     field_types.append((name, member.target.id, found))
+                elements = places.element_class(member.annotation, imports)
+                if elements:
+                    field_types.append((name, member.target.id + places.ELEMENTS, elements))
             elif isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _method_info(name, member, imports, field_types, returns)
         classes.append((name, bases, tuple(fields)))
@@ -189,6 +192,9 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list) ->
             declared = places.annotation_class(node.annotation, imports)
             if declared:
                 field_types.append((owner, node.target.attr, declared))
+            elements = places.element_class(node.annotation, imports)
+            if elements:
+                field_types.append((owner, node.target.attr + places.ELEMENTS, elements))
         elif kind is ast.Return and node.value is not None and found is None:
             made = _constructed(node.value, owner, imports, local)
             if made is not None and (made == owner or type(node.value) is ast.Name or node.value.func.id == "cls"):
@@ -688,6 +694,16 @@ def class_of_annotation(text: str) -> str | None:
     except SyntaxError:
         return None
     return places.annotation_class(expr)
+
+
+@lru_cache(maxsize=4096)
+def elements_of_annotation(text: str) -> str | None:
+    """The class of the elements an annotation's source text holds (`list[Req]`)."""
+    try:
+        expr = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    return places.element_class(expr)
 
 
 def ret_fact(function: str) -> tuple[int, str] | None:

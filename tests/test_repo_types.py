@@ -272,6 +272,8 @@ def test_inherited_fields_and_annotated_returns(tmp_path):
                 return DecodeMeta(n, device)
             """,
         "use.py": """\
+            import copy
+
             from meta import DecodeMeta, HostMeta, make_meta
 
 
@@ -280,13 +282,20 @@ def test_inherited_fields_and_annotated_returns(tmp_path):
                 b = make_meta(4, "cuda").positions.tolist()
                 c = other.positions[0]
                 return a, b, c
+
+
+            def fork(meta: DecodeMeta, other: HostMeta):
+                meta = copy.deepcopy(meta)
+                mine = copy.copy(other)
+                return meta.positions.tolist(), mine.positions[0]
             """,
     }
     root = project(tmp_path / "proj", files)
     found = findings(root, "use.py")
-    assert ("use.py", 5, "SL202") in found
-    assert ("use.py", 6, "SL202") in found
-    assert not [f for f in findings(root, "use.py", min_confidence="low") if f[1] == 7]
+    assert ("use.py", 7, "SL202") in found
+    assert ("use.py", 8, "SL202") in found
+    assert ("use.py", 16, "SL202") in found  # a copy has the class of what it copies
+    assert not [f for f in findings(root, "use.py", min_confidence="low") if f[1] == 9]
 
 
 def test_annotation_class_reads_the_forms_of_an_annotation():
@@ -305,3 +314,54 @@ def test_annotation_class_reads_the_forms_of_an_annotation():
     assert of("FB", {"FB": ("pkg.batch.ForwardBatch",)}) == "ForwardBatch"
     for text in ("torch.Tensor", "Optional[torch.Tensor]", "List[Req]", "int", "Union[A, B]", "Any", "MAX"):
         assert of(text) is None, text
+
+
+def test_the_elements_of_a_list_of_objects_have_its_class(tmp_path):
+    files = {
+        "req.py": """\
+            from typing import List, Optional
+
+            import torch
+
+
+            class Req:
+                def __init__(self, device):
+                    self.track_buffer: Optional[torch.Tensor] = torch.zeros(2, dtype=torch.int64, device=device)
+                    self.output_ids: List[int] = []
+
+
+            class Batch:
+                reqs: List["Req"]
+
+
+            class HostReq:
+                def __init__(self):
+                    self.track_buffer = torch.zeros(2, dtype=torch.int64)
+            """,
+        "pool.py": """\
+            from typing import List
+
+            from req import Batch, Req
+
+
+            def collect(reqs: List["Req"], batch: Batch):
+                out = []
+                for req in reqs:
+                    out.append(req.track_buffer.tolist())
+                for i, req in enumerate(batch.reqs):
+                    out.append(req.track_buffer.tolist())
+                    out.append(req.output_ids[-1])
+                return out
+
+
+            def unknown(reqs):
+                return [req.track_buffer.tolist() for req in reqs]
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = findings(root, "pool.py")
+    assert ("pool.py", 9, "SL202") in found
+    assert ("pool.py", 11, "SL202") in found
+    assert not [f for f in findings(root, "pool.py", min_confidence="low") if f[1] == 12]
+    # Without a class, the name holds device data in one class and host data in another.
+    assert not [f for f in found if f[1] == 17]

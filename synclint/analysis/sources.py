@@ -326,9 +326,14 @@ class Evaluator:
             return None
         classes = set()
         for value in values:
+            copied = self._copied(value)
+            if isinstance(copied, cst.Name) and copied.value == name:
+                continue  # `x = copy.deepcopy(x)`: the same class
             if isinstance(value, cst.Annotation):
                 one = repo.class_of_annotation(self.analysis.module.code_for_node(value.annotation))
                 one = self._resolved(one) if one else None
+            elif isinstance(value, tuple):
+                one = self._element_class(value[1], func, depth + 1)
             else:
                 one = self.class_of(value, {}, depth + 1)
             if one is None:
@@ -336,9 +341,38 @@ class Evaluator:
             classes.add(one)
         return classes.pop() if len(classes) == 1 else None
 
+    def _element_class(self, expr, func: cst.FunctionDef, depth: int) -> str | None:
+        """The class of the elements of `expr` (a parameter annotated `list[Req]`, a field so
+        declared): the rules of synclint/screen/places.py `element_class`."""
+        if isinstance(expr, cst.Name):
+            annotation = None
+            for param in [*func.params.posonly_params, *func.params.params, *func.params.kwonly_params]:
+                if param.name.value == expr.value and param.annotation is not None:
+                    annotation = param.annotation
+            if annotation is None:
+                annotation = next((v for v in _local_bindings(func).get(expr.value, ()) if isinstance(v, cst.Annotation)), None)
+            if annotation is None:
+                return None
+            found = repo.elements_of_annotation(self.analysis.module.code_for_node(annotation.annotation))
+            return self._resolved(found) if found else None
+        if isinstance(expr, cst.Attribute):
+            base = self.class_of(expr.value, {}, depth + 1)
+            return repo.FACTS.field_type(base, expr.attr.value + "[]") if base else None
+        return None
+
+    def _copied(self, value):
+        """`copy.copy(x)`, `copy.deepcopy(x)`: x (a copy has x's class), else None."""
+        if isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None:
+            if self.imports.qualname(value.func) in api.COPY_FUNCTIONS:
+                return value.args[0].value
+        return None
+
     def _call_class(self, call: cst.Call, env: Env, depth: int) -> str | None:
         func = call.func
         facts = repo.FACTS
+        copied = self._copied(call)
+        if copied is not None:
+            return self.class_of(copied, env, depth + 1)
         if isinstance(func, cst.Name):
             if func.value == "cls":
                 return self._name_class("cls", depth + 1)
@@ -804,7 +838,18 @@ def _local_bindings(func: cst.FunctionDef) -> dict[str, list]:
                 out.setdefault(node.target.value, []).append(node.annotation)
 
         def visit_For(self, node: cst.For) -> None:
-            for name in _names_in(node.target):
+            target, iterable = node.target, node.iter
+            if (
+                isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(iterable, cst.Call)
+                and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" and len(iterable.args) == 1
+            ):
+                for name in _names_in(target.elements[0].value):
+                    out.setdefault(name, []).append(None)
+                target, iterable = target.elements[1].value, iterable.args[0].value
+            if isinstance(target, cst.Name):
+                out.setdefault(target.value, []).append(("iter", iterable))  # `for req in reqs`
+                return
+            for name in _names_in(target):
                 out.setdefault(name, []).append(None)
 
         def visit_AsName(self, node: cst.AsName) -> None:

@@ -28,6 +28,9 @@ DATA_FACTORIES = frozenset({"tensor", "as_tensor", "asarray"})
 # says (`with torch.device("cuda"):`). Not `torch.cuda.device(i)`: it selects which GPU
 # `"cuda"` means and builds nothing there.
 DEVICE_CONTEXTS = frozenset({"torch.device"})
+# Calls whose result has the class of their argument (synclint/repo.py reads a field of the
+# copy through that class).
+COPY_FUNCTIONS = frozenset({"copy.copy", "copy.deepcopy"})
 
 # torch dtypes: `.to(torch.float16)` changes the dtype, not the placement.
 DTYPES = frozenset(

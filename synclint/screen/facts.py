@@ -51,6 +51,7 @@ class Unit:
     bindings: list = field(default_factory=list)
     bound: set[str] = field(default_factory=set)
     annotations: dict[str, ast.expr] = field(default_factory=dict)  # name -> its annotation (parameters, `x: T = ...`)
+    iterated: dict[str, list] = field(default_factory=dict)  # loop variable -> what it iterates (`for req in reqs`)
     imported: set[str] = field(default_factory=set)  # names its imports bind
     local_defs: dict[str, list] = field(default_factory=dict)  # nested def name -> nodes
     sites: dict[str, list] = field(default_factory=dict)  # site kind -> nodes
@@ -300,12 +301,16 @@ class FactReader:
             if plain and name == "enumerate" and len(names) == 2 and len(args) == 1:
                 self._bind(names[0], ast.Constant(0), unit)
                 self._bind(names[1], args[0], unit)
+                if type(names[1]) is ast.Name:
+                    unit.iterated.setdefault(names[1].id, []).append(args[0])
                 return
             if plain and name == "zip" and len(names) == len(args):
                 for element, arg in zip(names, args):
                     self._bind(element, arg, unit)
                 return
         self._bind(target, iterable, unit)
+        if type(target) is ast.Name:
+            unit.iterated.setdefault(target.id, []).append(iterable)
 
     def _bind(self, target: ast.AST, value, unit: Unit) -> None:
         """Record `target = value`: names (through tuples, lists and stars) and `self.x`.

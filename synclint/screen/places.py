@@ -185,6 +185,35 @@ def annotation_class(annotation, imports=None) -> str | None:
     return name
 
 
+# The key suffix under which the index keeps the class of a field's elements (`reqs[]`).
+ELEMENTS = "[]"
+_SEQUENCES = frozenset({"list", "List", "Sequence", "Iterable", "Iterator", "tuple", "Tuple", "set", "Set", "MutableSequence", "deque", "Deque"})
+
+
+def element_class(annotation, imports=None) -> str | None:
+    """The class of the elements an annotation holds: `list[Req]`, `List["Req"]`,
+    `Optional[Sequence[Req]]`, `tuple[Req, ...]`; None for anything else."""
+    expr = annotation
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        try:
+            expr = ast.parse(expr.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    while type(expr) is ast.Subscript and _last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated"):
+        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
+        none = lambda e: type(e) is ast.Constant and e.value is None  # noqa: E731
+        expr = expr.left if none(expr.right) else expr.right if none(expr.left) else None
+    if type(expr) is not ast.Subscript or _last_name(expr.value) not in _SEQUENCES:
+        return None
+    inner = expr.slice
+    if type(inner) is ast.Tuple:
+        if len(inner.elts) != 2 or not (type(inner.elts[1]) is ast.Constant and inner.elts[1].value is Ellipsis):
+            return None
+        inner = inner.elts[0]
+    return annotation_class(inner, imports)
+
+
 def resolved_name(name: str, imports=None) -> str:
     """A local name's last dotted part through the imports (`from m import A as B`: `A`)."""
     if imports:
@@ -553,7 +582,12 @@ class PlaceModel:
             for names, value in unit.bindings:
                 if name not in names or type(value) is int or type(value) is ast.Constant:
                     continue
-                one = self.class_of(value, unit, depth + 1) if type(value) is not tuple else None
+                if self._copied(value) is not None and type(self._copied(value)) is ast.Name and self._copied(value).id == name:
+                    continue  # `x = copy.deepcopy(x)`: the same class
+                if any(value is it for it in unit.iterated.get(name, ())):
+                    one = self.element_class(value, unit, depth + 1)  # `for req in reqs`
+                else:
+                    one = self.class_of(value, unit, depth + 1) if type(value) is not tuple else None
                 if one is None:
                     classes = None
                     break
@@ -563,10 +597,23 @@ class PlaceModel:
         self._classes[key] = found
         return found
 
+    def element_class(self, expr, unit, depth: int = 0) -> str | None:
+        """The class of the elements of `expr`: a name annotated `list[Req]` (`Sequence`,
+        `Iterable`, `tuple[Req, ...]`), a field so declared (`batch.reqs`)."""
+        if type(expr) is ast.Name and expr.id in unit.annotations:
+            return element_class(unit.annotations[expr.id], self.imports)
+        if type(expr) is ast.Attribute:
+            base = self.class_of(expr.value, unit, depth + 1)
+            return REPO.field_type(base, expr.attr + ELEMENTS) if base else None
+        return None
+
     def call_class(self, call: ast.Call, unit, depth: int = 0) -> str | None:
         """The class a call builds: `Cls(...)`, `cls(...)` in a classmethod, a classmethod
         constructor `Cls.init_new(...)`, a function or method annotated `-> Cls`."""
         func = call.func
+        copied = self._copied(call)
+        if copied is not None:
+            return self.class_of(copied, unit, depth + 1)
         if type(func) is ast.Name:
             name = func.id
             if name == "cls":
@@ -584,6 +631,12 @@ class PlaceModel:
             base = self.class_of(head, unit, depth + 1)
             if base:
                 return REPO.returns_class(base, func.attr)
+        return None
+
+    def _copied(self, value):
+        """`copy.copy(x)`, `copy.deepcopy(x)`: x (a copy has x's class), else None."""
+        if type(value) is ast.Call and len(value.args) == 1 and any(q in api.COPY_FUNCTIONS for q in self._qualnames(value.func)):
+            return value.args[0]
         return None
 
     def _method(self, method: str, call: ast.Call, base, unit) -> int:
