@@ -209,6 +209,8 @@ class _Recorder(_Types, places.NoRepository):
     """Installed as places.REPO while a file is summarised: a question about another file is
     answered with a bit that stands for it."""
 
+    symbolic = True
+
     def __init__(self) -> None:
         self.bits: dict[tuple, int] = {}
         self.keys: list[tuple] = []
@@ -227,6 +229,29 @@ class _Recorder(_Types, places.NoRepository):
 
     def field(self, cls: str, name: str) -> int:
         return convention(name) or self._symbol(("A", cls, name))
+
+    def passed(self, mask: int, func, func_unit, call, place) -> int:
+        key = function_key(func, func_unit)
+        args = func.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls")]
+        rest = mask >> 6
+        keys = self.keys
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            symbol = keys[low.bit_length() - 1]
+            if symbol[0] != "p" or symbol[1] != key:
+                continue
+            name = symbol[2]
+            arg = next((kw.value for kw in call.keywords if kw.arg == name), None)
+            if arg is None and name in params:
+                position = params.index(name)
+                positional = [a for a in call.args]
+                if position < len(positional) and not any(type(a) is ast.Starred for a in positional[: position + 1]):
+                    arg = positional[position]
+            if arg is not None:
+                mask = (mask & ~(low << 6)) | place(arg)
+        return mask
 
     def _symbol(self, key: tuple) -> int:
         bit = self.bits.get(key)
@@ -563,6 +588,10 @@ class Facts:
     # (typed fields (class, field) -> (mask, where a device value is given), declared tensors,
     #  bases, field classes, returned classes): the classes of the repository
     classes: tuple = ({}, (), {}, {}, {})
+    symbolic = False  # answers are places, not symbols (as places.NoRepository)
+
+    def passed(self, mask: int, func, func_unit, call, place) -> int:
+        return mask
 
     def __post_init__(self) -> None:
         typed, declared, bases, field_types, returns = self.classes

@@ -36,6 +36,8 @@ class NoRepository:
     """What the rest of the repository says about a field, a parameter or a function's result,
     as a place mask: nothing, until synclint/repo.py installs what its index found."""
 
+    symbolic = False  # True while the index summarises a file: answers are symbols
+
     def attr(self, name: str) -> int:
         return 0
 
@@ -63,8 +65,14 @@ class NoRepository:
     def is_class(self, name: str) -> bool:
         return False
 
+    def passed(self, mask: int, func, func_unit, call, place) -> int:
+        """`mask` (what `func` returns) with its parameters' symbols replaced by where the
+        arguments of `call` are (`place(arg)`): only the index's recorder has symbols."""
+        return mask
+
 
 REPO = NoRepository()
+_FIRST_REPOSITORY_BIT = 1 << 6  # bits from here are the index's symbols (synclint/repo.py)
 
 ACCELERATOR_PREFIXES = api.ACCELERATOR_PREFIXES
 DEVICE_NAMES = frozenset(api.DEVICE_LIKE_NAMES)
@@ -433,6 +441,11 @@ class PlaceModel:
             mask = DEVICE
         elif cls is not None and type(cls.header.node) is ast.ClassDef:
             mask = REPO.field(cls.header.node.name, attr)
+            if REPO.symbolic:
+                # The index's summary: the field is a symbol its solve answers (every write of
+                # it, these included, flows there), not the writes evaluated here (one that
+                # reads the field itself, `self.x = pad(self.x)`, would be a cycle).
+                return mask
         else:
             mask = REPO.attr(attr)
         if cls is None:
@@ -475,14 +488,14 @@ class PlaceModel:
                     for arg in call.args:
                         mask |= self.place(arg, unit) & TENSORS
                     return mask
-            local = self._local_function_returns(name, unit)
+            local = self._local_function_returns(name, unit, call)
             return mask | (local if local or name in unit.bound or mask else REPO.ret(name))
         if type(func) is ast.Attribute:
             method = func.attr
             if is_self_name(func.value) and unit.owner is not None:
                 for member in unit.owner.members:
                     if member.method and member.name == method:
-                        mask |= self._returns(member.node, member)
+                        mask |= self._passed(self._returns(member.node, member), member.node, member, call, unit)
             return mask | self._method(method, call, func.value, unit)
         return mask
 
@@ -727,14 +740,23 @@ class PlaceModel:
             return (old | self.place(operand, unit)) & TENSORS
         return self.place(value, unit)
 
-    def _local_function_returns(self, name: str, unit) -> int:
+    def _local_function_returns(self, name: str, unit, call=None) -> int:
         mask = 0
         for node in unit.local_defs.get(name, ()):
-            mask |= self._returns(node, unit)
+            mask |= self._passed(self._returns(node, unit), node, unit, call, unit)
         for other in self.by_name.get(name, ()):
             if isinstance(other.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                mask |= self._returns(other.node, other)
+                mask |= self._passed(self._returns(other.node, other), other.node, other, call, unit)
         return mask
+
+    def _passed(self, mask: int, func, func_unit, call, unit) -> int:
+        """A result that is (made from) a parameter of the function is where this call's
+        argument for it is: `self._pad(self.mask, bs)` returns what `self.mask` holds, not
+        what every caller of `_pad` passes (only the repository index, which keeps the
+        parameter as a symbol, can tell; otherwise the mask is kept)."""
+        if call is None or mask < _FIRST_REPOSITORY_BIT:
+            return mask
+        return REPO.passed(mask, func, func_unit, call, lambda arg: self.place(arg, unit))
 
     def _returns(self, func, unit) -> int:
         """The places `func` (evaluated in `unit`'s bindings) may return."""
