@@ -363,7 +363,7 @@ class Evaluator:
     def _copied(self, value):
         """`copy.copy(x)`, `copy.deepcopy(x)`: x (a copy has x's class), else None."""
         if isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None:
-            if self.imports.qualname(value.func) in api.COPY_FUNCTIONS:
+            if api.copies(self.imports.qualname(value.func) or ""):
                 return value.args[0].value
         return None
 

@@ -30,7 +30,12 @@ DATA_FACTORIES = frozenset({"tensor", "as_tensor", "asarray"})
 DEVICE_CONTEXTS = frozenset({"torch.device"})
 # Calls whose result has the class of their argument (synclint/repo.py reads a field of the
 # copy through that class).
-COPY_FUNCTIONS = frozenset({"copy.copy", "copy.deepcopy"})
+COPY_FUNCTIONS = frozenset({"copy", "deepcopy"})
+
+
+def copies(qualname: str) -> bool:
+    """`copy.copy`, `copy.deepcopy` (also reached as `copy.copy.deepcopy` where `copy` is the function)."""
+    return qualname.startswith("copy.") and qualname.rpartition(".")[2] in COPY_FUNCTIONS
 
 # torch dtypes: `.to(torch.float16)` changes the dtype, not the placement.
 DTYPES = frozenset(

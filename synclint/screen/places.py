@@ -648,7 +648,7 @@ class PlaceModel:
 
     def _copied(self, value):
         """`copy.copy(x)`, `copy.deepcopy(x)`: x (a copy has x's class), else None."""
-        if type(value) is ast.Call and len(value.args) == 1 and any(q in api.COPY_FUNCTIONS for q in self._qualnames(value.func)):
+        if type(value) is ast.Call and len(value.args) == 1 and any(api.copies(q) for q in self._qualnames(value.func)):
             return value.args[0]
         return None
 
