@@ -6,7 +6,9 @@ rejects or that gives other text than `--fix` writes.
     python scripts/fix_corpus_check.py SOURCE_TREE WORK_FOLDER [--jobs N]
 
 The tree is copied twice into WORK_FOLDER (its .py files only): one copy is fixed with
---fix, the other gets the --diff applied with `git apply`; the two must then be identical.
+--fix, the other gets the --diff of the whole tree applied with `git apply`; the two must then
+be identical. A defect of synclint on one file (an SL002 "internal error" finding) counts as a
+crash, as does exit 2.
 Prints one JSON object of counts (and the first problems found)."""
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ def main() -> int:
     out["fix_exit"] = fix.returncode
     out["fix_seconds"] = round(time.monotonic() - start, 1)
     err = fix.stderr.decode(errors="replace")
-    out["crashes"] = int(fix.returncode == 2) + err.count("internal error")
+    # exit 2 ends the run; a defect on one file is an SL002 "internal error" finding and the run goes on
+    out["crashes"] = int(fix.returncode == 2) + err.count("internal error") + fix.stdout.count(b"SL002 internal error")
     if out["crashes"]:
         out["problems"].append(err[-2000:])
     out["fix_report_lines"] = fix.stdout.count(b"\n")
@@ -120,14 +123,14 @@ def main() -> int:
 
     # 2. --diff of pristine copies of the fixed files, applied with git apply: must give
     #    exactly what --fix wrote (an unchanged file has an empty diff by the same code path)
-    for rel in changed:
-        (patched_tree / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(args.source / rel, patched_tree / rel)
+    #    (the whole tree is copied: what synclint reads from the other files, the repository
+    #    index, must be the same as in the --fix run)
+    _copy_py(args.source, patched_tree)
     diff = _synclint(["--diff"], patched_tree) if changed else None
     differs = 0
     out["git_apply_failures"] = 0
     if diff is not None:
-        out["crashes"] += int(diff.returncode == 2)
+        out["crashes"] += int(diff.returncode == 2) + diff.stdout.count(b"SL002 internal error")
         patch = args.work / "synclint.diff"
         patch.write_bytes(diff.stdout)
         applied = subprocess.run(["git", "apply", "--unsafe-paths", str(patch.resolve())], cwd=patched_tree, capture_output=True)

@@ -76,6 +76,14 @@ def process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | No
         return FileOutcome(filename, [io_error_violation(filename, str(exc))])
     except MemoryError:
         return FileOutcome(filename, [io_error_violation(filename, "out of memory while linting this file; skipped")])
+    except Exception as exc:  # a defect of synclint on this file must not end the whole run
+        if os.environ.get("SYNCLINT_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        return FileOutcome(filename, [io_error_violation(
+            filename, f"internal error while linting this file ({type(exc).__name__}: {exc}); the file was not "
+                      "linted or fixed. This is a defect of synclint: SYNCLINT_DEBUG=1 prints the traceback")])
 
 
 def _process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | None, source: bytes | None) -> FileOutcome:

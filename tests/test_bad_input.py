@@ -100,6 +100,33 @@ def test_unreadable_file_is_sl002_and_the_next_file_is_linted(project, synclint,
     assert "cannot read: Permission denied" in result.out
 
 
+@pytest.mark.parametrize("fix", [False, True])
+def test_a_defect_of_synclint_on_one_file_is_sl002_and_the_run_goes_on(project, synclint, monkeypatch, fix):
+    """An unexpected exception while linting one file (a defect of synclint, not of the input)
+    is an SL002 finding naming the file and the exception; the other files are linted (and
+    fixed) as usual, and the file it happened on is left as it was."""
+    import synclint.api as api
+
+    project.write({"a_broken.py": TWO_FINDINGS, "good.py": TWO_FINDINGS})
+    for name in ("lint_source", "fix_source"):
+        real = getattr(api, name)
+
+        def failing(source, filename="<stdin>", *args, _real=real, **kwargs):
+            if str(filename).endswith("a_broken.py"):
+                raise TypeError("'IndentedBlock' object is not iterable")
+            return _real(source, filename, *args, **kwargs)
+
+        monkeypatch.setattr(api, name, failing)
+    result = synclint("check", "--output-format", "concise", *(["--fix"] if fix else []), ".")
+    assert result.code == 1
+    assert (project.root / "a_broken.py").read_text() == TWO_FINDINGS
+    assert "a_broken.py:1:1: SL002 internal error while linting this file (TypeError: 'IndentedBlock' object is not iterable)" in result.out
+    if fix:
+        assert (project.root / "good.py").read_text() == TWO_FINDINGS_FIXED
+    else:
+        assert _rows(result.out) == ["a_broken.py:1:1: SL002", *GOOD_FINDINGS]
+
+
 def test_a_folder_named_on_the_command_line_like_a_file_is_walked(project, synclint):
     project.write({"pkg.py/mod.py": TWO_FINDINGS})
     result = synclint("check", "--output-format", "concise", "pkg.py")

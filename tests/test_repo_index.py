@@ -349,3 +349,20 @@ def test_without_a_root_marker_the_whole_installed_package_is_the_project(tmp_pa
     assert repo.find_root([site / "loose" / "script.py"]) is None
     # A folder named on the command line is linted whole, so it is read whole.
     assert repo.find_root([site / "loose"]) == (site / "loose").resolve()
+
+
+def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on(tmp_path, monkeypatch):
+    # The index is context: a module it fails to summarize (a defect of synclint) gives no
+    # facts; every file is still linted, and the other modules' facts still place values.
+    root = project(tmp_path, {**METADATA, "odd.py": "import zlib as odd_marker\n"})
+    real, raised = repo._Summarizer.run, []
+
+    def run(self, collected, classes):
+        if "odd_marker" in self.imports:
+            raised.append(True)
+            raise TypeError("a defect")
+        return real(self, collected, classes)
+
+    monkeypatch.setattr(repo._Summarizer, "run", run)
+    assert findings(root, "backend.py", "odd.py") == [("backend.py", 3, "SL201", "medium")]
+    assert raised

@@ -364,3 +364,21 @@ def test_worker_functions_reads_the_whole_text():
     """
     assert worker_functions(text) == {"_send_loop", "flush", "blocking_read", "save_checkpoint"}
     assert worker_functions("x = 1") == frozenset()
+
+
+def test_cache_fill_with_a_compound_statement_in_its_body():
+    # A compound statement (for/if/with) in the body of `if self._x is None:` made the
+    # cache-fill check iterate a block: an internal error that ended whole runs.
+    code = """
+        import torch
+        class Scheduler:
+            def step(self, values):
+                if self._table is None:
+                    for v in values:
+                        if v is None:
+                            continue
+                    self._table = torch.tensor(values, device="cuda")
+                return self._table
+    """
+    tier, reason = _tier(code)
+    assert (tier, "first use" in reason) == ("cold", True), reason

@@ -244,7 +244,9 @@ def _fills_what_it_tests(stmt: cst.If) -> bool:
         return False
     body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
     for line in body:
-        for small in getattr(line, "body", ()):
+        # a compound statement's `.body` is a block, not a list of small statements
+        smalls = line.body if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+        for small in smalls:
             if not isinstance(small, (cst.Assign, cst.AnnAssign)):
                 continue
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]

@@ -137,6 +137,17 @@ NUMBER_ARGUMENT_METHODS = {  # tensor.<name>(...)
     "roll": ((0,), ("shifts",)),
     "select": ((1,), ("index",)),
 }
+# torch.<name>(...) that copy a tensor argument to the host inside the op and loop over its
+# values there: name -> the keywords (and positions) of that argument. PyTorch's CUDA
+# `_grouped_mm` (behind `torch.nn.functional.grouped_mm`) runs a fallback unless the inputs
+# are bfloat16 on an SM90/SM100 GPU: it copies `offs` to the host (`offs.cpu()`) and reads
+# each group's end there. Traced on an H200 (float32 Qwen3-MoE experts, torch 2.11):
+# 36 syncs a decode step, one per grouped_mm. `torch._scaled_grouped_mm` does not copy.
+HOST_READ_ARGUMENT_FUNCTIONS = {
+    "nn.functional.grouped_mm": (("offs",), ()),
+    "_grouped_mm": (("offs",), (2,)),
+}
+
 # clamp/clip take tensor bounds too (no readback); a Python number for one bound and a
 # tensor for the other selects the Scalar overload, which reads the tensor.
 CLAMP_FUNCTIONS = frozenset({"clamp", "clip", "clamp_", "clip_"})

@@ -311,6 +311,8 @@ class PlaceModel:
                 for call in unit.calls.get(word, ())
                 for kw in call.keywords
             )
+        if kind == "host_read":  # ops that copy a tensor argument to the host wherever it is placed
+            return any(unit.calls.get(name.rpartition(".")[2]) for name in api.HOST_READ_ARGUMENT_FUNCTIONS)
         if kind == "truth":
             return any(dev(leaf, unit) for site in sites.get("truth", ()) for leaf in _truth_leaves(site))
         if kind in ("convert", "sizing"):
