@@ -104,10 +104,13 @@ def main() -> int:
     snapshot = CORPUS_SNAPSHOT / "synclint"
     shutil.rmtree(CORPUS_SNAPSHOT, ignore_errors=True)
     shutil.copytree(REPO / "synclint", snapshot, ignore=shutil.ignore_patterns("__pycache__"))
-    env = dict(os.environ, PYTHONPATH=str(CORPUS_SNAPSHOT))
+    # The repository index keeps its per-file summaries in a store shared by every checkout
+    # (~/.cache/synclint/index): the benchmark's own store, inside the cache folder, makes the
+    # cold run cold.
+    env = dict(os.environ, PYTHONPATH=str(CORPUS_SNAPSHOT), SYNCLINT_INDEX_DIR=str(CACHE / "index"))
 
-    def timed(name: str, argv: list[str], timeout: float | None = None) -> measure.Measurement:
-        m = measure.run(name, argv, cwd=root, output=OUT / f"{name}.log", env=env, timeout=timeout)
+    def timed(name: str, argv: list[str], timeout: float | None = None, run_env: dict | None = None) -> measure.Measurement:
+        m = measure.run(name, argv, cwd=root, output=OUT / f"{name}.log", env=run_env or env, timeout=timeout)
         results.append(m)
         # Saved after every command: a run cut short can still be rendered (--render-only).
         save(dict(results=results, n_files=len(files), n_lines=lines, jobs=jobs, when=_now(), versions=versions))
@@ -121,6 +124,10 @@ def main() -> int:
     timed("libcst-parse-1-process", [py, str(BENCH / "parse_baseline.py"), "libcst", str(listing)])
     timed("ast-parse-1-process", [py, str(BENCH / "parse_baseline.py"), "ast", str(listing)])
 
+    # The repository index alone, cold (an empty store of its own): its time and memory.
+    index_env = dict(env, SYNCLINT_INDEX_DIR=str(CORPUS_SNAPSHOT / "index-alone"))
+    timed("repository-index-cold", [py, str(BENCH / "index_build.py"), ".", "--jobs", str(jobs)], run_env=index_env)
+
     # Cold: an empty cache folder, so this first run also pays for writing the cache.
     shutil.rmtree(CACHE, ignore_errors=True)
     if timed("synclint-cold", synclint_cmd("--cache-dir", str(CACHE))).returncode not in (0, 1):
@@ -130,9 +137,24 @@ def main() -> int:
     os.utime(edited)  # new mtime, same content: found unchanged by its hash
     timed("synclint-one-file-touched", synclint_cmd("--cache-dir", str(CACHE)))
     original = edited.read_bytes()
+    # Three edits of one file, each undone before the next (each run after the first is
+    # then also the run after the undo of the previous edit: the cache holds both).
+    # - a comment at the end: the file's index summary is unchanged;
+    # - a line inserted at the top: only the summary's line numbers move (the index patches
+    #   the places it cites; every other file's cached findings are checked against the
+    #   index's answers, and those that cite the file are linted again);
+    # - a function added at the end: the summary changes, and the whole index is solved again.
+    edits = (
+        ("synclint-one-file-changed", original + b"\n# an edit made by the benchmark\n"),
+        ("synclint-one-line-inserted", b"# an edit made by the benchmark\n" + original),
+        ("synclint-one-function-added", original + b"\n\ndef _added_by_the_benchmark(x):\n    return x\n"),
+    )
     try:
-        edited.write_bytes(original + b"\n# an edit made by the benchmark\n")
-        timed("synclint-one-file-changed", synclint_cmd("--cache-dir", str(CACHE)))
+        for name, text in edits:
+            edited.write_bytes(text)
+            timed(name, synclint_cmd("--cache-dir", str(CACHE)))
+            edited.write_bytes(original)
+            timed(name + "-undone", synclint_cmd("--cache-dir", str(CACHE)))
     finally:
         edited.write_bytes(original)
 
@@ -219,7 +241,7 @@ def render(results, n_files, n_lines, jobs, when, versions) -> str:
             f"| {m.name}{failed} | {m.wall_s:.2f} | {rate:,.0f} | {m.cpu_s:.1f} | {m.peak_process_mib:.0f} | "
             f"{m.peak_tree_mib:.0f} | {m.load_before:.2f} -> {m.load_after:.2f} |"
         )
-    synclint_peak = max(m.peak_tree_mib for m in results if m.name.startswith("synclint"))
+    synclint_peak = max(m.peak_tree_mib for m in results if m.name.startswith(("synclint", "repository-index")))
     millions = n_lines / 1e6
     goals = []
     for peer, goal in (("torchfix", 10.0), ("fixit", None)):
@@ -246,7 +268,21 @@ def render(results, n_files, n_lines, jobs, when, versions) -> str:
     warm_met = (per_million <= 1.0) if n_lines >= 1_000_000 else None
     goals.append(("warm <= 1 s per million lines" + ("" if warm_met is not None else " (judged on >= 1M lines only)"),
                   f"{per_million:.2f} s per million lines ({warm.wall_s:.2f} s)", warm_met))
-    goals.append(("one changed file <= 1 s", f"{changed.wall_s:.2f} s", changed.wall_s <= 1.0))
+    goals.append(("(CPU time) warm", f"{warm.cpu_s:.2f} s CPU", None))
+    edits = {
+        "synclint-one-file-changed": "a comment appended",
+        "synclint-one-line-inserted": "a line inserted at the top",
+        "synclint-one-function-added": "a function added",
+    }
+    for name, what in edits.items():
+        for run, label in ((name, what), (name + "-undone", "undone")):
+            if run in by_name:
+                m = by_name[run]
+                goals.append((f"one changed file <= 1 s ({label})", f"{m.wall_s:.2f} s ({m.cpu_s:.2f} s CPU)", m.wall_s <= 1.0))
+    if "repository-index-cold" in by_name:
+        m = by_name["repository-index-cold"]
+        goals.append(("repository index alone, cold (no goal)",
+                      f"{m.wall_s:.2f} s, {m.cpu_s:.1f} s CPU, {m.peak_tree_mib:.0f} MiB (all processes)", None))
     goals.append(("peak memory <= 1 GiB (all processes)", f"{synclint_peak:.0f} MiB", synclint_peak <= 1024))
     out += ["", "| goal | measured | met |", "|---|---|---|"]
     for goal, value, met in goals:

@@ -11,6 +11,13 @@ The index maps an absolute path to `(size, mtime_ns, sha256 of the content, find
 - otherwise the file is read and hashed; the same hash is still a hit (a checkout or `touch`
   that changed nothing), a different one a miss.
 
+What the rest of the repository says (synclint/repo.py) is not in the namespace: each entry
+records the index fingerprint it was made under, the questions the file asked the index
+(`repo.recording`: fields, parameters, results, call-graph tier verdicts) and a digest of the
+answers. Under the same index the entry holds as it is; under another, it holds when the
+same questions get the same answers (`repo.Verifier`), so a change in one file re-lints only
+the files whose findings read what changed.
+
 Findings are stored as plain tuples of str/int (marshal: fast, and it cannot run code on
 load) and rebuilt into the same `Violation` objects, fixes included.
 
@@ -35,7 +42,7 @@ from pathlib import Path
 from synclint.config import Settings
 from synclint.violation import Applicability, Confidence, Edit, Fix, Location, Severity, Violation
 
-MAGIC = b"SYNCLINT-CACHE-1\n"
+MAGIC = b"SYNCLINT-CACHE-2\n"
 _DIGEST_SIZE = 32
 # A file modified this close to the run's start may change again within the same mtime tick
 # without its size changing; its stat is not trusted next time (its content hash is).
@@ -55,6 +62,11 @@ class Entry:
     # The fingerprint of what the repository index said when these findings were made
     # (synclint/repo.py): findings read fields and parameters placed by other files.
     index: str = ""
+    # What the file asked of the index (fields, parameters and results it looked up, the
+    # call graph's tier verdicts it used: repo.recording keys) and a digest of the answers.
+    # Under another index the entry holds while the same questions get the same answers.
+    deps: tuple = ()
+    answers: str = ""
 
     def matches_stat(self, st: os.stat_result) -> bool:
         return self.size == st.st_size and self.mtime_ns == st.st_mtime_ns
@@ -190,7 +202,7 @@ def _decode(blob: bytes) -> dict[str, Entry]:
 
 def _encode(entries: dict[str, Entry]) -> bytes:
     raw = {
-        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index)
+        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index, e.deps, e.answers)
         for path, e in entries.items()
     }
     body = marshal.dumps(raw)
@@ -201,11 +213,14 @@ class ResultCache:
     """One namespace's index: load once, look up per file, save once at the end of a run."""
 
     def __init__(self, settings: Settings, extra: str | None = None) -> None:
-        if extra is None:  # what the repository index installed last (synclint/repo.py)
-            from synclint import repo
+        from synclint import repo
 
+        if extra is None:  # what the repository index installed last (synclint/repo.py)
             extra = repo.FACTS.fingerprint
         self.index = extra
+        self.settings = settings
+        self._verifier = None
+        self.verified = 0  # entries of another index found still valid by their answers
         self.folder = cache_folder(settings)
         self.path = self.folder / f"{namespace(settings)}.idx"
         self.entries: dict[str, Entry] = self._read()
@@ -244,8 +259,16 @@ class ResultCache:
         key = self.key(filename)
         self.seen.add(key)
         entry = self.entries.get(key)
-        if entry is None or entry.index != self.index:
-            return None  # a new file, or the rest of the repository says something new
+        if entry is None:
+            return None  # a new file
+        if entry.index != self.index:
+            # The rest of the repository says something new: does it say anything new to
+            # this file? Ask its questions again.
+            if not entry.answers or self.verifier().digest(entry.deps) != entry.answers:
+                return None
+            entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, entry.violations, self.index, entry.deps, entry.answers)
+            self.updates[key] = entry
+            self.verified += 1
         try:
             st = st or os.stat(filename)
         except OSError:
@@ -259,19 +282,31 @@ class ResultCache:
         if content_digest(data) != entry.digest:
             return None
         # Same content, new stat (a checkout, a touch): trust the new stat from now on.
-        refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations, entry.index)
+        refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations, entry.index, entry.deps, entry.answers)
         self.updates[key] = refreshed
         return refreshed
 
     def _trusted_size(self, st: os.stat_result) -> int:
         return -1 if st.st_mtime_ns >= self.started_ns - RACY_WINDOW_NS else st.st_size
 
-    def store(self, filename: str, stat: tuple[int, int], digest: bytes, encoding: str, violations) -> None:
+    def verifier(self):
+        if self._verifier is None:
+            from synclint import repo
+
+            self._verifier = repo.Verifier(repo.FACTS, self.settings)
+        return self._verifier
+
+    def store(self, filename: str, stat: tuple[int, int], digest: bytes, encoding: str, violations, reads: dict | None = None) -> None:
         """Record a file's findings. `stat` (size, mtime_ns) must be taken before the content
-        was read, so that a file changed meanwhile is caught by its stat next time."""
+        was read, so that a file changed meanwhile is caught by its stat next time. `reads`:
+        what the lint asked of the repository index and the answers (repo.recording); None
+        when unknown, and the entry then holds under this index only."""
+        from synclint import repo
+
         size, mtime_ns = stat
         trusted = -1 if mtime_ns >= self.started_ns - RACY_WINDOW_NS else size
-        self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations), self.index)
+        deps, answers = ((), "") if reads is None else (tuple(sorted(reads)), repo.dependency_digest(reads))
+        self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations), self.index, deps, answers)
 
     def save(self) -> None:
         """Merge our updates into the index on disk and replace it atomically. Never raises:

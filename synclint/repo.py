@@ -38,6 +38,7 @@ import hashlib
 import marshal
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -62,6 +63,7 @@ _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_mod
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 INDEX_VERSION = "repo-index-4"
+RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
@@ -585,6 +587,13 @@ class Facts:
     values: dict[tuple, tuple[int, str]] = field(default_factory=dict)
     fingerprint: str = ""
     callers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function -> who calls it, by name
+    # While one file is linted (`recording`): every fact it asked for and the answer it got,
+    # the call graph's tier verdicts ("t", function) included. A cached result stays valid
+    # while the repository gives the same answers to the same questions (synclint/cache.py).
+    reads: dict | None = field(default=None, compare=False, repr=False)
+    # target -> (path, index of the flow in that file's summary) an explanation cites: lets a
+    # run after an edit that only moved lines patch the citations instead of solving again.
+    examples: dict = field(default_factory=dict, compare=False, repr=False)
     # (typed fields (class, field) -> (mask, where a device value is given), declared tensors,
     #  bases, field classes, returned classes): the classes of the repository
     classes: tuple = ({}, (), {}, {}, {})
@@ -601,15 +610,20 @@ class Facts:
         self.family = _Family(self.types, typed)
         self._field_memo: dict[tuple, tuple | None] = {}
 
-    # --- classes -----------------------------------------------------------------------------
+    # --- classes (each answer recorded, as the facts are, while a file is linted) --------------
+    def _recorded(self, key: tuple, found):
+        if self.reads is not None:
+            self.reads[key] = found
+        return found
+
     def is_class(self, name: str) -> bool:
-        return self.types.is_class(name)
+        return self._recorded(("C", name), self.types.is_class(name))
 
     def field_type(self, cls: str, name: str) -> str | None:
-        return self.types.field_type(cls, name)
+        return self._recorded(("T", cls, name), self.types.field_type(cls, name))
 
     def returns_class(self, owner: str, name: str) -> str | None:
-        return self.types.returns_class(owner, name)
+        return self._recorded(("R", owner, name), self.types.returns_class(owner, name))
 
     def field(self, cls: str, name: str) -> int:
         found = self.field_fact(cls, name)
@@ -624,14 +638,17 @@ class Facts:
         named = _name_fact(name, "field")
         if named is not None:
             return named
+        return self._recorded(("F", cls or "", name), self.typed_fact(cls, name))
+
+    def typed_fact(self, cls: str | None, name: str) -> tuple[int, str] | None:
         if not cls or not self.types.is_class(cls):
-            return self.get(("a", name))
+            return self.values.get(("a", name))
         key = (cls, name)
         if key in self._field_memo:
             return self._field_memo[key]
         keys = self.family.keys(cls, name)
         if not keys:
-            found = self.get(("a", name))
+            found = self.values.get(("a", name))
         else:
             mask, where, declared = 0, "", ("", name) in self.declared
             for _, one, _ in keys:
@@ -645,9 +662,9 @@ class Facts:
             elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
                 found = (mask, f"{cls}.{name} is assigned only host data in the repository")
             elif not mask:
-                found = self.get(("a", name))
+                found = self.values.get(("a", name))
             elif mask & DEVICE:
-                named = self.get(("a", name))
+                named = self.values.get(("a", name))
                 if named is not None and named[0] == DEVICE:
                     found = named  # the name's evidence (a host mirror beside it) decides
         self._field_memo[key] = found
@@ -665,11 +682,16 @@ class Facts:
 
     def _mask(self, key: tuple) -> int:
         found = self.values.get(key)
+        if self.reads is not None:
+            self.reads[key] = found
         return found[0] if found is not None else 0
 
     # --- facts with reasons, for the analysis ------------------------------------------------
     def get(self, key: tuple) -> tuple[int, str] | None:
-        return self.values.get(key)
+        found = self.values.get(key)
+        if self.reads is not None:
+            self.reads[key] = found
+        return found
 
 
 EMPTY = Facts()
@@ -685,6 +707,68 @@ def install(facts: Facts) -> None:
 
 
 install(EMPTY)
+
+
+class recording:
+    """`with recording() as reads:` collects what the lint inside asks of the installed facts:
+    {key: answer}, with ("t", function) -> (tier, reason) or None for the call graph's
+    verdicts. The answers a file got are what its findings depend on from other files."""
+
+    def __enter__(self) -> dict:
+        self.facts = FACTS
+        self.saved = FACTS.reads
+        FACTS.reads = {}
+        return FACTS.reads
+
+    def __exit__(self, *exc) -> None:
+        self.facts.reads = self.saved
+
+
+def dependency_digest(reads: dict) -> str:
+    """One hash of the questions a file asked and the answers it got."""
+    # marshal version 2: no back-references, whose use depends on reference counts (the same
+    # answers could otherwise hash differently from one run to the next)
+    blob = marshal.dumps(sorted(reads.items()), 2)
+    return hashlib.sha256(blob).hexdigest()[:24]
+
+
+class Verifier:
+    """Answers the questions a cached file asked, again, with the facts installed now: its
+    findings are still valid when every answer is the same (`digest(keys) == stored`)."""
+
+    def __init__(self, facts: Facts, settings) -> None:
+        self.facts = facts
+        self.tiers = _CallGraphTiers(facts, settings)
+        self.answers: dict[tuple, object] = {}
+
+    def answer(self, key: tuple):
+        found = self.answers.get(key, self)
+        if found is self:
+            if key[0] == "t":
+                found = _plain_verdict(self.tiers.verdict(key[1]))
+            elif key[0] in _CLASS_QUESTIONS:
+                found = _CLASS_QUESTIONS[key[0]](self.facts, *key[1:])
+            else:
+                found = self.facts.values.get(key)
+            self.answers[key] = found
+        return found
+
+    def digest(self, keys) -> str:
+        return dependency_digest({key: self.answer(key) for key in keys})
+
+
+# The questions about classes a lint asks (Facts.field_fact and the rest), answered again
+# by the Verifier without recording.
+_CLASS_QUESTIONS = {
+    "F": lambda facts, cls, name: facts.typed_fact(cls or None, name),
+    "T": lambda facts, cls, name: facts.types.field_type(cls, name),
+    "R": lambda facts, owner, name: facts.types.returns_class(owner, name),
+    "C": lambda facts, name: facts.types.is_class(name),
+}
+
+
+def _plain_verdict(verdict) -> tuple[str, str] | None:
+    return None if verdict is None else (verdict.tier.value, verdict.reason)
 
 
 def _name_fact(name: str, what: str) -> tuple[int, str] | None:
@@ -769,12 +853,11 @@ def solve(summaries: dict[str, tuple]) -> Facts:
                   _unique(((c, f), t) for c, f, t in field_types), _unique(((o, f), t) for o, f, t in returns))
     flows: list[tuple] = []  # (target, local, symbols, where)
     for path, (summary_flows, *_) in summaries.items():
-        short = os.path.basename(path)
-        for target, local, symbols, line in summary_flows:
-            where = f"{short}:{line}"
+        for index, (target, local, symbols, _line) in enumerate(summary_flows):
+            where = (path, index)
             if target[0] == "P":
                 _, function, position = target
-                for params in signatures.get(function, ()):
+                for params in sorted(signatures.get(function, ())):
                     if position < len(params):
                         flows.append((("p", function, params[position]), local, symbols, where))
             elif target[0] == "p":
@@ -787,49 +870,51 @@ def solve(summaries: dict[str, tuple]) -> Facts:
                     flows.append((("A", cls, fields[position]), local, symbols, where))
             else:
                 flows.append((target, local, symbols, where))
-    value: dict[tuple, int] = {}
+    # A field read through a class (`("A", cls, x)`) reads what that class, its bases and its
+    # subclasses are given, or what the name is given where none of them is: the symbols
+    # it stands for, fixed before the solve.
+    family = _Family(types, {(t[1], t[2]) for t, *_ in flows if t[0] == "A"})
+    expanded: dict[tuple, tuple] = {}
+
+    def expand(symbols: tuple) -> tuple:
+        out = []
+        for symbol in symbols:
+            if symbol[0] != "A":
+                out.append(symbol)
+                continue
+            keys = expanded.get(symbol)
+            if keys is None:
+                keys = expanded[symbol] = family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
+            out.extend(keys)
+        return tuple(dict.fromkeys(out))
+
+    flows = [(target, local, expand(symbols) if symbols else symbols, where) for target, local, symbols, where in flows]
+    value = _fixpoint(flows)
+    # The example an explanation cites: the first flow (in file order) that gives the target
+    # a device tensor alone, else the first that gives it one.
     first_device: dict[tuple, str] = {}
-    typed_fields = {(t[1], t[2]) for t, *_ in flows if t[0] == "A"}
-    family = _Family(types, typed_fields)
-
-    def lookup(symbol: tuple) -> int:
-        if symbol[0] != "A":
-            return value.get(symbol, 0)
-        keys = family.keys(symbol[1], symbol[2])
-        if not keys:  # no class of that family is given the field: what the name is given
-            return value.get(("a", symbol[2]), 0)
-        mask = 0
-        for key in keys:
-            mask |= value.get(key, 0)
-        return mask
-
-    for _ in range(12):
-        changed = False
-        for target, local, symbols, where in flows:
-            mask = local
-            for symbol in symbols:
-                mask |= lookup(symbol)
-            mask &= PLACES
-            old = value.get(target, 0)
-            if mask | old != old:
-                value[target] = mask | old
-                changed = True
-            if mask & (DEVICE | HOST | NUMPY | LIST) == DEVICE and target not in first_device:
+    mixed: dict[tuple, str] = {}
+    for target, local, symbols, where in flows:
+        if target not in first_device and value.get(target, 0) & (DEVICE | HOST) == DEVICE:
+            mask = _mask_of(local, symbols, value)
+            if mask == DEVICE:
                 first_device[target] = where
-        if not changed:
-            break
+            elif mask & DEVICE:
+                mixed.setdefault(target, where)
+    first_device = {**mixed, **first_device}
+    lines = {path: summary[0] for path, summary in summaries.items()}
     mirrored = _mirrored(summaries)
     facts: dict[tuple, tuple[int, str]] = {}
     typed: dict[tuple, tuple[int, str]] = {}
     for key, mask in value.items():
         if key[0] == "A":
-            typed[(key[1], key[2])] = (mask, first_device.get(key, ""))
+            typed[(key[1], key[2])] = (mask, _cite(first_device.get(key), lines))
             continue
         if mask & (DEVICE | HOST) == DEVICE and key in tensors:
             # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
             # field, a parameter or a return type): the DEVICE of an untyped object (a config,
             # a submodule) is too often a guess of the screen's "may" model.
-            facts[key] = (DEVICE, f"{_what(key)} is given only device tensors in the repository (e.g. {first_device.get(key, '?')})")
+            facts[key] = (DEVICE, _device_reason(key, first_device.get(key), lines))
         elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
             facts[key] = (mask, f"{_what(key)} is given only host data in the repository")
     for name, mirror in mirrored.items():
@@ -840,13 +925,85 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.
     graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
+    examples = {key: first_device[key] for key, (mask, _) in facts.items() if key in first_device and key in tensors}
     declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
     classes = (typed, sorted(declared), types.bases, types.field_types, types.returns)
-    blob = marshal.dumps((sorted((k, v[0]) for k, v in facts.items()), sorted(graph.items()),
-                          sorted((k, v[0]) for k, v in typed.items()), sorted(types.bases.items()),
-                          sorted(types.field_types.items()), sorted(types.returns.items())))
-    return Facts(facts, hashlib.sha256(blob).hexdigest()[:16], graph, classes)
+    return Facts(facts, _fingerprint(facts, graph, classes), graph, examples=examples, classes=classes)
 
+
+def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {})) -> str:
+    typed, declared, bases, field_types, returns = classes
+    blob = marshal.dumps((sorted(values.items()), sorted(graph.items()), sorted((k, v[0]) for k, v in typed.items()),
+                          list(declared), sorted(bases.items()), sorted(field_types.items()), sorted(returns.items())), 2)
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _cite(example, flows_of) -> str:
+    """`file.py:LINE` of a flow (path, index), "" when there is none."""
+    if example is None:
+        return ""
+    path, index = example
+    flows = flows_of.get(path, ())
+    return f"{os.path.basename(path)}:{flows[index][3]}" if index < len(flows) else ""
+
+
+def _device_reason(key: tuple, example, flows_of) -> str:
+    where = "?"
+    if example is not None:
+        path, index = example
+        flows = flows_of.get(path, ())
+        if index < len(flows):
+            where = f"{os.path.basename(path)}:{flows[index][3]}"
+    return f"{_what(key)} is given only device tensors in the repository (e.g. {where})"
+
+
+def _shape(summary: tuple) -> tuple:
+    """A summary without its line numbers: what the solve's places depend on."""
+    return (tuple(flow[:3] for flow in summary[0]), *summary[1:])
+
+
+def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
+    """The facts after edits that changed no summary but its line numbers (`changed`: path ->
+    new summary): the same places; the citations into those files are patched."""
+    values = dict(facts.values)
+    flows_of = {path: summary[0] for path, summary in changed.items()}
+    for key, (path, index) in facts.examples.items():
+        if path in changed and key in values:
+            values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
+    return Facts(values, _fingerprint(values, facts.callers, facts.classes), facts.callers, examples=facts.examples, classes=facts.classes)
+
+
+def _mask_of(local: int, symbols: tuple, value: dict) -> int:
+    mask = local
+    for symbol in symbols:
+        mask |= value.get(symbol, 0)
+    return mask & PLACES
+
+
+def _fixpoint(flows: list[tuple]) -> dict[tuple, int]:
+    """The least solution of `target >= local | symbols` over every flow: a worklist, so a
+    flow is evaluated again only when a symbol it reads has grown (each grows at most once
+    per place bit)."""
+    readers: dict[tuple, list[int]] = {}
+    for index, (_, _, symbols, _) in enumerate(flows):
+        for symbol in symbols:
+            readers.setdefault(symbol, []).append(index)
+    value: dict[tuple, int] = {}
+    queued = [True] * len(flows)
+    pending = list(range(len(flows) - 1, -1, -1))  # popped from the end: file order first
+    while pending:
+        index = pending.pop()
+        queued[index] = False
+        target, local, symbols, _ = flows[index]
+        mask = _mask_of(local, symbols, value) if symbols else local & PLACES
+        old = value.get(target, 0)
+        if mask | old != old:
+            value[target] = mask | old
+            for reader in readers.get(target, ()):
+                if not queued[reader]:
+                    queued[reader] = True
+                    pending.append(reader)
+    return value
 
 
 def _mirrored(summaries) -> dict[str, str]:
@@ -913,7 +1070,7 @@ def python_files(root: Path) -> list[str]:
     out = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".") and d.lower() not in TEST_FOLDERS)
-        for name in files:
+        for name in sorted(files):
             if name.endswith(".py") and not TEST_FILE.match(name.lower()):
                 out.append(os.path.join(folder, name))
     return out
@@ -1010,6 +1167,7 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     back when no file changed."""
     global _CODE
     _CODE = _index_code()
+    started = time.time_ns()
     folder = str(store_folder()) if use_cache else None
     files = python_files(root)
     tag = hashlib.sha256(f"{INDEX_VERSION}|{_CODE}|{root}".encode()).hexdigest()[:24]
@@ -1018,27 +1176,71 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
         stats = {}
     if folder and len(files) == len(stats):
         # Nothing added or removed: when no file's stat changed, the solved facts are kept.
-        same = True
+        changed: list[str] = []
         for path in files:
             known = stats.get(path)
             try:
                 st = os.stat(path)
             except OSError:
-                same = False
+                changed = files
                 break
             if known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
-                same = False
-                break
-        if same:
-            solved = _read(os.path.join(folder, "facts", tag))
-            if isinstance(solved, tuple) and len(solved) == 4:
-                return Facts(*solved)
+                changed.append(path)
+                if len(changed) > _MAX_PATCHED:
+                    break
+        if len(changed) <= _MAX_PATCHED:
+            facts = _reuse(root, folder, tag, stats, changed, started)
+            if facts is not None:
+                return facts
     results = _summarize_many([(f, folder, stats.get(f)) for f in files], jobs)
     summaries = {path: summary for path, summary, _ in results if summary is not None}
     facts = solve(summaries)
     if folder:
-        _write(os.path.join(folder, "roots", tag), marshal.dumps({p: st for p, _, st in results if st is not None}))
-        _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.classes)))
+        _save(folder, tag, {p: st for p, _, st in results if st is not None}, facts, started)
+    return facts
+
+
+# At most this many changed files are compared with their last summary before solving again.
+_MAX_PATCHED = 16
+
+
+def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> None:
+    # A file modified just before this run may change again within the same mtime tick and
+    # size: its stat is not trusted next time (its content is hashed again).
+    trusted = {p: (st if st[1] < started - RACY_WINDOW_NS else (-1, *st[1:])) for p, st in stats.items()}
+    _write(os.path.join(folder, "roots", tag), marshal.dumps(trusted))
+    _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.examples, facts.classes)))
+
+
+def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], started: int) -> Facts | None:
+    """The last solve's facts, when the files whose stat changed have the same summary as
+    before (a touch, an edit inside a function that assigns nothing new) or one that differs
+    only in line numbers (the citations are patched); None when the repository must be solved
+    again."""
+    solved = _read(os.path.join(folder, "facts", tag))
+    if not (isinstance(solved, tuple) and len(solved) == 5):
+        return None
+    values, fingerprint, callers, examples, classes = solved
+    facts = Facts(values, fingerprint, callers, examples=examples, classes=classes)
+    if not changed:
+        return facts
+    moved: dict[str, tuple] = {}
+    stats = dict(stats)
+    for path in changed:
+        old = stats.get(path)
+        before = _read(os.path.join(folder, old[2][:2], old[2][2:])) if old is not None and len(old) == 3 else None
+        _, summary, stat = _summarize_file((path, folder, old))
+        if before is None or summary is None or stat is None:
+            return None
+        stats[path] = stat
+        if summary == before:
+            continue
+        if _shape(summary) != _shape(before):
+            return None
+        moved[path] = summary
+    if moved:
+        facts = moved_lines(facts, moved)
+    _save(folder, tag, stats, facts, started)
     return facts
 
 
@@ -1062,9 +1264,8 @@ _MAX_VISITED = 4000
 
 def tiers_hook(settings):
     """The repository's verdict on how often a function runs (the hook of
-    synclint/analysis/tier.py), or None without a call graph."""
-    if not FACTS.callers:
-        return None
+    synclint/analysis/tier.py). Without a call graph it has no verdict (None for every
+    function), and a cached result records that it asked."""
     return _CallGraphTiers(FACTS, settings)
 
 
@@ -1075,6 +1276,7 @@ class _CallGraphTiers:
     A function whose own name decides is left to the local signals."""
 
     def __init__(self, facts: Facts, settings) -> None:
+        self.facts = facts
         self.callers = facts.callers
         self.hot = tuple(p for p in settings.hot_functions if "." not in p)
         self.cold = tuple(p for p in getattr(settings, "cold_functions", ()) if "." not in p)
@@ -1091,9 +1293,16 @@ class _CallGraphTiers:
         name = parts[-1]
         if name == "__init__" and len(parts) > 1:
             name = parts[-2]
+        verdict = self.verdict(name)
+        reads = self.facts.reads
+        if reads is not None:
+            reads[("t", name)] = _plain_verdict(verdict)
+        return verdict
+
+    def verdict(self, name: str):
         if name in self.memo:
             return self.memo[name]
-        verdict = None if self._is_hot(name) or self._is_cold(name) else self._search(name)
+        verdict = None if not self.callers or self._is_hot(name) or self._is_cold(name) else self._search(name)
         self.memo[name] = verdict
         return verdict
 

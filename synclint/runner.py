@@ -52,6 +52,7 @@ class RunResult:
     errors: list[tuple[str, str]] = field(default_factory=list)  # discovery problems
     cache_hits: int = 0
     linted: int = 0  # files that went through the engine (cache misses)
+    linted_files: list[str] = field(default_factory=list)  # their names, in discovery order
     jobs: int = 1  # processes actually used
 
     @property
@@ -122,6 +123,7 @@ class _Linted:
     outcome: FileOutcome
     stat: tuple[int, int] | None = None  # (size, mtime_ns) taken before reading; None: do not cache
     digest: bytes | None = None
+    reads: dict | None = None  # what the lint asked of the repository index, and the answers
 
 
 def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_cache: bool) -> _Linted:
@@ -134,10 +136,13 @@ def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_c
         source = read_source(Path(filename))
     except OSError:
         return _Linted(process_file(filename, settings, fix, unsafe))  # reports the error
-    outcome = process_file(filename, settings, fix, unsafe, source=source)
+    from synclint import repo
+
+    with repo.recording() as reads:
+        outcome = process_file(filename, settings, fix, unsafe, source=source)
     if outcome.changed or outcome.error:  # only unfixed results describe the file on disk
         return _Linted(outcome)
-    return _Linted(outcome, (st.st_size, st.st_mtime_ns), content_digest(source))
+    return _Linted(outcome, (st.st_size, st.st_mtime_ns), content_digest(source), reads)
 
 
 _WORKER_ARGS: tuple | None = None
@@ -326,11 +331,12 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
     advance = bar.advance if bar is not None else None
     linted, run.jobs = _lint_many(misses, sizes, settings_of, fix, unsafe, use_cache, jobs or default_jobs(), advance)
     run.linted = len(linted)
+    run.linted_files = [name for name in names if name in linted]
     for name, result in linted.items():
         outcomes[name] = result.outcome
         cache = cache_for(settings_of[name])
         if cache is not None and result.stat is not None:
-            cache.store(name, result.stat, result.digest, result.outcome.encoding, result.outcome.violations)
+            cache.store(name, result.stat, result.digest, result.outcome.encoding, result.outcome.violations, result.reads)
     for cache in caches.values():
         cache.save()
     run.outcomes = [outcomes[name] for name in names]

@@ -1,0 +1,312 @@
+"""Fine-grained invalidation with the repository index: a changed file re-lints only the
+files whose findings depend on what changed (the index facts and call-graph verdicts they
+asked for), and a warm run after any change gives what a cold run gives."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from synclint import repo, runner
+from synclint.config import Settings
+from synclint.violation import Confidence
+
+
+@pytest.fixture(autouse=True)
+def _store(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "index-store"))
+    yield
+    repo.install(repo.EMPTY)
+
+
+def project(root: Path, files: dict[str, str]) -> Path:
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        write(root / name, text)
+    return root
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+
+
+def result(run) -> list[tuple]:
+    """Everything a finding says, --explain included."""
+    return [
+        (Path(v.filename).name, v.location.row, v.location.column, v.code, v.message, v.confidence.label,
+         v.tier, v.tier_reason, tuple(v.provenance), v.hot_path, v.fix is not None)
+        for v in run.violations
+    ]
+
+
+def lint(root: Path, settings: Settings, *, cache: bool = True):
+    return runner.lint_paths([root], settings, jobs=1, use_cache=cache)
+
+
+def relinted(run) -> set[str]:
+    return {Path(name).name for name in run.linted_files}
+
+
+def assert_same_as_cold(root: Path, settings: Settings, warm) -> None:
+    cold = lint(root, settings, cache=False)
+    assert result(warm) == result(cold)
+
+
+FILES = {
+    "batch_info.py": """\
+        from dataclasses import dataclass
+        import torch
+
+
+        @dataclass
+        class StepBatch:
+            lengths: torch.Tensor
+            slots: torch.Tensor
+
+
+        def build(requests, device):
+            lengths = torch.tensor([len(r) for r in requests], dtype=torch.int32).to(device, non_blocking=True)
+            slots = torch.zeros(len(requests), dtype=torch.int64, device=device)
+            return StepBatch(lengths=lengths, slots=slots)
+        """,
+    # Reads a field the index places: depends on batch_info.py.
+    "backend.py": """\
+        class Backend:
+            def plan(self, batch):
+                longest = batch.lengths.max().item()
+                return longest
+        """,
+    # Syncs on a tensor it places itself: asks nothing batch_info.py answers.
+    "sampler.py": """\
+        import torch
+
+
+        def sample(logits):
+            probs = torch.softmax(logits.to("cuda"), dim=-1)
+            if probs.max() > 0.5:
+                return 1
+            return 0
+        """,
+    "util.py": """\
+        def clamp(value, low, high):
+            return max(low, min(value, high))
+        """,
+}
+
+
+def settings_for(tmp_path: Path, **extra) -> Settings:
+    return Settings(cache_dir=str(tmp_path / "cache"), **extra)
+
+
+def test_a_changed_field_re_lints_its_readers_only(tmp_path):
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    first = lint(root, settings)
+    assert relinted(first) == set(FILES)
+    assert ("backend.py", 3, "SL201") in [r[:2] + r[3:4] for r in result(first)]
+    assert any(r[0] == "sampler.py" for r in result(first))
+
+    unchanged = lint(root, settings)
+    assert relinted(unchanged) == set() and result(unchanged) == result(first)
+
+    # The field becomes host data: backend.py's finding goes, sampler.py and util.py are not
+    # linted again.
+    write(root / "batch_info.py", FILES["batch_info.py"].replace(".to(device, non_blocking=True)", ""))
+    changed = lint(root, settings)
+    assert relinted(changed) == {"batch_info.py", "backend.py"}
+    assert not any(r[0] == "backend.py" for r in result(changed))
+    assert_same_as_cold(root, settings, changed)
+
+    # And back: the same two files again.
+    write(root / "batch_info.py", FILES["batch_info.py"])
+    back = lint(root, settings)
+    assert relinted(back) == {"batch_info.py", "backend.py"}
+    assert result(back) == result(first)
+
+
+def test_an_edit_that_changes_no_fact_re_lints_that_file_only(tmp_path):
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    lint(root, settings)
+    write(root / "batch_info.py", textwrap.dedent(FILES["batch_info.py"]) + "\n\n# a comment at the end\n")
+    changed = lint(root, settings)
+    assert relinted(changed) == {"batch_info.py"}
+    assert_same_as_cold(root, settings, changed)
+
+
+def test_the_place_a_fact_cites_is_part_of_the_answer(tmp_path):
+    # `--explain` cites where the repository assigns the field (batch_info.py:<line>): a line
+    # inserted above moves it, so the reader is linted again and says the new line.
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    lint(root, settings)
+    write(root / "batch_info.py", "# a new first line\n" + textwrap.dedent(FILES["batch_info.py"]))
+    changed = lint(root, settings)
+    assert relinted(changed) == {"batch_info.py", "backend.py"}
+    assert_same_as_cold(root, settings, changed)
+
+
+def test_a_new_file_that_changes_a_fact_re_lints_the_readers(tmp_path):
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    lint(root, settings)
+    # A second place assigns host data to the field: it is no longer only device.
+    write(root / "replay.py", """\
+        import torch
+        from batch_info import StepBatch
+
+
+        def replay(lengths_list):
+            return StepBatch(lengths=torch.tensor(lengths_list), slots=None)
+        """)
+    changed = lint(root, settings)
+    assert relinted(changed) == {"replay.py", "backend.py"}
+    assert_same_as_cold(root, settings, changed)
+
+
+CALL_GRAPH = {
+    "model.py": """\
+        import torch
+        from helpers import fill_table, plan_step
+
+
+        class Runner:
+            def __init__(self, device):
+                self.table = torch.zeros(8, device=device)
+                fill_table(self.table)
+
+            def execute_model(self, count: int):
+                return plan_step(self.table[:count])
+        """,
+    "helpers.py": """\
+        import torch
+
+
+        def fill_table(table: torch.Tensor):
+            return int(table.sum().item())
+
+
+        def plan_step(lengths: torch.Tensor):
+            return _inner(lengths)
+
+
+        def _inner(lengths: torch.Tensor):
+            return int(lengths.max().item())
+        """,
+    "other.py": """\
+        import torch
+
+
+        def summarise(stats: torch.Tensor):
+            return float(stats.mean().item())
+        """,
+}
+
+
+def test_a_call_graph_verdict_that_changes_re_lints_the_files_that_used_it(tmp_path):
+    root = project(tmp_path / "proj", CALL_GRAPH)
+    settings = settings_for(tmp_path, include_cold=True, min_confidence=Confidence.LOW)
+    first = lint(root, settings)
+    tiers = {(r[0], r[1]): r[6] for r in result(first)}
+    assert tiers[("helpers.py", 5)] == "cold"
+
+    # fill_table is now called every step too: helpers.py's verdict for it changes (cold ->
+    # hot); other.py asked only about summarise, which nothing calls either way.
+    text = textwrap.dedent(CALL_GRAPH["model.py"]).replace(
+        "return plan_step(self.table[:count])", "fill_table(self.table)\n        return plan_step(self.table[:count])"
+    )
+    (root / "model.py").write_text(text)
+    changed = lint(root, settings)
+    assert relinted(changed) == {"model.py", "helpers.py"}
+    tiers = {(r[0], r[1]): r[6] for r in result(changed)}
+    assert tiers[("helpers.py", 5)] == "hot"
+    assert_same_as_cold(root, settings, changed)
+
+
+def test_a_run_on_one_file_reuses_entries_checked_by_their_answers(tmp_path):
+    # A pre-commit hook passes one file; the index still reads the whole repository and the
+    # other files' entries stay valid across index changes that do not concern them.
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    lint(root, settings)
+    write(root / "util.py", textwrap.dedent(FILES["util.py"]) + "\n\ndef scale(x):\n    return x * 2\n")
+    one = runner.lint_paths([root / "util.py"], settings, jobs=1, use_cache=True)
+    assert relinted(one) == {"util.py"}
+    rest = lint(root, settings)
+    assert relinted(rest) == set()
+    assert_same_as_cold(root, settings, rest)
+
+
+def test_an_old_entry_without_answers_is_linted_again(tmp_path):
+    from synclint.cache import ResultCache
+
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    lint(root, settings)
+    cache = ResultCache(settings)
+    key = cache.key(str(root / "sampler.py"))
+    import dataclasses
+
+    cache.updates[key] = dataclasses.replace(cache.entries[key], answers="", deps=(), index="another index")
+    cache.save()
+    again = lint(root, settings)
+    assert relinted(again) == {"sampler.py"}
+    assert_same_as_cold(root, settings, again)
+
+
+def _index(root: Path, monkeypatch) -> tuple[repo.Facts, int]:
+    """Build the index with the store; returns the facts and how many times it solved."""
+    solved = []
+    real = repo.solve
+    monkeypatch.setattr(repo, "solve", lambda summaries: solved.append(1) or real(summaries))
+    facts = repo.build(root.resolve(), use_cache=True)
+    monkeypatch.setattr(repo, "solve", real)
+    return facts, len(solved)
+
+
+def _fresh(root: Path) -> repo.Facts:
+    return repo.build(root.resolve(), use_cache=False)
+
+
+@pytest.mark.parametrize(
+    "edit, solves",
+    [
+        ("touch", 0),  # a new mtime, the same content
+        ("comment", 0),  # the summary is the same
+        ("moved", 0),  # only line numbers differ: the citations are patched
+        ("host", 1),  # a field is given host data now: solved again
+    ],
+)
+def test_the_index_solves_again_only_when_a_summary_changes_more_than_its_lines(tmp_path, monkeypatch, edit, solves):
+    root = project(tmp_path / "proj", FILES)
+    first, count = _index(root, monkeypatch)
+    assert count == 1
+    again, count = _index(root, monkeypatch)
+    assert count == 0 and again.values == first.values
+    target = root / "batch_info.py"
+    text = textwrap.dedent(FILES["batch_info.py"])
+    if edit == "touch":
+        import os
+
+        os.utime(target, ns=(target.stat().st_atime_ns, target.stat().st_mtime_ns + 10**9))
+    elif edit == "comment":
+        target.write_text(text + "\n# a comment at the end\n")
+    elif edit == "moved":
+        target.write_text("# a first line\n\n" + text)
+    else:
+        target.write_text(text.replace(".to(device, non_blocking=True)", ""))
+    facts, count = _index(root, monkeypatch)
+    assert count == solves
+    fresh = _fresh(root)
+    assert facts.values == fresh.values and facts.fingerprint == fresh.fingerprint
+    assert facts.callers == fresh.callers
+    if edit == "moved":
+        reason = facts.values[("a", "lengths")][1]
+        # `StepBatch(lengths=lengths, ...)` was on line 14; two lines were inserted above it.
+        assert "batch_info.py:14" in first.values[("a", "lengths")][1]
+        assert "batch_info.py:16" in reason and facts.fingerprint != first.fingerprint
+    if edit in ("touch", "comment"):
+        assert facts.fingerprint == first.fingerprint
