@@ -44,6 +44,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 
+from synclint.analysis import coldcode
 from synclint.apis import torch_api as api
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key
@@ -64,6 +65,9 @@ _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_mod
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 INDEX_VERSION = "repo-index-4"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
+# A caller that is no way in for the hot path: a call on a branch that runs once (the call
+# graph's cold roots).
+COLD_CALLER = " [on a branch that runs once]"
 
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
@@ -313,6 +317,7 @@ def summarize(text: str) -> tuple:
         collected: list = []
         recorder = _Recorder()
         places.REPO = recorder
+        places.LIST_ELEMENTS = False
         reader = FactReader(lines, places, frozenset(), collected)
         units, classes = screen._units(tree, reader)
         imports = {n: tuple(p) for n, p in reader.imports.items()}
@@ -324,6 +329,7 @@ def summarize(text: str) -> tuple:
         return _NO_SUMMARY
     finally:
         places.REPO = saved
+        places.LIST_ELEMENTS = True
 
 
 # Calls into these are not calls of the repository's functions.
@@ -420,20 +426,27 @@ class _Summarizer:
             self.mirrors.append(names)
         for value in places._return_values(func):
             self._flow(("r", key), value, unit, value.lineno)
-        pending = list(func.body)
+        # A call made only on a branch that runs once (a cache miss, a first use, an
+        # `except` handler, a debug-only branch: synclint/analysis/coldcode.py) comes from a
+        # cold caller. Not the calls of a thread's target: a serving loop runs on a thread or
+        # process of its own (`Process(target=run_scheduler_process)`), and what it calls
+        # runs every step.
+        caller = key
+        cold = {id(n) for n in coldcode.cold_subtrees(func)}
+        pending = [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
         while pending:  # the calls this function makes (not those of functions nested in it)
-            node = pending.pop()
+            node, source = pending.pop()
             kind = type(node)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                 if kind is not ast.Lambda:
-                    self.edges.add((key, node.name))  # a nested definition runs when called
+                    self.edges.add((source, node.name))  # a nested definition runs when called
                 continue
             if kind is ast.Call:
                 callee = node.func
                 name = callee.id if type(callee) is ast.Name else callee.attr if type(callee) is ast.Attribute else None
                 if name is not None and name != key:
-                    self.edges.add((key, name))
-            pending.extend(ast.iter_child_nodes(node))
+                    self.edges.add((source, name))
+            pending.extend((child, caller + COLD_CALLER if id(child) in cold else source) for child in ast.iter_child_nodes(node))
 
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
@@ -1134,7 +1147,7 @@ def _index_code() -> str:
     tables): editing a rule does not throw the stored summaries away."""
     package = Path(__file__).resolve().parent
     h = hashlib.sha256(INDEX_VERSION.encode())
-    for rel in ("repo.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
+    for rel in ("repo.py", "analysis/coldcode.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
         try:
             h.update((package / rel).read_bytes())
         except OSError:
@@ -1283,10 +1296,15 @@ class _CallGraphTiers:
         self.memo: dict[str, object] = {}
 
     def _is_hot(self, name: str) -> bool:
-        return any(fnmatchcase(name, p) for p in self.hot)
+        return not name.endswith(COLD_CALLER) and any(fnmatchcase(name, p) for p in self.hot)
 
     def _is_cold(self, name: str) -> bool:
-        return name[:1].isupper() or name == "__init__" or any(fnmatchcase(name, p) for p in self.cold)
+        return (
+            name[:1].isupper()
+            or name == "__init__"
+            or name.endswith(COLD_CALLER)
+            or any(fnmatchcase(name, p) for p in self.cold)
+        )
 
     def __call__(self, filename: str, qualname: str):
         parts = qualname.split(".")

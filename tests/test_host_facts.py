@@ -83,6 +83,35 @@ def test_not_isinstance_branch_is_python_data():
     assert any("not a tensor" in step for step in answer.provenance)
 
 
+def test_after_the_tensor_case_returns_the_value_is_no_tensor():
+    # The tensor case is handled and returns: below it `sigma` is a Python number, and
+    # `float(sigma)` reads nothing back. A look-alike whose branch does not leave, and one
+    # whose `else` leaves, keep what each path says.
+    code = """
+        import torch
+        class Stage(torch.nn.Module):
+            @staticmethod
+            def velocity_to_x0(sample: torch.Tensor, velocity: torch.Tensor, sigma: float | torch.Tensor):
+                if isinstance(sigma, torch.Tensor):
+                    sigma = sigma.to(device=sample.device, dtype=torch.float32)
+                    return sample - sigma * velocity
+                return sample - float(sigma) * velocity
+
+            def forward(self, sample: torch.Tensor, sigma: torch.Tensor):
+                if isinstance(sigma, torch.Tensor):
+                    sigma = sigma.to(sample.device)
+                return sample * float(sigma)
+
+            def scale(self, sample: torch.Tensor, sigma: torch.Tensor):
+                if not isinstance(sigma, torch.Tensor):
+                    return sample * sigma
+                else:
+                    sigma = sigma.to(sample.device)
+                return sample * float(sigma)
+    """
+    assert _rows(code) == [(14, "SL203"), (21, "SL203")]
+
+
 def test_isinstance_normalisation_means_host_data():
     answers = _reveal("""
         import torch
@@ -247,3 +276,27 @@ def test_sl102_small_sources_are_not_reported():
     assert "this one is small" in low[0].message and any("below the ~4 MiB" in p for p in low[0].provenance)
     message = lint_source(textwrap.dedent(code), "m.py", Settings(select=("SL102",))).violations[0].message
     assert "~4 MiB" in message and "size here is unknown" in message
+
+
+def test_a_contiguous_view_of_pinned_memory_stays_pinned():
+    # A slice of a pinned pool viewed as another dtype and reshaped shares the pinned
+    # storage: its non_blocking copy does not block. A transpose (not contiguous) and a
+    # computed result (`.float()` makes a new pageable tensor) are pageable again.
+    code = """
+        import torch
+
+        class TransferBuffer:
+            def __init__(self, size: int):
+                self._pool = torch.empty(size, dtype=torch.uint8, pin_memory=True)
+
+            def read(self, offset: int, nbytes: int, shape, dtype, device):
+                raw = self._pool[offset : offset + nbytes]
+                src = raw.view(dtype).reshape(shape)
+                return src.to(device, non_blocking=True)
+
+            def read_transposed(self, offset: int, nbytes: int, shape, dtype, device):
+                raw = self._pool[offset : offset + nbytes]
+                src = raw.view(dtype).reshape(shape).t()
+                return src.to(device, non_blocking=True)
+    """
+    assert _rows(code, "SL102") == [(16, "SL102")]

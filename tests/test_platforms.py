@@ -168,3 +168,47 @@ def test_setting():
         settings_from_table({"target-platforms": ["gpu"]}, "p.toml")
     with pytest.raises(ConfigError):
         settings_from_table({"target-platforms": []}, "p.toml")
+
+
+def test_code_that_uses_a_name_imported_only_for_another_platform():
+    # `ms` and `torch_npu` exist only where `_is_npu` holds: a function that uses one runs
+    # only there. A function that uses them only inside its own platform branch, and one
+    # that does not use them, run everywhere; a name also bound for the other platforms
+    # (`else: npu_ops = None`) says nothing.
+    code = """
+        import torch
+        from engine.utils import is_npu
+
+        _is_npu = is_npu()
+
+        if _is_npu:
+            import mindspore as ms
+            import torch_npu
+            from mindspore import mint
+
+        if _is_npu:
+            import npu_ops
+        else:
+            npu_ops = None
+
+
+        class MindSporeForCausalLM(torch.nn.Module):
+            def prepare_inputs(self, forward_batch):
+                batch_valid_length = forward_batch.seq_lens.cuda().cpu().numpy()
+                return ms.Tensor(batch_valid_length, dtype=ms.int32)
+
+            def forward(self, forward_batch):
+                lengths = forward_batch.seq_lens.cuda().cpu()
+                if _is_npu:
+                    torch_npu.npu.synchronize()
+                return lengths
+
+            def helper(self, x):
+                return x.cuda().cpu()
+
+            def with_optional_ops(self, x):
+                y = x.cuda().cpu()
+                return npu_ops.fold(y) if npu_ops is not None else y
+    """
+    assert _rows(code) == [24, 30, 33]
+    assert _rows(code, targets=("npu",)) == [20, 24, 30, 33]

@@ -351,6 +351,97 @@ def test_without_a_root_marker_the_whole_installed_package_is_the_project(tmp_pa
     assert repo.find_root([site / "loose"]) == (site / "loose").resolve()
 
 
+ONCE_BRANCHES = {
+    "runner.py": """\
+        import threading
+        import torch
+        from geometry import slice_geometry
+        from plans import get_plan, scan_every_step
+
+
+        class Runner:
+            def start(self):
+                threading.Thread(target=self._transfer_loop, daemon=True).start()
+
+            def _transfer_loop(self):
+                gather_pages([1, 2, 3], "cuda")
+
+            def execute_model(self, offsets, context, key, x: torch.Tensor):
+                geometry = slice_geometry(tuple(offsets), x.device)
+                plan = get_plan(context, key, x)
+                if self.debug_mode:
+                    check_bounds(x)
+                return scan_every_step(x) + geometry + plan
+
+
+        def gather_pages(pages, device):
+            return torch.tensor(pages).to(device)
+
+
+        def check_bounds(x: torch.Tensor):
+            return int(x.max().item())
+        """,
+    "geometry.py": """\
+        import torch
+
+        _GEOMETRY = {}
+
+
+        def slice_geometry(offsets, device):
+            key = (offsets, device)
+            geometry = _GEOMETRY.get(key)
+            if geometry is None:
+                geometry = _build_geometry(offsets, device)
+                _GEOMETRY[key] = geometry
+            return geometry
+
+
+        def _build_geometry(offsets, device):
+            return torch.tensor(list(offsets), device=device)
+        """,
+    "plans.py": """\
+        import torch
+
+
+        def get_plan(context, key, x):
+            cached = context.mask_cache.get(key)
+            if cached is not None:
+                return cached
+            plan = _semantic_groups(x)
+            context.mask_cache[key] = plan
+            return plan
+
+
+        def _semantic_groups(x: torch.Tensor):
+            return torch.nonzero(x.cuda()).flatten()
+
+
+        def scan_every_step(x: torch.Tensor):
+            return _lookalike_groups(x)
+
+
+        def _lookalike_groups(x: torch.Tensor):
+            # Reached every step through scan_every_step: the same shape is hot.
+            return torch.nonzero(x.cuda()).flatten()
+        """,
+}
+
+
+def test_calls_made_only_on_a_branch_that_runs_once_are_cold(tmp_path):
+    root = project(tmp_path / "proj", ONCE_BRANCHES)
+    geometry = tiers(root, "geometry.py")
+    assert geometry[16][0] == "cold" and "slice_geometry [on a branch that runs once]" in geometry[16][1]
+    plans = tiers(root, "plans.py")
+    assert plans[14][0] == "cold" and "get_plan [on a branch that runs once]" in plans[14][1]
+    assert plans[23][0] == "hot"
+    runner_tiers = tiers(root, "runner.py")
+    # check_bounds is called only in a debug-only branch. gather_pages is called only from a
+    # thread's target, and stays unknown: a serving loop runs on a thread or process of its
+    # own (`Process(target=run_scheduler_process)`), so its callees are not cold for that.
+    assert runner_tiers[27][0] == "cold" and "execute_model [on a branch that runs once]" in runner_tiers[27][1]
+    assert runner_tiers[23][0] == "unknown"
+
+
 def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on(tmp_path, monkeypatch):
     # The index is context: a module it fails to summarize (a defect of synclint) gives no
     # facts; every file is still linted, and the other modules' facts still place values.

@@ -195,6 +195,100 @@ CASES = [
                 else:
                     return x.sum().item()
     """, "cold", "training only"),
+    ("debug-attribute-branch-cold", """
+        import torch
+        class Allocator:
+            def alloc_decode(self, seq_lens: torch.Tensor):
+                out = torch.empty(4, dtype=torch.int64, device="cuda")
+                if self.debug_mode:
+                    assert len(torch.unique(out)) == len(out)
+                return out
+    """, "cold", "debug-only"),
+    ("debug-env-branch-cold", """
+        import os
+        import torch
+        def write(active: torch.Tensor):
+            x = torch.zeros(4, device="cuda")
+            if os.environ.get("ENGINE_KPOOL_DEBUG_BOUNDS") == "1":
+                max_chunk = int(x.max().item())
+            return x
+    """, "cold", "debug-only"),
+    ("debug-log-level-branch-cold", """
+        import logging
+        import torch
+        logger = logging.getLogger(__name__)
+        def step(n):
+            x = torch.zeros(n, device="cuda")
+            if logger.isEnabledFor(logging.DEBUG) and n > 1:
+                logger.debug("max %s", x.max().item())
+            return x
+    """, "cold", "debug-only"),
+    ("not-debug-else-cold", """
+        import torch
+        def step(n, debug):
+            x = torch.zeros(n, device="cuda")
+            if not debug:
+                return x
+            else:
+                return x.sum().item()
+    """, "cold", "debug-only"),
+    ("debugger-word-is-not-debug", """
+        import torch
+        def helper(n, debugger_attached):
+            x = torch.zeros(n, device="cuda")
+            if debugger_attached:
+                return x.sum().item()
+            return x
+    """, "unknown", "no signal"),
+    ("not-debug-body-is-not-cold", """
+        import torch
+        def helper(n, debug):
+            x = torch.zeros(n, device="cuda")
+            if not debug:
+                return x.sum().item()
+            return x
+    """, "unknown", "no signal"),
+    ("first-use-through-local-alias-cold", """
+        import torch
+        class Backend:
+            def forward_q8(self, q):
+                dev = q.device
+                scale = self._identity_scale
+                if scale is None:
+                    scale = torch.tensor([1.0], dtype=torch.float32, device=dev)
+                    self._identity_scale = scale
+                return q * scale
+    """, "cold", "first use"),
+    ("alias-none-branch-not-stored-is-not-cold", """
+        import torch
+        class Backend:
+            def forward_q8(self, q):
+                dev = q.device
+                scale = self._identity_scale
+                if scale is None:
+                    scale = torch.tensor([1.0], dtype=torch.float32, device=dev)
+                return q * scale
+    """, "unknown", "no signal"),
+    ("table-filled-on-a-get-miss-cold", """
+        import torch
+        _GEOMETRY = {}
+        def slice_geometry(offsets, device):
+            key = (tuple(offsets), device)
+            geometry = _GEOMETRY.get(key)
+            if geometry is None:
+                geometry = torch.tensor(list(offsets), device=device)
+                _GEOMETRY[key] = geometry
+            return geometry
+    """, "cold", "once per key"),
+    ("get-miss-not-stored-is-not-cold", """
+        import torch
+        _DEFAULTS = {}
+        def offsets_for(offsets, device):
+            geometry = _DEFAULTS.get(len(offsets))
+            if geometry is None:
+                geometry = torch.tensor(list(offsets), device=device)
+            return geometry
+    """, "unknown", "no signal"),
     ("worker-thread-cold", """
         import threading
         import torch

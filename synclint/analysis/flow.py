@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from synclint.analysis import evidence
 from synclint.analysis.annotations import annotation_placement
 from synclint import repo
 from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, string_value
@@ -29,12 +30,18 @@ _MAX_LOOP_ROUNDS = 6
 class FlowWalker:
     """Carries an environment through the statements of one scope, recording it before each."""
 
-    def __init__(self, analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], facts: ScopeFacts) -> None:
+    def __init__(
+        self, analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], facts: ScopeFacts, promoted: Env | None = None
+    ) -> None:
         self.analysis = analysis
         self.chain = chain
         self.scope = chain[-1]
         self.facts = facts
         self.evaluator = analysis.evaluator
+        # Parameters shown to be device tensors by their uses (evidence.device_uses), and the
+        # parameters whose place nothing states, for that search.
+        self.promoted = promoted or {}
+        self.candidates: dict[str, cst.Param] = {}
 
     def eval(self, expr: cst.BaseExpression, env: Env) -> Placement:
         return self.evaluator.eval(expr, env, self.chain)
@@ -53,7 +60,9 @@ class FlowWalker:
 
     def _bind_parameters(self, func: cst.FunctionDef, env: Env) -> None:
         params = func.params
-        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = {p.name.value for p in every}
+        for param in every:
             name = param.name.value
             if name in ("self", "cls"):
                 continue
@@ -68,6 +77,17 @@ class FlowWalker:
                 found = repository_placement(repo.param_fact(_function_key(func, self.chain), name), param)
                 if found is not None:
                     value = found
+                elif name in self.promoted:
+                    value = self.promoted[name]
+                else:
+                    mirror = evidence.mirror_of(name, names)
+                    if mirror is not None:
+                        value = placed(
+                            Place.DEVICE, MEDIUM, param,
+                            f"parameter `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)",
+                        )
+                    elif param.default is None or _is_none(param.default):
+                        self.candidates[name] = param
             if value is None:
                 # No evidence: unknown, never guessed.
                 value = UNKNOWN.because(param, f"parameter `{name}` has no annotation or default that places it")
@@ -103,6 +123,10 @@ class FlowWalker:
             self._statement(stmt, env)
 
     def _statement(self, stmt: cst.BaseStatement, env: Env) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            fact = evidence.host_named_readback(stmt.body[0], env, stmt)
+            if fact is not None:
+                env[fact[0]] = fact[1]
         self.facts.env_before[id(stmt)] = dict(env)
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -117,7 +141,16 @@ class FlowWalker:
                     self._statement(stmt.orelse, else_env)
                 else:
                     self._block(stmt.orelse.body, else_env)
-            _merge_into(env, then_env, else_env)
+            # A branch that always leaves (`return`, `raise`) does not reach what follows:
+            # after `if isinstance(x, torch.Tensor): ...; return ...`, x is no tensor.
+            if _leaves(stmt.body) and not (stmt.orelse is not None and _leaves(stmt.orelse)):
+                env.clear()
+                env.update(else_env)
+            elif stmt.orelse is not None and not isinstance(stmt.orelse, cst.If) and _leaves(stmt.orelse.body):
+                env.clear()
+                env.update(then_env)
+            else:
+                _merge_into(env, then_env, else_env)
             normalised = _normalised_to_host(stmt, self.analysis.imports)
             if normalised is not None:
                 env[normalised] = placed(
@@ -201,6 +234,8 @@ class FlowWalker:
             for target in small.targets:
                 self._bind_target(target.target, value, env, stmt, small.value)
                 self._record_self_attribute(target.target, value, stmt)
+                if isinstance(small.value, (cst.List, cst.ListComp)):
+                    self._record_elements(target.target, self._list_elements(small.value, env), env, stmt, fresh=True)
         elif isinstance(small, cst.AnnAssign):
             declared = annotation_placement(small.annotation, self.analysis.imports, small)
             if small.value is not None:
@@ -213,6 +248,9 @@ class FlowWalker:
                 self._bind_target(small.target, declared, env, stmt)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             self._record_buffer(small.value)
+            call = small.value
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "insert") and call.args:
+                self._record_elements(call.func.value, self.eval(call.args[-1].value, env), env, stmt, fresh=False)
         elif isinstance(small, cst.Assert):
             env.update(host_narrowing(small.test, self.analysis.imports)[0])
         elif isinstance(small, cst.AugAssign):
@@ -246,6 +284,8 @@ class FlowWalker:
         it: `self.device = device` then `self.buf = torch.zeros(..., device=self.device)`."""
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
             return
+        if self.promoted:
+            return  # a second walk (evidence.device_uses): the first recorded it
         class_def = self._method_of()
         if class_def is None:
             return
@@ -253,6 +293,33 @@ class FlowWalker:
         if value.known:
             value = value.because(stmt, f"`self.{name}` assigned in `{self.scope.name.value}()`")
         self.analysis.record_class_attribute(class_def, name, value)
+
+    # --- lists of tensors: `bufs = [torch.zeros(..., device=d) for _ in r]`, `self.bufs.append(t)` ---
+    def _list_elements(self, value: cst.List | cst.ListComp, env: Env) -> Placement | None:
+        if isinstance(value, cst.ListComp):
+            return self.eval(value.elt, env)
+        elements = [self.eval(e.value, env) for e in value.elements if not isinstance(e, cst.StarredElement)]
+        return join(*elements) if elements else None
+
+    def _record_elements(self, target, value: Placement | None, env: Env, stmt, fresh: bool) -> None:
+        """What the elements of the list `target` hold, kept as `name[]` (a name) or
+        `self.attr[]` (a field of the class), read by `lst[i]` (sources.py `_subscript`)."""
+        if isinstance(target, cst.Name):
+            key = target.value + "[]"
+            if value is None:
+                env.pop(key, None) if fresh else None
+                return
+            if not fresh and key not in env:
+                if not (target.value in env and env[target.value].is_(Place.SEQUENCE)):
+                    return  # not a list this scope built: its other elements are unknown
+            elif not fresh:
+                value = join(env[key], value)
+            env[key] = value
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            class_def = self._method_of()
+            if class_def is None or self.promoted or value is None:
+                return
+            self.analysis.record_class_attribute(class_def, target.attr.value + "[]", value)
 
     def _record_buffer(self, call: cst.Call) -> None:
         """`self.register_buffer("name", tensor)`: a buffer that moves with the module."""
@@ -265,6 +332,8 @@ class FlowWalker:
         ):
             return
         class_def = self._method_of()
+        if self.promoted:
+            return
         name = string_value(call.args[0].value)
         if class_def is not None and name:
             reason = "a registered buffer moves with the module (inferred)"
@@ -365,6 +434,17 @@ def _device_owner(expr: cst.BaseExpression) -> str | None:
 _HOST_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.LongTensor", "torch.Tensor"})
 
 
+def _leaves(body) -> bool:
+    """The block always ends in `return` or `raise` (its last statement)."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body] if isinstance(body, cst.SimpleStatementSuite) else []
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return False
+
+
 def _normalised_to_host(stmt: cst.If, imports) -> str | None:
     """`if not isinstance(x, torch.Tensor): x = torch.tensor(x)` (no `device=`, no `else`):
     the name `x`, which the code expects to be host data (a list or a CPU tensor)."""
@@ -429,6 +509,10 @@ def _is_shape_like(expr) -> bool:
     if isinstance(expr, cst.Subscript):  # x.shape[:2]
         return _is_shape_like(expr.value)
     return False
+
+
+def _is_none(expr) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _del_targets(target) -> list[str]:

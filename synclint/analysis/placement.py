@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from synclint.analysis import flow, sources
+from synclint.analysis import evidence, flow, sources
 from synclint.analysis.imports import ImportTable
 
 # The value types are defined in `values`; re-exported here because rules import them from
@@ -81,6 +81,7 @@ class PlacementAnalysis:
         self._class_attrs: dict[int, Env] = {}  # id(ClassDef) -> joined `self.<attr>` placements
         self._class_attr_values: dict[int, dict[str, list[Placement]]] = {}
         self._classes_walked: set[int] = set()
+        self._pending: dict[int, list] = {}  # id(ClassDef) being walked -> methods to promote
         self.evaluator = sources.Evaluator(self)
         self.scopes_analysed = 0  # for the cost benchmark: how much work the laziness saved
 
@@ -129,9 +130,17 @@ class PlacementAnalysis:
         key = id(class_def)
         if key not in self._classes_walked:
             self._classes_walked.add(key)
+            self._pending[key] = []
             for stmt in getattr(class_def.body, "body", ()):
                 if isinstance(stmt, cst.FunctionDef):
                     self._facts((*chain, stmt))
+            # Device-only uses read `self.<attr>`: judged once every method has been walked.
+            pending = self._pending.pop(key)
+            for _ in range(3):  # a promotion may show a caller's argument on the device
+                left = [p for p in pending if self._promote(*p) is p[1]]
+                if len(left) == len(pending):
+                    break
+                pending = left
         return self._class_attrs.get(key, {})
 
     def record_class_attribute(self, class_def: cst.ClassDef, name: str, value: Placement) -> None:
@@ -169,8 +178,26 @@ class PlacementAnalysis:
             facts = ScopeFacts()
             self._scopes[key] = facts  # registered first: recursive calls see a partial scope
             self.scopes_analysed += 1
-            flow.FlowWalker(self, chain, facts).run(self._outer_env.get(key, {}))
+            walker = flow.FlowWalker(self, chain, facts)
+            walker.run(self._outer_env.get(key, {}))
+            if walker.candidates:
+                pending = self._pending.get(id(chain[-2])) if len(chain) > 1 else None
+                if pending is not None:
+                    pending.append((chain, facts, walker.candidates))  # its class is being walked
+                else:
+                    facts = self._promote(chain, facts, walker.candidates)
         return facts
+
+    def _promote(self, chain, facts: ScopeFacts, candidates) -> ScopeFacts:
+        """Parameters whose place nothing states: where their uses show device tensors, the
+        scope is walked again with them placed (synclint/analysis/evidence.py)."""
+        promoted = evidence.device_uses(self, chain, facts, candidates)
+        if not promoted:
+            return facts
+        again = ScopeFacts()
+        self._scopes[id(chain[-1])] = again
+        flow.FlowWalker(self, chain, again, promoted).run(self._outer_env.get(id(chain[-1]), {}))
+        return again
 
     def remember_outer_env(self, scope: cst.CSTNode, env: Env) -> None:
         self._outer_env.setdefault(id(scope), dict(env))

@@ -226,6 +226,101 @@ def _host_class(class_def: cst.ClassDef) -> bool:
     return False
 
 
+def _bound_names(statements) -> set[str]:
+    """Names that module-level statements bind (imports, assignments, definitions)."""
+    out: set[str] = set()
+    for stmt in statements:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            out.add(stmt.name.value)
+            continue
+        if isinstance(stmt, cst.If):
+            out |= _bound_names(stmt.body.body)
+            orelse = stmt.orelse
+            while orelse is not None:
+                out |= _bound_names([orelse] if isinstance(orelse, cst.If) else orelse.body.body)
+                orelse = None
+            continue
+        if isinstance(stmt, cst.Try):
+            out |= _bound_names(stmt.body.body)
+            for handler in stmt.handlers:
+                out |= _bound_names(handler.body.body)
+            continue
+        for small in getattr(stmt, "body", ()):
+            if isinstance(small, cst.Import):
+                out.update((a.asname.name.value if a.asname else cst.Module(body=[]).code_for_node(a.name).split(".")[0]) for a in small.names)
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                out.update((a.asname.name.value if a.asname else cst.Module(body=[]).code_for_node(a.name)) for a in small.names)
+            elif isinstance(small, (cst.Assign, cst.AnnAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                out.update(t.value for t in targets if isinstance(t, cst.Name))
+    return out
+
+
+_GUARDED: dict[int, tuple[cst.Module, dict[str, frozenset[str]]]] = {}
+
+
+def guarded_imports(module: cst.Module) -> dict[str, frozenset[str]]:
+    """Names a module imports only under a platform branch (`if _is_npu: import torch_npu`),
+    with the platforms where they exist: code that uses one runs only there (elsewhere the
+    name is unbound). A name the module also binds another way says nothing."""
+    known = _GUARDED.get(id(module))
+    if known is not None and known[0] is module:
+        return known[1]
+    guarded: dict[str, frozenset[str]] = {}
+    elsewhere: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock):
+            where = branch_sets(stmt.test)[0]
+            if where is not None:
+                for name in _bound_names(stmt.body.body):
+                    guarded[name] = where
+                continue
+        elsewhere |= _bound_names([stmt])
+    result = {n: p for n, p in guarded.items() if n not in elsewhere}
+    if len(_GUARDED) > 256:
+        _GUARDED.clear()
+    _GUARDED[id(module)] = (module, result)
+    return result
+
+
+class _GuardedUses(cst.CSTVisitor):
+    """The platforms of the guarded names a function uses outside platform branches of its own."""
+
+    def __init__(self, guarded: dict[str, frozenset[str]]) -> None:
+        self.guarded = guarded
+        self.result: frozenset[str] | None = None
+
+    def visit_If(self, node: cst.If) -> bool:
+        if branch_sets(node.test) != (None, None):
+            node.test.visit(self)
+            return False  # the branch says where its own code runs
+        return True
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False  # `x.ms` is an attribute, not the name `ms`
+
+    def visit_Name(self, node: cst.Name) -> None:
+        where = self.guarded.get(node.value)
+        if where is not None:
+            self.result = _intersect(self.result, where)
+
+
+_USES: dict[int, tuple[cst.FunctionDef, frozenset[str] | None]] = {}
+
+
+def _function_uses(func: cst.FunctionDef, guarded: dict[str, frozenset[str]]) -> frozenset[str] | None:
+    known = _USES.get(id(func))
+    if known is not None and known[0] is func:
+        return known[1]
+    visitor = _GuardedUses(guarded)
+    func.body.visit(visitor)
+    if len(_USES) > 4096:
+        _USES.clear()
+    _USES[id(func)] = (func, visitor.result)
+    return visitor.result
+
+
 def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[cst.CSTNode]) -> frozenset[str] | None:
     """Platforms the code at the end of `stack` can run on (None: any): the intersection of
     what its file, classes, functions and enclosing `if` branches say."""
@@ -239,6 +334,12 @@ def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[
                 result = _intersect(result, _HOST_ONLY)
         elif isinstance(scope, cst.FunctionDef):
             result = _intersect(result, function_platforms(scope.name.value))
+    if chain and isinstance(chain[0], cst.Module):
+        guarded = guarded_imports(chain[0])
+        if guarded:
+            for scope in chain:
+                if isinstance(scope, cst.FunctionDef):
+                    result = _intersect(result, _function_uses(scope, guarded))
     for i in range(len(stack) - 1):
         node, child = stack[i], stack[i + 1]
         if not isinstance(node, cst.If):

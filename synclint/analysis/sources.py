@@ -460,13 +460,27 @@ class Evaluator:
             if kept is not None:
                 return kept
         base = self._eval(expr.value, env)
+        if not base.is_tensor and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            element = self._list_element(expr.value, env)
+            if element is not None and element.is_tensor and (base.is_(Place.SEQUENCE) or not base.known):
+                return element.because(expr, "an element of a list of tensors")
         if base.is_tensor or base.is_(Place.NUMPY):
+            if base.is_(Place.PINNED) and _leading_slice(expr):
+                return base.because(expr, "a slice of the first dimension of a pinned tensor (a contiguous view)")
             if base.is_(Place.PINNED):  # an indexed pinned tensor is a (maybe strided) view or a copy
                 return placed(Place.HOST, base.confidence, expr, "indexing a pinned tensor")
             return base  # indexing keeps the placement
         if base.is_(Place.SEQUENCE) and _is_shape(expr.value):
             return placed(Place.SCALAR, HIGH, expr, "a dimension of a shape")
         return UNKNOWN
+
+    def _list_element(self, value: cst.BaseExpression, env: Env) -> Placement | None:
+        """What the elements of a list hold (`name[]` / `self.attr[]`, flow.py `_record_elements`)."""
+        if isinstance(value, cst.Name):
+            return env.get(value.value + "[]")
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self" and "self" not in env:
+            return self._self_attributes().get(value.attr.value + "[]")
+        return None
 
     def _operands(self, exprs, env: Env) -> list[Placement]:
         """Placements of operands; a list/tuple literal argument (`torch.cat([a, b])`)
@@ -756,8 +770,9 @@ class Evaluator:
             return UNKNOWN
         if base.is_tensor or base.is_(Place.NUMPY):
             # Tensor methods (view, float, sum, max, ...) keep the placement; pinned-ness is
-            # kept only by views, which we cannot tell apart here: say pageable.
-            if base.may_be(Place.PINNED):
+            # kept only by views that keep the memory contiguous (`.view(dtype)`,
+            # `.reshape(shape)` of a slice of a pinned pool): other results are pageable.
+            if base.may_be(Place.PINNED) and method not in _CONTIGUOUS_VIEWS:
                 return placed(Place.HOST, base.confidence, call, f"`.{method}()` of a pinned tensor")
             return base
         return UNKNOWN
@@ -789,6 +804,18 @@ class Evaluator:
 def _names_a_device_index(expr: cst.BaseExpression) -> bool:
     name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
     return any(word in name.lower() for word in api.DEVICE_INDEX_WORDS)
+
+
+def _leading_slice(expr: cst.Subscript) -> bool:
+    """`pool[a:b]`: one slice without a step, on the first dimension (a contiguous view)."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Slice):
+        return False
+    return expr.slice[0].slice.step is None
+
+
+# Methods whose result shares the storage of a contiguous tensor, contiguous itself: a view
+# of pinned memory is pinned (a copy from it with `non_blocking=True` does not block).
+_CONTIGUOUS_VIEWS = frozenset({"view", "view_as", "reshape", "flatten", "unflatten", "unsqueeze", "squeeze", "detach", "contiguous"})
 
 
 def _unpinned(value: Placement) -> Placement:

@@ -39,6 +39,8 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from synclint.analysis import hotpath
+from synclint.analysis.coldcode import debug_word
+from synclint.analysis.coldcode import worker_functions as worker_functions
 from synclint.analysis.pathkinds import TEST_FILE as _TEST_FILE
 from synclint.analysis.pathkinds import TEST_FOLDERS as _TEST_FOLDERS
 from synclint.analysis.imports import ImportTable, dotted_name
@@ -71,28 +73,6 @@ CACHING_DECORATORS = frozenset(
 _BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks)(_|\.py)")
 # Folders and files (without `.py`) of model and weight loading: run once at start-up.
 _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
-
-# `threading.Thread(target=f)`, `Process(target=f)`, `pool.submit(f, ...)`,
-# `loop.run_in_executor(pool, f)`, `asyncio.to_thread(f)`: f runs off the calling thread.
-_WORKER_PATTERNS = (
-    re.compile(r"\b(?:Thread|Process)\s*\([^)]*?\btarget\s*=\s*(?:self\.)?(\w+)", re.S),
-    re.compile(r"\.submit\(\s*(?:self\.)?(\w+)"),
-    re.compile(r"\brun_in_executor\(\s*[^,()]+,\s*(?:self\.)?(\w+)"),
-    re.compile(r"\bto_thread\(\s*(?:self\.)?(\w+)"),
-)
-
-
-def worker_functions(text: str) -> frozenset[str]:
-    """Names of the functions a module hands to a thread, process or executor. Read from the
-    whole text (not the screened module) with patterns, so the answer does not depend on
-    which functions the screen kept."""
-    if "Thread" not in text and "submit(" not in text and "executor" not in text and "to_thread" not in text and "Process" not in text:
-        return frozenset()
-    found: set[str] = set()
-    for pattern in _WORKER_PATTERNS:
-        found.update(pattern.findall(text))
-    return frozenset(found)
-
 
 def file_tier(filename: str) -> TierVerdict | None:
     """Tests and benchmarks, by folder or file name."""
@@ -258,6 +238,90 @@ def _fills_what_it_tests(stmt: cst.If) -> bool:
     return False
 
 
+def _alias_of_self(stmt: cst.If, block) -> str:
+    """`x = self._x` just before `if x is None:`: the attribute the local stands for ("" if none)."""
+    test = stmt.test
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        test = test.left  # `if buf is None or buf.shape[0] < n:` (grown on demand)
+    if not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.left, cst.Name)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+        and isinstance(block, cst.IndentedBlock)
+    ):
+        return ""
+    previous = None
+    for sibling in block.body:
+        if sibling is stmt:
+            break
+        previous = sibling
+    if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
+        return ""
+    assign = previous.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return ""
+    stored = _names(assign.value)
+    if assign.targets[0].target.value != test.left.value or not stored.startswith("self.") or "(" in stored or "[" in stored:
+        return ""
+    return stored
+
+
+def _fills_alias(stmt: cst.If, block) -> bool:
+    """`x = self._x`, then `if x is None: x = ...; self._x = x`: initialised on first use
+    through a local name, so the body runs once."""
+    attribute = _alias_of_self(stmt, block)
+    if not attribute or stmt.orelse is not None:
+        return False
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+    for line in body:
+        for small in getattr(line, "body", ()):
+            if isinstance(small, cst.Assign) and any(_names(t.target) == attribute for t in small.targets):
+                return True
+    return False
+
+
+_debug_word = debug_word  # `debug`, `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `DEBUG` (not `debugger`)
+
+
+def _debug_test(test: cst.BaseExpression) -> bool | None:
+    """True: the `if` body runs only with debugging switched on (`if self.debug_mode:`,
+    `if os.environ.get("X_DEBUG") == "1":`, `if DEBUG and ...:`); False: the `else` does
+    (`if not DEBUG:`); None: neither."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return False if _debug_test(test.expression) is True else None
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return True if _debug_test(test.left) is True or _debug_test(test.right) is True else None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        if isinstance(test.comparisons[0].operator, (cst.Equal, cst.In)) or (
+            isinstance(test.comparisons[0].operator, cst.Is)
+            and isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value == "True"
+        ):
+            return True if _debug_test(test.left) is True else None
+        return None
+    if isinstance(test, (cst.Name, cst.Attribute)):
+        last = test.value if isinstance(test, cst.Name) else test.attr.value
+        return True if _debug_word(last) else None
+    if isinstance(test, cst.Call):
+        # `envs.X_DEBUG.get()`, `os.environ.get("X_DEBUG")`, `logger.isEnabledFor(logging.DEBUG)`
+        func = test.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("get", "getenv", "isEnabledFor", "get_bool", "value"):
+            if isinstance(func.value, (cst.Name, cst.Attribute)) and _debug_test(func.value) is True:
+                return True
+            for arg in test.args[:1]:
+                value = arg.value
+                if isinstance(value, cst.SimpleString) and _debug_word(value.evaluated_value if isinstance(value.evaluated_value, str) else ""):
+                    return True
+                if isinstance(value, (cst.Name, cst.Attribute)) and _debug_test(value) is True:
+                    return True
+        if isinstance(func, (cst.Name, cst.Attribute)) and _debug_test(func) is True:
+            return True  # `if is_debug():`, `if debug_enabled():`
+    return None
+
+
 def _cache_lookup_miss(stmt: cst.If, block) -> bool:
     """`t = CACHE.get(key)` followed by `if t is None:` (the body fills the cache)."""
     test = stmt.test
@@ -283,13 +347,25 @@ def _cache_lookup_miss(stmt: cst.If, block) -> bool:
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
         return False
     value = assign.value
-    return (
+    if not (
         assign.targets[0].target.value == name
         and isinstance(value, cst.Call)
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value == "get"
-        and _cache_like(_names(value.func.value))
-    )
+    ):
+        return False
+    table = _names(value.func.value)
+    if _cache_like(table):
+        return True
+    # `g = _GEOMETRY.get(key)`, `if g is None: ...; _GEOMETRY[key] = g`: the body fills the table.
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+    for line in body:
+        for small in getattr(line, "body", ()):
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Subscript) and _names(target.target.value) == table:
+                        return True
+    return False
 
 
 def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
@@ -312,8 +388,11 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                 return TierVerdict(Tier.COLD, "in an `if self.training:` branch: training only, not inference")
             if in_body and (_memo_miss_branch(node.test) or _cache_lookup_miss(node, stack[i - 1] if i > 0 else None)):
                 return TierVerdict(Tier.COLD, "fills a cache on a miss: runs once per key")
-            if in_body and _fills_what_it_tests(node):
+            if in_body and (_fills_what_it_tests(node) or _fills_alias(node, stack[i - 1] if i > 0 else None)):
                 return TierVerdict(Tier.COLD, "initialises a value on first use (`if self._x is None: self._x = ...`): runs once")
+            debug = _debug_test(node.test)
+            if (debug is True and in_body) or (debug is False and in_else):
+                return TierVerdict(Tier.COLD, "in a debug-only branch: runs only when debugging is switched on")
         elif isinstance(node, cst.IndentedBlock) and i > start:
             for sibling in node.body:
                 if sibling is child:

@@ -177,3 +177,16 @@ def h2d_helpers(configured: str | None = None) -> dict[str, tuple[str, int | Non
     if configured is None or configured == "inline" or configured in H2D_HELPERS:
         return H2D_HELPERS
     return {**H2D_HELPERS, configured: ("device", 2)}
+
+# --- structural evidence that a value is a device tensor (synclint/analysis/evidence.py) -----
+# A parameter `x` beside `x_cpu` (...) is the device copy of data also kept on the host.
+HOST_MIRROR_SUFFIXES = ("_cpu", "_host", "_np", "_cpu_tensor", "_numpy")
+# A readback bound to a name that says it holds the host copy (`x_cpu = x.tolist()`) shows
+# that its source is the device copy. Not `_np`/`_list`: they say what type, not where from.
+HOST_COPY_SUFFIXES = ("_cpu", "_host", "_cpu_tensor")
+HOST_COPY_PREFIXES = ("cpu_", "host_")
+# `x.<method>()` with no argument that copies x to the host (for `.to("cpu")` see evidence.py).
+READBACK_EVIDENCE_METHODS = frozenset({"cpu", "tolist", "item"})
+# torch.<name>(...) whose tensor operands must be on one device (a CPU tensor of more than
+# zero dimensions beside a CUDA tensor raises): a device operand places the others.
+SAME_DEVICE_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "minimum", "maximum", "where"})

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import bound_value, is_true, kwarg, method_name, positional, receiver
 from synclint.rules.sl1xx_h2d import (
@@ -36,6 +37,8 @@ class PageableNonBlockingH2D(Rule):
     set_sync_debug_mode("error")` does not catch either, so these stalls stay invisible.
     Copies smaller than that do not block, so the rule reports a copy only where its size
     is unknown: a list literal, a per-request list (`[r.top_k for r in reqs]`), a `cumsum`,
+    a reduction to one value (`torch.count_nonzero(mask)`, `x.sum()`, also in arithmetic
+    with Python numbers: `bs - num_padding`),
     or an array named like lengths, indices, offsets or counts (`seq_lens_np`,
     `query_start_loc_cpu[:n]`, `req_indices`) holds one value per request, kilobytes: such
     a copy is reported at low confidence only (hidden by default), and says why. The default severity is `note` for the same reason.
@@ -200,6 +203,8 @@ _METADATA_WORDS = frozenset(
         "starts", "end", "ends", "req", "reqs", "request", "requests",
     }
 )  # fmt: skip
+# Reductions that, without `dim=`, give one value (`torch.count_nonzero(mask)`, `x.sum()`).
+_ONE_VALUE_REDUCTIONS = frozenset({"count_nonzero", "sum", "max", "min", "amax", "amin", "mean", "prod", "numel", "any", "all"})
 _DATA_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "numpy.array", "numpy.asarray"})
 
 
@@ -225,11 +230,17 @@ def small_source(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
         return None
     if isinstance(expr, cst.Subscript):
         return small_source(expr.value, ctx, _depth + 1)
+    if isinstance(expr, cst.BinaryOperation):
+        # `bs - num_padding`: as small as its tensor operands (a Python number adds nothing)
+        reasons = [small_source(side, ctx, _depth + 1) for side in (expr.left, expr.right) if not ctx.placement(side).is_(Place.SCALAR)]
+        return reasons[0] if reasons and all(reasons) else None
     if isinstance(expr, cst.Call):
         qual = ctx.qualname(expr.func) or ""
         name = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
         if name == "cumsum" or qual.endswith(".cumsum"):
             return "a cumulative sum of lengths: one value per request"
+        if name in _ONE_VALUE_REDUCTIONS and not any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args) and len(positional(expr)) <= (1 if qual else 0):
+            return "a reduction to one value"
         if qual in _DATA_BUILDERS and expr.args:
             return small_source(expr.args[0].value, ctx, _depth + 1)
         if isinstance(expr.func, cst.Attribute) and not qual:

@@ -104,6 +104,11 @@ class TensorAsPythonNumber(Rule):
             name = method_name(node)
             if name is None or qual.startswith(("numpy.", "math.")):
                 return
+            owner = node.func.value
+            if isinstance(owner, cst.Name) and owner.value in ("self", "cls"):
+                # `self.topk(hidden_states, router_logits)`: a method or submodule of the
+                # object itself, not `Tensor.topk` (a module is not a tensor).
+                return
             spec = NUMBER_ARGUMENT_METHODS.get(name)
             shown = f".{name}()"
             if name in CLAMP_FUNCTIONS:

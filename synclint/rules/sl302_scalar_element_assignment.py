@@ -6,6 +6,7 @@ from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import (
     DEVICE_ORIGIN_TRIGGERS,
+    append_keyword,
     device_confidence,
     dtype_kind,
     is_full_slice,
@@ -28,7 +29,9 @@ class ScalarElementAssignment(Rule):
     Reports an assignment of a Python number to a device tensor where the target is a single
     element (as many integer indices as the tensor has dimensions: `t[i, j] = float(...)`),
     an advanced-index scatter with an integer device index (`x[gpu_idx] = 1.0`,
-    `x[:, dev_idx] = 0`), and `t.copy_(number)`. A device index can only index a tensor on
+    `x[:, dev_idx] = 0`), `t.copy_(number)`, and `t.copy_(host_value)` of a host tensor
+    (often a 0-dim count: `buf[k:].copy_(bs - num_padding)` where `num_padding` was counted
+    on the host) without `non_blocking=True`. A device index can only index a tensor on
     its device, so `self.cache.state[:, dev_idx] = 0` is reported even when where
     `self.cache.state` lives is not visible. A value whose placement is not known
     (`buf[i] = pool.get_id(name)`) is reported at `medium` confidence at most when the
@@ -39,7 +42,8 @@ class ScalarElementAssignment(Rule):
     device with a blocking copy; the scatter does the same with its value. Measured on an
     H200: `t[0, 0] = float(...)` on a 0-dim element and `x[gpu_idx] = 1.0` each waited for
     the whole GPU queue (stall ratio ~1.0), and so did `x[:, dev_idx] = 0` and `t.copy_(5)`
-    (a Python number). A slice target is not a stall (`t[2:5] = 1.0`
+    (a Python number); a blocking copy from a host tensor waits the same way (even from
+    pinned memory). A slice target is not a stall (`t[2:5] = 1.0`
     becomes a `fill_` kernel), nor are `x[mask] = 1.0`, `x[0] = y_gpu` or
     `x[gpu_idx] = y_gpu`: none of those are flagged.
 
@@ -73,6 +77,11 @@ class ScalarElementAssignment(Rule):
     broadcast exactly as the number was; offered when `x` is a plain name or attribute.
     The result is the measured-clean form `x[gpu_idx] = y_gpu`. `t.copy_(v)` of a Python
     number becomes `t.fill_(v)`: both broadcast the number over `t` with `t`'s dtype, safe.
+    `t.copy_(host_tensor)` of a pageable host tensor becomes `t.copy_(host_tensor,
+    non_blocking=True)`: from pageable memory the data is staged before `copy_` returns, so
+    the source may change afterwards and the result is the same; measured on an H200, such
+    copies up to 1 MiB do not wait for the queue (SL102 reports the larger ones). A pinned
+    source gets no fix: a non-blocking copy from it races with later writes to it.
     When the value's placement is not known the fixes are unsafe: `fill_` and `new_full`
     take a number or a 0-dim tensor, where the assignment also took a one-element tensor.
 
@@ -119,11 +128,17 @@ class ScalarElementAssignment(Rule):
             self._scatter(node, target, tensors[0], base, number, ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        """`t.copy_(5)`: the number becomes a CPU tensor, copied with a blocking copy."""
-        if method_name(node) != "copy_" or len(node.args) != 1 or node.args[0].keyword is not None:
+        """`t.copy_(5)`: the number becomes a CPU tensor, copied with a blocking copy; so is
+        `t.copy_(host_tensor)` without `non_blocking=True`."""
+        if method_name(node) != "copy_" or not node.args or node.args[0].keyword is not None:
             return
         source = node.args[0].value
-        if not ctx.placement(source).is_(Place.SCALAR):
+        value = ctx.placement(source)
+        if not value.is_(Place.SCALAR):
+            if len(node.args) == 1 and value.known and value.is_(Place.HOST, Place.PINNED):
+                self._host_tensor_copy(node, value, ctx)
+            return
+        if len(node.args) != 1:
             return
         base = ctx.placement(node.func.value)
         if not base.maybe_device:
@@ -136,6 +151,28 @@ class ScalarElementAssignment(Rule):
             confidence=device_confidence(base),
             placement=base,
             fix=FixSpec("Write the number with `.fill_()`", replacements=((node, fill),), applicability=Applicability.SAFE),
+        )
+
+    def _host_tensor_copy(self, node: cst.Call, value, ctx) -> None:
+        base = ctx.placement(node.func.value)
+        if not base.on_device:
+            return  # a host tensor copied into a tensor that may be on the host: nothing crosses
+        fix = None
+        if value.is_(Place.HOST):
+            # From pageable memory the copy is staged before `copy_` returns: the source may
+            # change afterwards, and nothing waits for the queue.
+            fix = FixSpec(
+                "Copy without waiting (`non_blocking=True`)",
+                replacements=((node, append_keyword(node, "non_blocking", cst.Name("True"))),),
+                applicability=Applicability.SAFE,
+            )
+        ctx.report(
+            self,
+            node,
+            "`.copy_()` of a host tensor into a device tensor is a blocking host-to-device copy",
+            confidence=min(device_confidence(base), value.confidence),
+            placement=base,
+            fix=fix,
         )
 
     @staticmethod

@@ -56,6 +56,12 @@ class Unit:
     local_defs: dict[str, list] = field(default_factory=dict)  # nested def name -> nodes
     sites: dict[str, list] = field(default_factory=dict)  # site kind -> nodes
     calls: dict[str, list] = field(default_factory=dict)  # called name -> calls (the rules' words)
+    # Structural device evidence (synclint/analysis/evidence.py), read as "may": parameters
+    # whose place nothing states, and the operands of device-only uses in the unit.
+    unplaced_params: set[str] = field(default_factory=set)
+    device_uses: list = field(default_factory=list)
+    passed_on: list = field(default_factory=list)  # `self.m(...)` / `f(...)` calls with arguments
+    launches: bool = False
     device_source: bool = False
     has_import: bool = False
     import_line: bool = False
@@ -89,7 +95,9 @@ class FactReader:
     def __init__(self, lines: list[str], tables, call_words=frozenset(), collect: list | None = None) -> None:
         self.lines = lines
         # (node, unit) for every call, attribute assignment and def: what the repository
-        # index (synclint/repo.py) summarises, gathered in this same walk.
+        # index (synclint/repo.py) summarises, gathered in this same walk. While it is
+        # gathered, the screen's loose "may" readings of device evidence (a device-only use
+        # anywhere in the unit, list elements) are left out: the index reads places as facts.
         self.collect = collect
         self.t = tables
         self.call_words = call_words  # calls of these names are kept by name (unit.calls)
@@ -142,6 +150,10 @@ class FactReader:
                     self.collect.append((node, unit))
                 for target in node.targets:
                     self._bind(target, node.value, unit)
+                if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                    source = readback_into_host_name(node.targets[0].id, node.value)
+                    if source is not None:
+                        unit.bindings.append(((source,), t.DEVICE))
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Subscript:
                     sites.setdefault("store", []).append(node.targets[0])
                     sites.setdefault("stored", []).append(node.value)
@@ -186,6 +198,12 @@ class FactReader:
             elif kind is ast.BinOp:
                 if type(node.op) is ast.Mod:
                     sites.setdefault("text", []).append(node.right)
+                unit.device_uses.append(node.left)
+                unit.device_uses.append(node.right)
+            elif kind is ast.Compare:
+                if len(node.ops) == 1 and type(node.ops[0]) not in (ast.Is, ast.IsNot, ast.In, ast.NotIn):
+                    unit.device_uses.append(node.left)
+                    unit.device_uses.append(node.comparators[0])
             elif kind in FUNCTIONS or kind is ast.Lambda:
                 if self.collect is not None and kind is not ast.Lambda:
                     self.collect.append((node, unit))
@@ -241,6 +259,12 @@ class FactReader:
                 elif value is not None:
                     push(value)
         unit.device_source = device or t.device_identifier(ids) or not unit.self_reads.isdisjoint(t.SELF_DEVICE_ATTRIBUTES)
+        if self.collect is None and unit.unplaced_params and (unit.device_uses or unit.launches or unit.passed_on):
+            # evidence.device_uses may show any of them on the device: a device operand
+            # beside one, a kernel launch / custom op taking it, or a function of the file
+            # whose parameter is a device tensor taking it.
+            value = t.DEVICE if unit.launches else ("devuse", tuple(unit.device_uses), tuple(unit.passed_on))
+            unit.bindings.append((tuple(sorted(unit.unplaced_params)), value))
 
     def _import(self, node) -> None:
         found = self.imports
@@ -258,10 +282,21 @@ class FactReader:
     def _call(self, node: ast.Call, unit: Unit, sites: dict) -> None:
         func = node.func
         called = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+        if type(func) is ast.Subscript or (type(func) is ast.Attribute and _dotted_head(func) == "torch.ops"):
+            unit.launches = True  # `kernel[grid](x)`, `torch.ops.ns.op(x)`: see evidence.py
+        elif called in _api.SAME_DEVICE_FUNCTIONS:
+            for arg in node.args:
+                if type(arg) in (ast.List, ast.Tuple):
+                    unit.device_uses.extend(e for e in arg.elts if type(e) is not ast.Starred)
+                elif type(arg) is not ast.Starred:
+                    unit.device_uses.append(arg)
         if called in NUMBER_ARGUMENT_CALLS:  # arguments read as Python numbers (SL208)
             sites.setdefault("numbers", []).extend([*node.args, *(kw.value for kw in node.keywords)])
         elif type(func) is ast.Name and called in ("list", "tuple"):  # iterated whole (SL207)
             sites.setdefault("loop", []).extend(node.args)
+        if node.args or node.keywords:
+            if type(func) is ast.Name or (type(func) is ast.Attribute and is_self(func.value)):
+                unit.passed_on.append(node)
         if type(func) is ast.Name:
             unit.called.add(func.id)
             if func.id in self.call_words:
@@ -279,6 +314,12 @@ class FactReader:
                 unit.self_calls.add(attr)
             if attr == "copy_":
                 sites.setdefault("copy", []).append(node)
+            if attr in ("append", "insert") and node.args and self.collect is None:
+                # a list's element: what indexing the list may give (flow.py `_record_elements`)
+                if is_self(func.value.value) if type(func.value) is ast.Attribute else False:
+                    unit.self_writes.setdefault(func.value.attr, []).append(node.args[-1])
+                elif type(func.value) is ast.Name:
+                    unit.bindings.append(((func.value.id,), node.args[-1]))
             if attr in BOOL_RESULT_METHODS:
                 sites.setdefault("convert", []).extend([func.value, *node.args])
             elif attr == "format":
@@ -337,6 +378,7 @@ class FactReader:
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         pairs = [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
         key = function_key(func, unit) if type(func) is not ast.Lambda else None
+        names = {arg.arg for arg, _ in pairs}
         for arg, default in pairs:
             name = arg.arg
             unit.bound.add(name)
@@ -344,6 +386,11 @@ class FactReader:
                 continue
             if arg.annotation is not None:
                 unit.annotations[name] = arg.annotation
+            if arg.annotation is None or t.tensor_annotation(arg.annotation):
+                if any(name + suffix in names for suffix in _api.HOST_MIRROR_SUFFIXES):
+                    unit.bindings.append(((name,), t.DEVICE))  # beside its host mirror
+                elif default is None or (type(default) is ast.Constant and default.value is None):
+                    unit.unplaced_params.add(name)
             if key is not None:
                 # What every caller in the repository passes, or what the name says.
                 known = t.REPO.param(key, name)
@@ -370,6 +417,54 @@ class FactReader:
         indent = line[: len(line) - len(line.lstrip(" \t"))]
         if len(indent) == column:  # the statement begins its line: an INDENT token there
             unit.first_indent = (row, indent)
+
+
+def _dotted_head(func: ast.Attribute) -> str:
+    """`torch.ops` of `torch.ops.ns.op`."""
+    parts = []
+    node = func
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return ""
+    parts.append(node.id)
+    parts.reverse()
+    return ".".join(parts[:2])
+
+
+_READBACKS = frozenset({"cpu", "tolist", "item"})
+
+
+def readback_into_host_name(target: str, value) -> str | None:
+    """`x` of `x_cpu = x[...].cpu()` (synclint/analysis/evidence.py `host_named_readback`):
+    the name a readback bound to a host-named target shows on the device."""
+    lower = target.lower()
+    if lower in ("cpu", "host") or lower.startswith(("is_", "use_", "num_", "n_")):
+        return None
+    if not (lower.endswith(_api.HOST_COPY_SUFFIXES) or lower.startswith(_api.HOST_COPY_PREFIXES)):
+        return None
+    while type(value) is ast.Call and type(value.func) is ast.Attribute:
+        method = value.func.attr
+        if method in _READBACKS and not value.args or method == "to" and value.args:
+            value = value.func.value
+            break
+        if method in ("numpy", "tolist") and not value.args:
+            value = value.func.value
+            continue
+        return None
+    else:
+        return None
+    while True:  # the name under views and reductions
+        kind = type(value)
+        if kind is ast.Name:
+            return value.id if value.id not in ("self", target) else None
+        if kind is ast.Subscript:
+            value = value.value
+        elif kind is ast.Call and type(value.func) is ast.Attribute:
+            value = value.func.value
+        else:
+            return None
 
 
 def function_key(func, unit: Unit) -> str:

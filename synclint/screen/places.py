@@ -73,6 +73,9 @@ class NoRepository:
 
 REPO = NoRepository()
 _FIRST_REPOSITORY_BIT = 1 << 6  # bits from here are the index's symbols (synclint/repo.py)
+# A list literal or comprehension may hold its elements' places (read by indexing it); off
+# while the repository index summarises a file (synclint/repo.py), which reads places as facts.
+LIST_ELEMENTS = True
 
 ACCELERATOR_PREFIXES = api.ACCELERATOR_PREFIXES
 DEVICE_NAMES = frozenset(api.DEVICE_LIKE_NAMES)
@@ -398,8 +401,16 @@ class PlaceModel:
             return self.place(expr.body, unit) | self.place(expr.orelse, unit)
         if kind is ast.NamedExpr:
             return self.place(expr.value, unit)
-        if kind is ast.List or kind is ast.ListComp:
-            return LIST
+        if kind is ast.List:
+            # a Python list; indexing it gives an element (flow.py `_record_elements`)
+            mask = LIST
+            if not LIST_ELEMENTS:
+                return mask
+            for element in expr.elts:
+                mask |= self.place(element.value if type(element) is ast.Starred else element, unit) & TENSORS
+            return mask
+        if kind is ast.ListComp:
+            return LIST | (self.place(expr.elt, unit) & TENSORS if LIST_ELEMENTS else 0)
         # Tuples, dicts, sets, comprehensions, lambdas are Python objects; anything else
         # (await, yield, starred) the analysis does not place.
         return 0
@@ -736,11 +747,40 @@ class PlaceModel:
     def _binding(self, value, unit, places) -> int:
         if type(value) is int:
             return value
+        if isinstance(value, tuple) and value[0] == "devuse":
+            # ("devuse", operands, calls): a device operand of a device-only use, or a
+            # function of the file with a parameter that may be a device tensor, may show
+            # the parameters bound to it on the device (synclint/analysis/evidence.py).
+            for operand in value[1]:
+                if self.place(operand, unit) & DEVICE:
+                    return DEVICE
+            for call in value[2]:
+                if self._callee_takes_device(call, unit):
+                    return DEVICE
+            return 0
         if isinstance(value, tuple):  # ("aug", target, value)
             _, target, operand = value
             old = places.get(target.id, 0) if type(target) is ast.Name else 0
             return (old | self.place(operand, unit)) & TENSORS
         return self.place(value, unit)
+
+    def _callee_takes_device(self, call: ast.Call, unit) -> bool:
+        """A method of the class or a function of the file called here may take a device
+        tensor for one of its parameters."""
+        func = call.func
+        callees = []
+        if type(func) is ast.Attribute:
+            if unit.owner is not None:
+                callees = [m for m in unit.owner.members if m.method and m.name == func.attr and m is not unit]
+        else:
+            callees = [u for u in self.by_name.get(func.id, ()) if isinstance(u.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and u is not unit]
+        for callee in callees:
+            args = callee.node.args
+            params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg not in ("self", "cls")]
+            places = self.taint(callee)
+            if any(places.get(name, 0) & DEVICE for name in params):
+                return True
+        return False
 
     def _local_function_returns(self, name: str, unit, call=None) -> int:
         mask = 0

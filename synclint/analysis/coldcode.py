@@ -1,0 +1,255 @@
+"""Code that runs once or rarely inside a function, read with `ast` (the repository index must
+not import libcst): the branches that synclint/analysis/tier.py calls cold, so that a call
+made only from such a branch is not a way in for the call graph (`slice_geometry()` calls
+`_build_geometry()` only on a cache miss: the builder runs once per key, however hot its
+caller is). Also which functions a module hands to a thread (read by both).
+
+The signals, each a branch of one function:
+- an `except` handler;
+- a training-only branch (`if self.training:`, the `else` of `if not self.training:`);
+- a debug-only branch (`if self.debug_mode:`, `if os.environ.get("X_DEBUG") == "1":`,
+  `if logger.isEnabledFor(logging.DEBUG):`, the `else` of `if not debug:`);
+- a cache miss: `if key not in cache:` / `if self._cache is None:` (a name with `cache` or
+  `memo` in it), `v = table.get(k)` then `if v is None:` where the body stores `table[k]`
+  (or `table` is named like a cache);
+- a first use: `if self._x is None:` whose body assigns `self._x` (also through a local,
+  `x = self._x; if x is None: ...; self._x = x`) or calls the initialiser named for it
+  (`if self.step_index is None: self._init_step_index(t)`), and
+  `if key not in self._table:` whose body assigns `self._table[key]`;
+- the code after a memo hit: `if key in cache: return cache[key]`,
+  `if (v := cache.get(k)) is not None: return v`, `v = cache.get(k); if v is not None: return v`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+# `threading.Thread(target=f)`, `Process(target=f)`, `pool.submit(f, ...)`,
+# `loop.run_in_executor(pool, f)`, `asyncio.to_thread(f)`: f runs off the calling thread.
+_WORKER_PATTERNS = (
+    re.compile(r"\b(?:Thread|Process)\s*\([^)]*?\btarget\s*=\s*(?:self\.)?(\w+)", re.S),
+    re.compile(r"\.submit\(\s*(?:self\.)?(\w+)"),
+    re.compile(r"\brun_in_executor\(\s*[^,()]+,\s*(?:self\.)?(\w+)"),
+    re.compile(r"\bto_thread\(\s*(?:self\.)?(\w+)"),
+)
+
+
+def worker_functions(text: str) -> frozenset[str]:
+    """Names of the functions a module hands to a thread, process or executor. Read from the
+    whole text (not the screened module) with patterns, so the answer does not depend on
+    which functions the screen kept."""
+    if "Thread" not in text and "submit(" not in text and "executor" not in text and "to_thread" not in text and "Process" not in text:
+        return frozenset()
+    found: set[str] = set()
+    for pattern in _WORKER_PATTERNS:
+        found.update(pattern.findall(text))
+    return frozenset(found)
+
+
+_DEBUG_WORD = re.compile(r"(^|_)debug(_|$)")
+_INIT_WORD = re.compile(r"(^|_)(init|initialize|initialise|setup|build|create|compute|load)(_|$)")
+
+
+def debug_word(text: str) -> bool:
+    """An identifier or string that names a debug switch: `debug`, `debug_mode`,
+    `X_KPOOL_DEBUG_BOUNDS`, `DEBUG` (not `debugger`)."""
+    return bool(_DEBUG_WORD.search(text.lower()))
+
+
+def cache_like(text: str) -> bool:
+    low = text.lower()
+    return "cache" in low or "memo" in low
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001 - a node that cannot be written back
+        return ""
+
+
+def _is_none(node: ast.AST) -> bool:
+    return type(node) is ast.Constant and node.value is None
+
+
+def _training(test: ast.expr) -> bool | None:
+    if type(test) is ast.Attribute and test.attr == "training":
+        return True
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not and _training(test.operand) is True:
+        return False
+    if type(test) is ast.BoolOp and type(test.op) is ast.And and any(_training(v) is True for v in test.values):
+        return True
+    return None
+
+
+def _debug(test: ast.expr) -> bool | None:
+    """True: the body runs only when debugging; False: the `else` does; None: neither."""
+    kind = type(test)
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        return False if _debug(test.operand) is True else None
+    if kind is ast.BoolOp and type(test.op) is ast.And:
+        return True if any(_debug(v) is True for v in test.values) else None
+    if kind is ast.Compare and len(test.ops) == 1:
+        op, right = type(test.ops[0]), test.comparators[0]
+        if op in (ast.Eq, ast.In) or (op is ast.Is and type(right) is ast.Constant and right.value is True):
+            return True if _debug(test.left) is True else None
+        return None
+    if kind is ast.Name:
+        return True if debug_word(test.id) else None
+    if kind is ast.Attribute:
+        return True if debug_word(test.attr) else None
+    if kind is ast.Call:
+        func = test.func
+        if type(func) is ast.Attribute and func.attr in ("get", "getenv", "isEnabledFor", "get_bool", "value"):
+            if _debug(func.value) is True:
+                return True
+            for arg in test.args[:1]:
+                if type(arg) is ast.Constant and isinstance(arg.value, str) and debug_word(arg.value):
+                    return True
+                if type(arg) in (ast.Name, ast.Attribute) and _debug(arg) is True:
+                    return True
+        if type(func) in (ast.Name, ast.Attribute) and _debug(func) is True:
+            return True
+    return None
+
+
+def _assigned(body: list[ast.stmt]) -> set[str]:
+    """The targets the statements of `body` (not nested blocks) assign, as written."""
+    out: set[str] = set()
+    for stmt in body:
+        targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target] if type(stmt) in (ast.AnnAssign, ast.AugAssign) else []
+        for target in targets:
+            for node in (target.elts if type(target) is ast.Tuple else [target]):
+                out.add(_text(node))
+                if type(node) is ast.Subscript:
+                    out.add(_text(node.value) + "[]")
+    return out
+
+
+def _called(body: list[ast.stmt]) -> list[str]:
+    names = []
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if type(node) is ast.Call:
+                func = node.func
+                names.append(func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else "")
+    return names
+
+
+def _previous(block: list[ast.stmt], stmt: ast.stmt) -> ast.stmt | None:
+    previous = None
+    for sibling in block:
+        if sibling is stmt:
+            return previous
+        previous = sibling
+    return None
+
+
+def _none_test(test: ast.expr) -> ast.expr | None:
+    """`x is None` (also the left of `x is None or ...`, grown on demand): x."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.Or:
+        test = test.values[0]
+    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.Is and _is_none(test.comparators[0]):
+        return test.left
+    return None
+
+
+def _runs_once(stmt: ast.If, block: list[ast.stmt]) -> bool:
+    """The body of `stmt` fills what its test found missing (a cache miss, a first use)."""
+    test = stmt.test
+    stored = _assigned(stmt.body)
+    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotIn:
+        container = _text(test.comparators[0])
+        return cache_like(container) or (container + "[]") in stored
+    missing = _none_test(test)
+    if missing is None:
+        return False
+    name = _text(missing)
+    if type(test) is ast.Compare and cache_like(name):
+        return True
+    if name in stored and name.startswith("self."):
+        return True
+    if type(missing) is ast.Attribute:
+        stem = missing.attr.strip("_")
+        return any(stem and stem in called and _INIT_WORD.search(called.lower()) for called in _called(stmt.body))
+    if type(missing) is ast.Name:
+        previous = _previous(block, stmt)
+        if type(previous) is ast.Assign and len(previous.targets) == 1 and _text(previous.targets[0]) == name:
+            value = previous.value
+            if type(value) is ast.Attribute and _text(value).startswith("self.") and _text(value) in stored:
+                return True  # `x = self._x; if x is None: ...; self._x = x`
+            if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "get":
+                table = _text(value.func.value)
+                return cache_like(table) or (table + "[]") in stored  # `v = T.get(k); if v is None: T[k] = ...`
+    return False
+
+
+def _memo_hit(stmt: ast.stmt, block: list[ast.stmt]) -> bool:
+    """`if key in cache: return cache[key]` and the like: what follows runs on a miss only."""
+    if type(stmt) is not ast.If or stmt.orelse or not stmt.body or len(stmt.body) > 3:
+        return False
+    last = stmt.body[-1]
+    if type(last) is not ast.Return or last.value is None:
+        return False
+    returned = _text(last.value)
+    test = stmt.test
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        test = test.values[0]
+    if type(test) is not ast.Compare or len(test.ops) != 1:
+        return False
+    op = type(test.ops[0])
+    if op is ast.In:
+        container = _text(test.comparators[0])
+        return bool(container) and (container in returned or cache_like(container))
+    if op is ast.IsNot and _is_none(test.comparators[0]):
+        left = test.left
+        if type(left) is ast.NamedExpr:
+            return _text(left.target) in returned or cache_like(_text(left.value))
+        name = _text(left)
+        if cache_like(name):
+            return True
+        previous = _previous(block, stmt)
+        if type(left) is ast.Name and type(previous) is ast.Assign and _text(previous.targets[0]) == name:
+            value = previous.value
+            if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "get":
+                return name in returned and (cache_like(_text(value.func.value)) or returned == name)
+        return returned == name and name.startswith("self.")
+    return False
+
+
+def cold_subtrees(func: ast.AST) -> list[ast.AST]:
+    """The nodes of `func`'s own body (not of functions nested in it) that run once or rarely:
+    every node in their subtrees is cold."""
+    out: list[ast.AST] = []
+    pending: list[list[ast.stmt]] = [func.body]
+    while pending:
+        block = pending.pop()
+        for index, stmt in enumerate(block):
+            kind = type(stmt)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                continue
+            if _memo_hit(stmt, block):
+                out.extend(block[index + 1 :])
+                break
+            if kind is ast.If:
+                training, debug = _training(stmt.test), _debug(stmt.test)
+                if training is True or debug is True or _runs_once(stmt, block):
+                    out.extend(stmt.body)
+                    pending.append(stmt.orelse)
+                    continue
+                if training is False or debug is False:
+                    out.extend(stmt.orelse)
+                    pending.append(stmt.body)
+                    continue
+                pending.extend((stmt.body, stmt.orelse))
+            elif kind is ast.Try or kind.__name__ == "TryStar":
+                out.extend(stmt.handlers)
+                pending.extend((stmt.body, stmt.orelse, stmt.finalbody))
+            elif kind in (ast.For, ast.AsyncFor, ast.While):
+                pending.extend((stmt.body, stmt.orelse))
+            elif kind in (ast.With, ast.AsyncWith):
+                pending.append(stmt.body)
+            elif kind is ast.Match:
+                pending.extend(case.body for case in stmt.cases)
+    return out

@@ -1,0 +1,307 @@
+"""Structural evidence that a value is a device tensor (synclint/analysis/evidence.py): a host
+mirror beside a parameter, a readback bound to a host-named target, and device-only uses
+(arithmetic with a device tensor, `torch.cat` beside one, a Triton launch, a custom op). Each
+gives `medium` confidence with its reason; each has look-alikes that must stay unplaced."""
+
+from __future__ import annotations
+
+import textwrap
+
+from synclint.analysis.reveal import reveal_placements
+from synclint.config import Settings
+from synclint.engine import lint_source
+from synclint.violation import Confidence
+
+
+def _one(code: str):
+    answers = reveal_placements(textwrap.dedent(code))
+    assert len(answers) == 1
+    return answers[0]
+
+
+def _device(code: str, reason: str) -> None:
+    answer = _one(code)
+    assert answer.placement.on_device, answer.placement.describe()
+    assert answer.placement.confidence == Confidence.MEDIUM
+    assert any(reason in step for step in answer.provenance), answer.provenance
+
+
+def _unplaced(code: str) -> None:
+    answer = _one(code)
+    assert not answer.placement.on_device, answer.provenance
+
+
+def _findings(code: str, select: str) -> list[tuple[int, str, str]]:
+    settings = Settings(include_cold=True, select=(select,))
+    result = lint_source(textwrap.dedent(code), "m.py", settings)
+    return [(v.location.row, v.code, v.confidence.label) for v in result.violations]
+
+
+# --- host mirrors ----------------------------------------------------------------------------
+
+
+def test_parameter_beside_its_host_mirror_is_the_device_copy():
+    _device("""
+        import torch
+        def max_len(seq_lens_cpu, seq_lens: torch.Tensor) -> int:
+            reveal(seq_lens)
+    """, "sits beside its host mirror `seq_lens_cpu`")
+
+
+def test_mirror_without_annotation_and_other_suffixes():
+    for mirror in ("positions_np", "positions_host", "positions_cpu_tensor"):
+        _device(f"""
+            def step(positions, {mirror}):
+                reveal(positions)
+        """, f"host mirror `{mirror}`")
+
+
+def test_no_mirror_no_promotion():
+    _unplaced("""
+        import torch
+        def max_len(lens_cpu, seq_lens: torch.Tensor) -> int:
+            reveal(seq_lens)
+    """)
+
+
+def test_a_mirror_does_not_override_an_annotation_that_places():
+    answer = _one("""
+        def step(positions: list[int], positions_cpu):
+            reveal(positions)
+    """)
+    assert not answer.placement.maybe_device
+
+
+# --- a readback into a host-named target --------------------------------------------------
+
+
+def test_readback_into_host_named_target_places_the_source():
+    for target, call in (("seq_lens_cpu", "seq_lens.tolist()"), ("last_host", "seq_lens.cpu()"),
+                         ("cpu_data", "seq_lens[:, :2].cpu()"), ("lens_cpu", 'seq_lens.to("cpu")')):
+        _device(f"""
+            import torch
+            def plan(seq_lens: torch.Tensor):
+                {target} = {call}
+                reveal(seq_lens)
+        """, f"host-named `{target}`")
+
+
+def test_the_readback_itself_is_reported_at_medium():
+    found = _findings("""
+        import torch
+        def plan(seq_lens: torch.Tensor):
+            seq_lens_cpu = seq_lens.tolist()
+            return seq_lens_cpu
+    """, "SL202")
+    assert found == [(4, "SL202", "medium")]
+
+
+def test_readback_lookalikes_stay_unplaced():
+    # `_np` / `_list` say what type the copy is, not where it came from; `.numpy()` works
+    # only on host tensors; a value placed on the host stays there.
+    for line in ("lens_np = seq_lens.numpy()", "lens_list = seq_lens.tolist()", "lens = seq_lens.cpu()"):
+        _unplaced(f"""
+            import torch
+            def plan(seq_lens: torch.Tensor):
+                {line}
+                reveal(seq_lens)
+        """)
+    answer = _one("""
+        import torch
+        def plan(n: int):
+            seq_lens = torch.arange(n)
+            seq_lens_cpu = seq_lens.cpu()
+            reveal(seq_lens)
+    """)
+    assert not answer.placement.maybe_device
+
+
+# --- device-only uses -------------------------------------------------------------------------
+
+
+def test_comparison_with_a_device_tensor_places_the_parameter():
+    _device("""
+        import torch
+        class Worker:
+            def __init__(self, device):
+                self.device = device
+            def gather(self, lengths: torch.Tensor):
+                lengths = lengths.to(torch.int64)
+                reveal(lengths.max())
+                offsets = torch.arange(8, device=self.device)
+                mask = offsets < lengths.unsqueeze(1)
+                return mask
+    """, "used with a device tensor in one operation")
+
+
+def test_cat_with_a_device_field_places_a_value_computed_from_the_parameter():
+    _device("""
+        import torch
+        class Allocator:
+            def __init__(self, size, device):
+                self.release_pages = torch.zeros(size, dtype=torch.int64, device=device)
+            def free(self, free_index: torch.Tensor):
+                pages = torch.unique(free_index // 16)
+                reveal(pages)
+                self.release_pages = torch.cat((pages, self.release_pages))
+    """, "used with a device tensor in one operation")
+
+
+def test_triton_launch_and_custom_op_place_parameters():
+    _device("""
+        import torch
+        import triton
+
+        @triton.jit
+        def fill_kernel(out, lens):
+            pass
+
+        def plan(out: torch.Tensor, lens: torch.Tensor):
+            reveal(lens)
+            fill_kernel[(8,)](out, lens)
+    """, "passed to a GPU kernel launch")
+    _device("""
+        import torch
+        def plan(out: torch.Tensor, lens: torch.Tensor):
+            reveal(lens)
+            torch.ops.mylib.fill(out, lens)
+    """, "passed to a custom op")
+
+
+def test_unannotated_parameter_counts_for_a_launch_only_when_indexed():
+    _device("""
+        import torch
+        def call_begin_forward(wrapper, kv_indptr, bs):
+            kv_indptr = kv_indptr[: bs + 1]
+            reveal(kv_indptr)
+            create_indices_triton[(bs,)](kv_indptr, bs)
+    """, "indexed and passed to a GPU kernel launch")
+    # `bs` is a launch argument too, but never indexed: a Python number as often as not.
+    _unplaced("""
+        import torch
+        def call_begin_forward(wrapper, kv_indptr, bs):
+            reveal(bs)
+            create_indices_triton[(bs,)](kv_indptr[: bs + 1], bs)
+    """)
+
+
+def test_device_use_lookalikes_stay_unplaced():
+    # A 0-dim host tensor beside a device tensor is allowed; `copy_` and indexing cross
+    # devices; a list of modules is not a kernel launch; `torch.where(cond)` has one operand.
+    for body in (
+        "torch.minimum(lens, torch.tensor(4))",
+        "buf.copy_(lens)",
+        "buf[lens] = 0",
+        "self.layers[i](lens)",
+        "torch.where(lens > 0)",
+        "lens + 1",
+    ):
+        _unplaced(f"""
+            import torch
+            class M:
+                def __init__(self, device):
+                    self.device = device
+                def plan(self, lens: torch.Tensor, i: int):
+                    buf = torch.zeros(8, device=self.device)
+                    reveal(lens)
+                    {body}
+        """)
+
+
+def test_promoted_parameter_turns_a_readback_into_a_default_finding():
+    found = _findings("""
+        import torch
+        class Worker:
+            def __init__(self, device):
+                self.device = device
+            def gather(self, lengths: torch.Tensor):
+                max_len = int(lengths.max().item())
+                offsets = torch.arange(max_len, device=self.device)
+                return offsets < lengths.unsqueeze(1)
+    """, "SL2")
+    assert found == [(7, "SL204", "medium")]
+
+
+def test_passed_to_a_method_whose_parameter_is_a_device_tensor():
+    _device("""
+        import torch
+
+        class IndicesUpdater:
+            def update_sliding_window(self, seq_lens: torch.Tensor, window: int):
+                lens = torch.minimum(seq_lens, torch.tensor(window + 1))
+                reveal(lens.sum())
+                self.call_begin_forward(lens, window)
+
+            def call_begin_forward(self, paged_kernel_lens: torch.Tensor, window: int):
+                create_kv_indices_triton[(8,)](paged_kernel_lens, window)
+    """, "whose parameter `paged_kernel_lens` is a device tensor")
+    # a callee whose parameter nothing places says nothing
+    _unplaced("""
+        import torch
+
+        class IndicesUpdater:
+            def update(self, seq_lens: torch.Tensor):
+                reveal(seq_lens)
+                self.plan(seq_lens)
+
+            def plan(self, lens: torch.Tensor):
+                return lens.sum()
+    """)
+
+
+# --- elements of lists of tensors ---------------------------------------------------------
+
+
+def test_element_of_a_list_of_device_tensors():
+    answers = reveal_placements(textwrap.dedent("""
+        import torch
+        class GraphState:
+            def __init__(self, max_bs: int, device):
+                self.query_start_loc_list = []
+                for i in range(max_bs):
+                    self.query_start_loc_list.append(torch.zeros(i + 2, device=device))
+                self.positions = [torch.zeros(i + 1, device=device) for i in range(max_bs)]
+                self.names = []
+                self.names.append("decode")
+            def replay(self, bs: int):
+                reveal(self.query_start_loc_list[bs - 1][1:])
+                reveal(self.positions[bs - 1])
+                local = [torch.zeros(2, device="cuda")]
+                reveal(local[0])
+                reveal(self.names[0])
+                reveal(self.positions[:bs])
+                host = [torch.zeros(2)]
+                reveal(host[0])
+    """))
+    described = [a.placement.describe() for a in answers]
+    assert described[:3] == ["device tensor"] * 3
+    assert all("an element of a list of tensors" in a.provenance[-1] for a in answers[:3])
+    assert not answers[3].placement.maybe_device  # a list of strings
+    assert not answers[4].placement.on_device  # a slice of the list is a list
+    assert described[5] == "host tensor (pageable)"
+
+
+def test_list_element_lookalikes():
+    # a list this scope did not build (a parameter) has elements nothing places
+    _unplaced("""
+        import torch
+        def f(bufs, device):
+            bufs.append(torch.zeros(2, device=device))
+            reveal(bufs[0])
+    """)
+
+
+def test_device_use_sees_fields_assigned_in_later_methods():
+    # `free` is written before `clear`, which places the field: the use is judged once the
+    # whole class has been read.
+    _device("""
+        import torch
+        class PagedAllocator:
+            def free(self, free_index: torch.Tensor):
+                pages = torch.unique(free_index // 16)
+                reveal(pages)
+                self.release_pages = torch.cat((pages, self.release_pages))
+
+            def clear(self):
+                self.release_pages = torch.empty((0,), dtype=torch.int64, device=self.device)
+    """, "used with a device tensor in one operation")
