@@ -738,11 +738,10 @@ class recording:
 
 
 def dependency_digest(reads: dict) -> str:
-    """One hash of the questions a file asked and the answers it got."""
-    # marshal version 2: no back-references, whose use depends on reference counts (the same
-    # answers could otherwise hash differently from one run to the next)
-    blob = marshal.dumps(sorted(reads.items()), 2)
-    return hashlib.sha256(blob).hexdigest()[:24]
+    """One hash of the questions a file asked and the answers it got. `repr`, not marshal:
+    marshal's bytes depend on which equal objects are shared or interned (a fact read back
+    from disk is written differently from the same fact just solved)."""
+    return hashlib.sha256(repr(sorted(reads.items())).encode()).hexdigest()[:24]
 
 
 class Verifier:
@@ -945,10 +944,12 @@ def solve(summaries: dict[str, tuple]) -> Facts:
 
 
 def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {})) -> str:
+    # repr, not marshal: the same facts read back from disk must give the same fingerprint.
     typed, declared, bases, field_types, returns = classes
-    blob = marshal.dumps((sorted(values.items()), sorted(graph.items()), sorted((k, v[0]) for k, v in typed.items()),
-                          list(declared), sorted(bases.items()), sorted(field_types.items()), sorted(returns.items())), 2)
-    return hashlib.sha256(blob).hexdigest()[:16]
+    blob = repr((sorted(values.items()), sorted(graph.items()), sorted((k, v[0]) for k, v in typed.items()),
+                 sorted(tuple(d) for d in declared), sorted((k, tuple(v)) for k, v in bases.items()),
+                 sorted(field_types.items()), sorted(returns.items())))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _cite(example, flows_of) -> str:

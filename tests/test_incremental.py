@@ -310,3 +310,30 @@ def test_the_index_solves_again_only_when_a_summary_changes_more_than_its_lines(
         assert "batch_info.py:16" in reason and facts.fingerprint != first.fingerprint
     if edit in ("touch", "comment"):
         assert facts.fingerprint == first.fingerprint
+
+
+def test_digests_do_not_depend_on_how_equal_answers_are_stored():
+    # The same answers, once solved in this process and once read back from disk, are equal
+    # but shared and interned differently; marshal writes them differently, the digest must not.
+    import marshal
+
+    reason = "field `x` is given only device tensors in the repository (e.g. a.py:3)"
+    shared = (1, reason)
+    solved = {("a", "x"): shared, ("a", "y"): shared, ("t", "step"): None}
+    copied = {("a", "x"): (1, "".join(reason)), ("a", "y"): (1, reason[:10] + reason[10:]), ("t", "step"): None}
+    assert solved == copied and marshal.dumps(sorted(solved.items())) != marshal.dumps(sorted(copied.items()))
+    assert repo.dependency_digest(solved) == repo.dependency_digest(copied)
+    assert repo.dependency_digest(marshal.loads(marshal.dumps(solved))) == repo.dependency_digest(solved)
+    facts = repo.Facts(dict(solved), "", {"step": ("run",)})
+    again = marshal.loads(marshal.dumps((facts.values, facts.callers)))
+    assert repo._fingerprint(facts.values, facts.callers) == repo._fingerprint(*again)
+
+
+def test_lines_moved_in_a_file_no_fact_cites_re_lint_that_file_only(tmp_path):
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    lint(root, settings)
+    write(root / "sampler.py", "# a new first line\n" + textwrap.dedent(FILES["sampler.py"]))
+    changed = lint(root, settings)
+    assert relinted(changed) == {"sampler.py"}
+    assert_same_as_cold(root, settings, changed)

@@ -212,3 +212,25 @@ def test_code_that_uses_a_name_imported_only_for_another_platform():
     """
     assert _rows(code) == [24, 30, 33]
     assert _rows(code, targets=("npu",)) == [20, 24, 30, 33]
+
+
+def test_guarded_imports_read_a_module_with_loops_withs_and_one_line_suites():
+    # A module-level `for`/`with` block (its body is a block, not a list of statements) made
+    # the reading of platform-guarded imports raise a TypeError; a one-line suite binds too.
+    import libcst as cst
+
+    from synclint.analysis.platforms import guarded_imports
+
+    module = cst.parse_module(
+        "import torch\n"
+        "if current_platform.is_npu():\n"
+        "    import torch_npu\n"
+        "for name in ('a', 'b'):\n"
+        "    pass\n"
+        "with open('x') as handle:\n"
+        "    import json\n"
+        "if current_platform.is_xpu(): import intel_extension_for_pytorch as ipex\n"
+        "if flag: import ipex\n"
+    )
+    guarded = guarded_imports(module)
+    assert set(guarded) == {"torch_npu"} and guarded["torch_npu"] == frozenset({"npu"})

@@ -476,3 +476,35 @@ def test_cache_fill_with_a_compound_statement_in_its_body():
     """
     tier, reason = _tier(code)
     assert (tier, "first use" in reason) == ("cold", True), reason
+
+
+@pytest.mark.parametrize("code", [
+    """
+        import torch
+        class Rope:
+            def cos_sin(self, n):
+                cache = self._cache
+                if cache is None:
+                    for _ in range(2):
+                        pass
+                    cache = torch.tensor([n, n], device="cuda")
+                    self._cache = cache
+                return cache
+    """,
+    """
+        import torch
+        _GEOMETRY = {}
+        def geometry(key, values):
+            g = _GEOMETRY.get(key)
+            if g is None:
+                with torch.no_grad():
+                    pass
+                g = torch.tensor(values, device="cuda")
+                _GEOMETRY[key] = g
+            return g
+    """,
+], ids=["alias-fill", "get-miss-fill"])
+def test_first_use_fills_with_a_compound_statement_in_their_body(code):
+    # The same TypeError as above, in the two other first-use checks.
+    tier, _ = _tier(code)
+    assert tier == "cold"

@@ -245,7 +245,13 @@ def _bound_names(statements) -> set[str]:
             for handler in stmt.handlers:
                 out |= _bound_names(handler.body.body)
             continue
-        for small in getattr(stmt, "body", ()):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            smalls = stmt.body
+        elif isinstance(stmt, cst.BaseSmallStatement):  # an item of a one-line suite (`if x: import y`)
+            smalls = [stmt]
+        else:  # another compound statement (for, while, with): its block is not read
+            smalls = ()
+        for small in smalls:
             if isinstance(small, cst.Import):
                 out.update((a.asname.name.value if a.asname else cst.Module(body=[]).code_for_node(a.name).split(".")[0]) for a in small.names)
             elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):

@@ -207,6 +207,14 @@ def _memo_miss_branch(test: cst.BaseExpression) -> bool:
     return False
 
 
+def _small_statements(line: cst.CSTNode) -> Sequence[cst.BaseSmallStatement]:
+    """The statements of a simple line (`a = 1; b = 2`); none for a compound statement, whose
+    `.body` is a block, not a list of statements."""
+    if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return line.body
+    return ()
+
+
 def _fills_what_it_tests(stmt: cst.If) -> bool:
     """`if self._x is None: self._x = ...` and `if key not in self._table: self._table[key] =
     ...`: the body stores the very thing the test found missing, so it runs once (per key)."""
@@ -224,9 +232,7 @@ def _fills_what_it_tests(stmt: cst.If) -> bool:
         return False
     body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
     for line in body:
-        # a compound statement's `.body` is a block, not a list of small statements
-        smalls = line.body if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
-        for small in smalls:
+        for small in _small_statements(line):
             if not isinstance(small, (cst.Assign, cst.AnnAssign)):
                 continue
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
@@ -277,7 +283,7 @@ def _fills_alias(stmt: cst.If, block) -> bool:
         return False
     body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
     for line in body:
-        for small in getattr(line, "body", ()):
+        for small in _small_statements(line):
             if isinstance(small, cst.Assign) and any(_names(t.target) == attribute for t in small.targets):
                 return True
     return False
@@ -360,7 +366,7 @@ def _cache_lookup_miss(stmt: cst.If, block) -> bool:
     # `g = _GEOMETRY.get(key)`, `if g is None: ...; _GEOMETRY[key] = g`: the body fills the table.
     body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
     for line in body:
-        for small in getattr(line, "body", ()):
+        for small in _small_statements(line):
             if isinstance(small, cst.Assign):
                 for target in small.targets:
                     if isinstance(target.target, cst.Subscript) and _names(target.target.value) == table:
