@@ -9,6 +9,7 @@ import libcst as cst
 
 from synclint.analysis import hotpath, platforms, tier
 from synclint.analysis.flow import loop_bindings
+from synclint.analysis.sources import resolve_by_method
 from synclint.analysis.imports import ImportTable, dotted_name
 from synclint.analysis.placement import UNKNOWN, Place, Placement, PlacementAnalysis, placed
 from synclint.rules.base import Finding, FixSpec
@@ -111,7 +112,13 @@ class LintContext:
     def placement(self, expr: cst.BaseExpression) -> Placement:
         """Where `expr` (a node inside the statement being visited) lives, how sure we are,
         and why (see docs/placement.md)."""
-        return self.placements.placement_of(expr, self.statement, tuple(self.chain), self._comprehension_env())
+        value = self.placements.placement_of(expr, self.statement, tuple(self.chain), self._comprehension_env())
+        visiting = self.stack[-1] if self.stack else None
+        if isinstance(visiting, cst.Call) and isinstance(visiting.func, cst.Attribute) and visiting.func.value is expr:
+            # The receiver of the method call being visited (`x.tolist()`): the method may say
+            # which of its possible values a name holds.
+            value = resolve_by_method(value, visiting.func.attr.value, visiting)
+        return value
 
     def device_target(self, expr: cst.BaseExpression) -> Placement | None:
         """Where a tensor goes when `expr` is its `device=` or `.to()` target: `on_device`

@@ -25,6 +25,7 @@ from synclint import prefilter, screen, suppressions
 from synclint.analysis import sources, tier
 from synclint.analysis.imports import ImportTable
 from synclint.apis.torch_api import h2d_helpers
+from synclint.fix.layout import Layout
 from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
 from synclint.context import LintContext
@@ -336,7 +337,7 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
         module, rules, settings, filename, tier.worker_functions(text), function_tiers, sources.host_fields(text)
     )
     if findings:
-        result.violations.extend(to_violations(module, findings, filename, settings))
+        result.violations.extend(to_violations(module, findings, filename, settings, text))
     return _filtered(result, settings)
 
 
@@ -439,11 +440,12 @@ def _filtered(result: FileResult, settings: Settings) -> FileResult:
 # --- positions and fixes ------------------------------------------------------------------
 
 
-def to_violations(module: cst.Module, findings: list[Finding], filename: str, settings: Settings) -> list[Violation]:
+def to_violations(module: cst.Module, findings: list[Finding], filename: str, settings: Settings, text: str | None = None) -> list[Violation]:
     # Positions only for files with findings, and only for the nodes they name.
     positions = node_positions(module, _nodes_to_place(module, findings))
     import_anchor = _import_anchor(module, positions)
     bound = _BoundNames(module)
+    layout = Layout(text) if text is not None and any(f.fix for f in findings) else None
     seen = set()
     out: list[Violation] = []
     for finding in findings:
@@ -455,7 +457,7 @@ def to_violations(module: cst.Module, findings: list[Finding], filename: str, se
             continue
         seen.add(key)
         noqa_row = positions[finding.statement].start.line if finding.statement in positions else start.row
-        fix = _to_fix(module, finding.fix, positions, import_anchor, finding.indents, bound) if finding.fix else None
+        fix = _to_fix(module, finding.fix, positions, import_anchor, finding.indents, bound, layout) if finding.fix else None
         provenance = tuple(
             f"line {positions[ev.node].start.line}: {ev.reason}" if ev.node in positions else ev.reason
             for ev in finding.evidence
@@ -602,11 +604,15 @@ def render_in_place(module: cst.Module, node: cst.CSTNode, indents: tuple[str, .
     return "".join(state.tokens)
 
 
-def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, indents: tuple[str, ...] = (), bound: _BoundNames | None = None) -> Fix | None:
+def _to_fix(module: cst.Module, spec: FixSpec, positions, anchor: Location, indents: tuple[str, ...] = (), bound: _BoundNames | None = None,
+            layout: Layout | None = None) -> Fix | None:
     edits: list[Edit] = []
     for old, new in spec.replacements:
         rng = positions[old]
         content = new if isinstance(new, str) else render_in_place(module, new, indents)
+        if layout is not None and not isinstance(new, str):
+            # the file's line structure kept: a multi-line call stays open, a long line breaks
+            content = layout.fit(new, content, rng, lambda node: render_in_place(module, node, indents), "".join(indents), old)
         edits.append(Edit(content, Location(rng.start.line, rng.start.column + 1), Location(rng.end.line, rng.end.column + 1)))
     newline = module.default_newline
     bound = bound or _BoundNames(module)

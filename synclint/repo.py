@@ -6,8 +6,9 @@ the project once (with `ast`, cached by content hash), summarises each, and solv
 whole repository:
 
 - a field (`obj.x`, `self.x`) every assignment of which that can be placed (`self.x = ...` in
-  any method, `obj.x = ...`, `Cls(x=...)`) puts a device tensor there is a device field;
-  one only ever assigned host data is a host field;
+  any method, `obj.x = ...`, `Cls(x=...)`) puts a device tensor there is a device field
+  (fields are keyed by name: one that is also given host data, a list or a Python value
+  anywhere is not placed); one only ever assigned host data is a host field;
 - a parameter every call site of which that can be placed passes a device tensor is a device
   parameter (calls resolve by name: `f(...)`, `obj.f(...)`, `Cls(...)` for `Cls.__init__`);
 - a function whose every placeable `return` gives a device (host) tensor returns one.
@@ -25,7 +26,8 @@ device word such as `device`, nor a flag or a count: `is_cuda`, `use_gpu`, `num_
 `flops_per_gpu`; a `_device` suffix names a device object as often as a tensor, so it says
 nothing); `_cpu`, `_host`, `_pinned`, `_cpu_tensor` a host tensor, `_np`/`_numpy` a numpy
 array, `_list` a Python list; and a class or a parameter list holding both `x` and its host
-mirror `x_cpu` (`x_host`, `x_np`) holds `x` on the device.
+mirror `x_cpu` (`x_host`, `x_np`) holds `x` on the device, unless `x` is given host data or
+Python values anywhere in the repository (`self.num_tokens = 0` in another class).
 
 What the solve found is installed for the lint (`install`): the screen reads it through
 `places.REPO`, the libcst analysis through `attr_fact` / `param_fact` / `ret_fact`.
@@ -607,6 +609,7 @@ class Facts:
     # target -> (path, index of the flow in that file's summary) an explanation cites: lets a
     # run after an edit that only moved lines patch the citations instead of solving again.
     examples: dict = field(default_factory=dict, compare=False, repr=False)
+    vendored: frozenset[str] = frozenset()  # functions defined only in vendored folders (third_party/)
     # (typed fields (class, field) -> (mask, where a device value is given), declared tensors,
     #  bases, field classes, returned classes): the classes of the repository
     classes: tuple = ({}, (), {}, {}, {})
@@ -697,7 +700,7 @@ class Facts:
         found = self.values.get(key)
         if self.reads is not None:
             self.reads[key] = found
-        return found[0] if found is not None else 0
+        return found[0] & PLACES if found is not None else 0
 
     # --- facts with reasons, for the analysis ------------------------------------------------
     def get(self, key: tuple) -> tuple[int, str] | None:
@@ -760,6 +763,8 @@ class Verifier:
                 found = _plain_verdict(self.tiers.verdict(key[1]))
             elif key[0] in _CLASS_QUESTIONS:
                 found = _CLASS_QUESTIONS[key[0]](self.facts, *key[1:])
+            elif key[0] == "tv":
+                found = _plain_verdict(self.tiers.vendored_verdict(key[1]))
             else:
                 found = self.facts.values.get(key)
             self.answers[key] = found
@@ -837,6 +842,17 @@ def ret_fact(function: str) -> tuple[int, str] | None:
 
 def _describe(mask: int) -> str:
     return {DEVICE: "a device tensor", HOST: "a host tensor", NUMPY: "a numpy array", LIST: "a Python list"}.get(mask, "data")
+
+
+# What a device tensor is not: host tensors, numpy arrays, Python lists and scalars.
+_HOST_DATA = HOST | NUMPY | LIST | SCALAR
+# A fact's flags: a device tensor by weak evidence only (the name also holds host data or
+# Python values elsewhere): low; RESOLVABLE: the other values are Python values only (ints,
+# lists), so a tensor method called on it (`x.max()`, `x.tolist()`) says it is the tensor.
+AMBIGUOUS = 1 << 6
+RESOLVABLE = 1 << 7
+RESOLVABLE_NOTE = "low unless a tensor method is called on it"
+RESOLVABLE_NOTE_TORCH_ONLY = "low unless a method numpy arrays lack is called on it"
 
 
 def solve(summaries: dict[str, tuple]) -> Facts:
@@ -922,25 +938,52 @@ def solve(summaries: dict[str, tuple]) -> Facts:
         if key[0] == "A":
             typed[(key[1], key[2])] = (mask, _cite(first_device.get(key), lines))
             continue
-        if mask & (DEVICE | HOST) == DEVICE and key in tensors:
+        if mask & DEVICE and key in tensors:
             # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
             # field, a parameter or a return type): the DEVICE of an untyped object (a config,
             # a submodule) is too often a guess of the screen's "may" model.
-            facts[key] = (DEVICE, _device_reason(key, first_device.get(key), lines))
+            if not mask & _HOST_DATA:
+                facts[key] = (DEVICE, _device_reason(key, first_device.get(key), lines))
+            else:
+                # The name holds a device tensor in one place and host data or a Python value
+                # in another (`seq_lens` of a metadata class and of a request): which one a use
+                # reads, the name does not say. Low: shown with --min-confidence low only.
+                facts[key] = _ambiguous(
+                    mask,
+                    f"{_what(key)} is given device tensors (e.g. {_where(first_device.get(key), lines)}) but also {_other(mask)} in the repository",
+                    mirrored=key[0] == "a" and key[1] in mirrored,
+                )
         elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
             facts[key] = (mask, f"{_what(key)} is given only host data in the repository")
     for name, mirror in mirrored.items():
         key = ("a", name)
         mask = value.get(key, 0)
-        if key not in facts and (mask & DEVICE or not mask):  # only host data given to it says otherwise
-            facts[key] = (DEVICE, f"field `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)")
+        if key not in facts:
+            reason = f"field `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)"
+            if not mask & _HOST_DATA:
+                facts[key] = (DEVICE, reason)
+            else:
+                # A name also given host data or Python values somewhere (`self.x = 0`, `x:
+                # list[int]` in another class): the index keys fields by name, and
+                # `num_tokens` beside `num_tokens_cpu` in one class says little of the
+                # `num_tokens: int` of every other class. Low.
+                facts[key] = _ambiguous(mask, f"{reason[:-1]}; the name also holds {_other(mask)} elsewhere)", mirrored=True)
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.
     graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
-    examples = {key: first_device[key] for key, (mask, _) in facts.items() if key in first_device and key in tensors}
+    # Citations patched after edits that only move lines: the facts whose reason is `_device_reason`.
+    examples = {
+        key: first_device[key]
+        for key, (mask, reason) in facts.items()
+        if key in first_device and key in tensors and mask == DEVICE and " is given only device tensors " in reason
+    }
+    vendored: set[str] = set()
+    elsewhere: set[str] = set()
+    for path, (_, sigs, *_) in summaries.items():
+        (vendored if _vendored(path) else elsewhere).update(key for key, _ in sigs)
     declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
     classes = (typed, sorted(declared), types.bases, types.field_types, types.returns)
-    return Facts(facts, _fingerprint(facts, graph, classes), graph, examples=examples, classes=classes)
+    return Facts(facts, _fingerprint(facts, graph, classes), graph, examples=examples, vendored=frozenset(vendored - elsewhere), classes=classes)
 
 
 def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {})) -> str:
@@ -961,14 +1004,17 @@ def _cite(example, flows_of) -> str:
     return f"{os.path.basename(path)}:{flows[index][3]}" if index < len(flows) else ""
 
 
-def _device_reason(key: tuple, example, flows_of) -> str:
-    where = "?"
+def _where(example, flows_of) -> str:
     if example is not None:
         path, index = example
         flows = flows_of.get(path, ())
         if index < len(flows):
-            where = f"{os.path.basename(path)}:{flows[index][3]}"
-    return f"{_what(key)} is given only device tensors in the repository (e.g. {where})"
+            return f"{os.path.basename(path)}:{flows[index][3]}"
+    return "?"
+
+
+def _device_reason(key: tuple, example, flows_of) -> str:
+    return f"{_what(key)} is given only device tensors in the repository (e.g. {_where(example, flows_of)})"
 
 
 def _shape(summary: tuple) -> tuple:
@@ -984,7 +1030,7 @@ def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
     for key, (path, index) in facts.examples.items():
         if path in changed and key in values:
             values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
-    return Facts(values, _fingerprint(values, facts.callers, facts.classes), facts.callers, examples=facts.examples, classes=facts.classes)
+    return Facts(values, _fingerprint(values, facts.callers, facts.classes), facts.callers, examples=facts.examples, vendored=facts.vendored, classes=facts.classes)
 
 
 def _mask_of(local: int, symbols: tuple, value: dict) -> int:
@@ -1018,6 +1064,21 @@ def _fixpoint(flows: list[tuple]) -> dict[tuple, int]:
                     queued[reader] = True
                     pending.append(reader)
     return value
+
+
+def _other(mask: int) -> str:
+    return "host data" if mask & (HOST | NUMPY) else "Python values"
+
+
+def _ambiguous(mask: int, reason: str, mirrored: bool = False) -> tuple[int, str]:
+    """A device fact of weak evidence. Where the name's other values are Python values only
+    (or it is a field beside a host mirror), a tensor method called on it resolves it; where
+    they include numpy arrays, only a method numpy does not have (`.cpu()`, `.device`)."""
+    if mask & NUMPY:
+        return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE_TORCH_ONLY}"
+    if mirrored or not mask & HOST:
+        return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE}"
+    return DEVICE | AMBIGUOUS, f"{reason}: low"
 
 
 def _mirrored(summaries) -> dict[str, str]:
@@ -1223,7 +1284,7 @@ def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> Non
     # size: its stat is not trusted next time (its content is hashed again).
     trusted = {p: (st if st[1] < started - RACY_WINDOW_NS else (-1, *st[1:])) for p, st in stats.items()}
     _write(os.path.join(folder, "roots", tag), marshal.dumps(trusted))
-    _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.examples, facts.classes)))
+    _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes)))
 
 
 def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], started: int) -> Facts | None:
@@ -1232,10 +1293,10 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
     only in line numbers (the citations are patched); None when the repository must be solved
     again."""
     solved = _read(os.path.join(folder, "facts", tag))
-    if not (isinstance(solved, tuple) and len(solved) == 5):
+    if not (isinstance(solved, tuple) and len(solved) == 6):
         return None
-    values, fingerprint, callers, examples, classes = solved
-    facts = Facts(values, fingerprint, callers, examples=examples, classes=classes)
+    values, fingerprint, callers, examples, vendored, classes = solved
+    facts = Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes)
     if not changed:
         return facts
     moved: dict[str, tuple] = {}
@@ -1263,11 +1324,22 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from synclint.runner import _die_with_parent
+
         try:
-            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                return list(pool.map(_summarize_file, paths, chunksize=32))
+            # The workers end with the run, even one killed with SIGKILL (they were left
+            # waiting on their queue); a run ended by SIGTERM waits only for the chunks
+            # being summarised, not for the whole repository.
+            pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent)
         except Exception:  # noqa: BLE001 - a pool that cannot start: do it here
-            pass
+            pool = None
+        if pool is not None:
+            try:
+                return list(pool.map(_summarize_file, paths, chunksize=32))
+            except Exception:  # noqa: BLE001 - a worker that died: do it here
+                pass
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
     return [_summarize_file(p) for p in paths]
 
 
@@ -1295,6 +1367,9 @@ class _CallGraphTiers:
         self.hot = tuple(p for p in settings.hot_functions if "." not in p)
         self.cold = tuple(p for p in getattr(settings, "cold_functions", ()) if "." not in p)
         self.memo: dict[str, object] = {}
+        # Functions defined only in vendored folders: a vendored function every way into which
+        # starts at one of them that nothing calls is code the repository does not use.
+        self.vendored = facts.vendored
 
     def _is_hot(self, name: str) -> bool:
         return not name.endswith(COLD_CALLER) and any(fnmatchcase(name, p) for p in self.hot)
@@ -1312,10 +1387,27 @@ class _CallGraphTiers:
         name = parts[-1]
         if name == "__init__" and len(parts) > 1:
             name = parts[-2]
-        verdict = self.verdict(name)
         reads = self.facts.reads
+        if _vendored(filename):
+            verdict = self.vendored_verdict(name)
+            if reads is not None:
+                reads[("tv", name)] = _plain_verdict(verdict)
+            return verdict
+        verdict = self.verdict(name)
         if reads is not None:
             reads[("t", name)] = _plain_verdict(verdict)
+        return verdict
+
+    def vendored_verdict(self, name: str):
+        """The verdict on a function of a vendored folder: as any other, but cold when every
+        way into it starts at vendored functions nothing calls."""
+        verdict = self.verdict(name)
+        if verdict is None and self.callers and not (self._is_hot(name) or self._is_cold(name)):
+            entries = self._entries(name)
+            if entries is not None and entries <= self.vendored:
+                from synclint.analysis.tier import Tier, TierVerdict
+
+                return TierVerdict(Tier.COLD, f"vendored third-party code that no hot code of the repository calls (`{name}()`)")
         return verdict
 
     def verdict(self, name: str):
@@ -1324,6 +1416,28 @@ class _CallGraphTiers:
         verdict = None if not self.callers or self._is_hot(name) or self._is_cold(name) else self._search(name)
         self.memo[name] = verdict
         return verdict
+
+    def _entries(self, name: str) -> frozenset[str] | None:
+        """The functions without callers that every way into `name` starts at (`name` itself
+        when nothing calls it), or None when a hot root reaches it or the search is too big."""
+        seen = {name}
+        queue = [name]
+        entries = set()
+        while queue:
+            current = queue.pop()
+            callers = self.callers.get(current, ())
+            if not callers:
+                entries.add(current)
+            for caller in callers:
+                if self._is_hot(caller):
+                    return None
+                if caller in seen or self._is_cold(caller):
+                    continue
+                seen.add(caller)
+                if len(seen) > _MAX_VISITED:
+                    return None
+                queue.append(caller)
+        return frozenset(entries)
 
     def _search(self, name: str):
         from synclint.analysis.tier import Tier, TierVerdict
@@ -1352,6 +1466,13 @@ class _CallGraphTiers:
         if cold_root is not None and not open_entry:
             return TierVerdict(Tier.COLD, f"reached only from cold code ({_path(parent, cold_root)})")
         return None
+
+
+def _vendored(filename: str) -> bool:
+    from synclint.analysis.pathkinds import VENDORED_FOLDERS
+
+    parts = filename.replace("\\", "/").lower().split("/")
+    return any(p in VENDORED_FOLDERS for p in parts[:-1])
 
 
 def _path(parent: dict, start: str) -> str:

@@ -4,6 +4,7 @@ exit codes, real stdin)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -36,7 +37,11 @@ TWO_FINDINGS_FIXED = textwrap.dedent(
 
 
     def step(tokens):
-        ids = (torch.as_tensor(tokens, dtype=torch.long).pin_memory() if torch.cuda.is_available() else torch.tensor(tokens, dtype=torch.long)).to("cuda", non_blocking=torch.cuda.is_available())
+        ids = (
+            torch.as_tensor(tokens, dtype=torch.long).pin_memory()
+            if torch.cuda.is_available()
+            else torch.tensor(tokens, dtype=torch.long)
+        ).to("cuda", non_blocking=torch.cuda.is_available())
         total = torch.zeros(4, device="cuda").sum()
         return ids, total.item()
     """
@@ -116,3 +121,13 @@ def _repository_index_store(tmp_path_factory):
         os.environ.pop("SYNCLINT_INDEX_DIR", None)
     else:
         os.environ["SYNCLINT_INDEX_DIR"] = old
+
+
+def unwrapped(code: str) -> str:
+    """`code` with the line breaks that a fix's layout puts inside brackets taken out
+    (synclint/fix/layout.py): each replacement in its one-line form, for assertions on what a
+    fix wrote rather than on how it laid it out."""
+    code = re.sub(r"([(\[])[ \t]*\r?\n\s*", r"\1", code)  # `(\n    x` -> `(x`
+    code = re.sub(r",?[ \t]*\r?\n\s*([)\]])", r"\1", code)  # `x,\n)` -> `x)`
+    code = re.sub(r"[ \t]*\r?\n\s*(if |else )", r" \1", code)  # the `if`/`else` lines
+    return re.sub(r",[ \t]*\r?\n[ \t]+(?=\S)", ", ", code)  # one argument a line

@@ -14,6 +14,7 @@ SL101_LINE = (
     "use a pinned, non-blocking copy (in step())"
 )
 SL201_LINE = "a.py:7:17: SL201 [high confidence] `.item()` copies a device tensor to the host and waits for all queued GPU work (in step())"
+SL201_FIXED_LINE = SL201_LINE.replace("a.py:7:", "a.py:11:")  # the fix above it takes 5 lines
 # After the findings: the legend of `[*]` and of the confidence, then ruff's summary lines.
 SUMMARY = f"{LEGEND}\nFound 2 findings.\n[*] 1 fixable with the `--fix` option.\n"
 
@@ -117,12 +118,16 @@ def test_diff_prints_the_fix_and_writes_nothing(project, synclint):
     assert result.out == (
         "--- a/a.py\n"
         "+++ b/a.py\n"
-        "@@ -2,6 +2,6 @@\n"
+        "@@ -2,6 +2,10 @@\n"
         " \n"
         " \n"
         " def step(tokens):\n"
         '-    ids = torch.tensor(tokens, dtype=torch.long, device="cuda")\n'
-        '+    ids = (torch.as_tensor(tokens, dtype=torch.long).pin_memory() if torch.cuda.is_available() else torch.tensor(tokens, dtype=torch.long)).to("cuda", non_blocking=torch.cuda.is_available())\n'
+        "+    ids = (\n"
+        "+        torch.as_tensor(tokens, dtype=torch.long).pin_memory()\n"
+        "+        if torch.cuda.is_available()\n"
+        "+        else torch.tensor(tokens, dtype=torch.long)\n"
+        '+    ).to("cuda", non_blocking=torch.cuda.is_available())\n'
         '     total = torch.zeros(4, device="cuda").sum()\n'
         "     return ids, total.item()\n"
     )
@@ -151,7 +156,7 @@ def test_fix_with_and_without_the_check_subcommand(project, synclint):
     project.write({"a.py": TWO_FINDINGS, "b.py": TWO_FINDINGS})
     first = synclint("--fix", "--output-format", "concise", "a.py")
     assert first.code == 1  # the SL201 readback has no fix and remains
-    assert first.out == SL201_LINE + f"\n{LEGEND}\nFound 2 findings (1 fixed, 1 remaining).\n"
+    assert first.out == SL201_FIXED_LINE + f"\n{LEGEND}\nFound 2 findings (1 fixed, 1 remaining).\n"
     assert (project.root / "a.py").read_text() == TWO_FINDINGS_FIXED
     second = synclint("check", "--fix", "b.py")
     assert (project.root / "b.py").read_text() == TWO_FINDINGS_FIXED
@@ -181,7 +186,7 @@ def test_stdin_fix_prints_the_fixed_source_and_reports_on_stderr(project):
     result = run_process("check", "--fix", "--output-format", "concise", "--stdin-filename", "a.py", "-", cwd=project.root, stdin=TWO_FINDINGS.encode())
     assert result.code == 1
     assert result.out == TWO_FINDINGS_FIXED
-    assert result.err == SL201_LINE + f"\n{LEGEND}\nFound 2 findings (1 fixed, 1 remaining).\n"
+    assert result.err == SL201_FIXED_LINE + f"\n{LEGEND}\nFound 2 findings (1 fixed, 1 remaining).\n"
     assert list(project.root.iterdir()) == []  # nothing written for `-`
 
 
@@ -277,10 +282,12 @@ def test_stdin_diff_names_the_stdin_filename(project):
     assert result.out == (
         "--- a/pkg/m.py\n"
         "+++ b/pkg/m.py\n"
-        "@@ -1,2 +1,2 @@\n"
+        "@@ -1,2 +1,4 @@\n"
         " import torch\n"
         '-x = torch.tensor([1, 2], device="cuda")\n'
-        '+x = torch.tensor([1, 2], pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())\n'
+        "+x = torch.tensor(\n"
+        "+    [1, 2], pin_memory=torch.cuda.is_available()\n"
+        '+).to("cuda", non_blocking=torch.cuda.is_available())\n'
     )
     assert result.err == "Would fix 1 finding in 1 file.\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO, run_process
+from conftest import REPO, run_process, unwrapped
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
@@ -34,7 +34,7 @@ def test_the_example_is_fixed_to_code_that_compiles(tmp_path):
     assert result.code == 1  # the readback in the loop has no automatic fix
     fixed = (tmp_path / "examples" / "decode_loop.py").read_text()
     assert "import synclint" not in fixed and "from synclint" not in fixed  # no new dependency
-    assert 'ids = torch.tensor(token_ids, dtype=torch.long, pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())' in fixed
+    assert 'ids = torch.tensor(token_ids, dtype=torch.long, pin_memory=torch.cuda.is_available()).to("cuda", non_blocking=torch.cuda.is_available())' in unwrapped(fixed)
     compile(fixed, "decode_loop.py", "exec")
     assert result.out.splitlines()[-1] == "Found 2 findings (1 fixed, 1 remaining)."
 

@@ -20,27 +20,28 @@ IMPORT = b"from synclint.runtime import async_tensor_h2d"
     [
         pytest.param(
             b'import torch\r\n\r\ndef step(tokens):\r\n    return torch.tensor(tokens, device="cuda")  # ids\r\n',
-            b"import torch\r\n" + IMPORT + b'\r\n\r\ndef step(tokens):\r\n    return async_tensor_h2d(tokens, device="cuda")  # ids\r\n',
+            # (`import torch` goes with its last use)
+            IMPORT + b'\r\n\r\ndef step(tokens):\r\n    return async_tensor_h2d(tokens, device="cuda")  # ids\r\n',
             id="crlf-line-endings-and-comment-kept",
         ),
         pytest.param(
             b'"""Doc."""\nfrom __future__ import annotations\nimport torch\ndef step(tokens):\n    return torch.tensor(tokens, device="cuda")',
-            b'"""Doc."""\nfrom __future__ import annotations\nimport torch\n' + IMPORT + b'\ndef step(tokens):\n    return async_tensor_h2d(tokens, device="cuda")',
+            b'"""Doc."""\nfrom __future__ import annotations\n' + IMPORT + b'\ndef step(tokens):\n    return async_tensor_h2d(tokens, device="cuda")',
             id="after-docstring-and-future-no-final-newline",
         ),
         pytest.param(
             b'# -*- coding: latin-1 -*-\nimport torch\n\ndef step(tokens):\n    # caf\xe9\n    return torch.tensor(tokens, device="cuda")\n',
-            b"# -*- coding: latin-1 -*-\nimport torch\n" + IMPORT + b'\n\ndef step(tokens):\n    # caf\xe9\n    return async_tensor_h2d(tokens, device="cuda")\n',
+            b"# -*- coding: latin-1 -*-\n" + IMPORT + b'\n\ndef step(tokens):\n    # caf\xe9\n    return async_tensor_h2d(tokens, device="cuda")\n',
             id="latin-1-cookie-kept",
         ),
         pytest.param(
             b'import torch\na = torch.tensor([1, 2], device="cuda")\nb = torch.as_tensor(\n    [2, 3],  # two\n    device="cuda",\n)\n',
-            b"import torch\n" + IMPORT + b'\na = async_tensor_h2d([1, 2], device="cuda")\nb = async_tensor_h2d(\n    [2, 3],  # two\n    device="cuda",\n)\n',
+            IMPORT + b'\na = async_tensor_h2d([1, 2], device="cuda")\nb = async_tensor_h2d(\n    [2, 3],  # two\n    device="cuda",\n)\n',
             id="import-added-once-multiline-call-formatting-kept",
         ),
         pytest.param(
             b"import torch\n" + IMPORT + b'\na = torch.tensor([1, 2], device="cuda")\n',
-            b"import torch\n" + IMPORT + b'\na = async_tensor_h2d([1, 2], device="cuda")\n',
+            IMPORT + b'\na = async_tensor_h2d([1, 2], device="cuda")\n',
             id="import-already-there",
         ),
         pytest.param(
@@ -65,10 +66,12 @@ def test_fix_writes_the_exact_text(project, synclint, before, after):
 def test_unsafe_fixes_flag_is_accepted_and_applies_safe_fixes(project, synclint):
     project.write({"m.py": 'import torch\nx = torch.tensor([1, 2], device="cuda")\n'})
     assert synclint("check", "--fix", "--unsafe-fixes", "m.py").code == 0
-    assert (project.root / "m.py").read_text() == f"import torch\nx = {INLINE.format(data='[1, 2]', device=chr(34) + 'cuda' + chr(34))}\n"
+    assert (project.root / "m.py").read_text() == f"import torch\nx = {WRAPPED.format(data='[1, 2]', device=chr(34) + 'cuda' + chr(34))}\n"
 
 
 INLINE = "torch.tensor({data}, pin_memory=torch.cuda.is_available()).to({device}, non_blocking=torch.cuda.is_available())"
+# The same, where it would push its line far past the file's line length (88 here).
+WRAPPED = "torch.tensor(\n    {data}, pin_memory=torch.cuda.is_available()\n).to({device}, non_blocking=torch.cuda.is_available())"
 
 
 @pytest.mark.parametrize(
@@ -76,6 +79,7 @@ INLINE = "torch.tensor({data}, pin_memory=torch.cuda.is_available()).to({device}
     [
         pytest.param(
             b'import torch\r\n\r\ndef step(tokens: list[int]):\r\n    return torch.tensor(tokens, device="cuda")  # ids\r\n',
+            # (a line that ends in a comment is not broken: the comment stays on its line)
             b"import torch\r\n\r\ndef step(tokens: list[int]):\r\n    return " + INLINE.format(data="tokens", device='"cuda"').encode() + b"  # ids\r\n",
             id="crlf-line-endings-and-comment-kept",
         ),
@@ -86,7 +90,7 @@ INLINE = "torch.tensor({data}, pin_memory=torch.cuda.is_available()).to({device}
         ),
         pytest.param(
             b'from torch import tensor\nx = tensor([1, 2], device="cuda")\n',
-            b"from torch import tensor\nimport torch\nx = " + INLINE.replace("torch.tensor", "tensor", 1).format(data="[1, 2]", device='"cuda"').encode() + b"\n",
+            b"from torch import tensor\nimport torch\nx = " + WRAPPED.replace("torch.tensor", "tensor", 1).format(data="[1, 2]", device='"cuda"').encode() + b"\n",
             id="torch-not-bound-imported-once",
         ),
         pytest.param(

@@ -116,10 +116,13 @@ def test_default_fix_of_a_notebook_adds_no_import(tmp_path):
     run_process("check", "--fix", "nb.ipynb", cwd=tmp_path)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["cells"][1]["source"] == ["%matplotlib inline\n", "import torch\n", "!nvidia-smi"]
-    assert data["cells"][2]["source"][1] == (
-        '    ids = (torch.as_tensor(tokens, dtype=torch.long).pin_memory() if torch.cuda.is_available() '
-        'else torch.tensor(tokens, dtype=torch.long)).to("cuda", non_blocking=torch.cuda.is_available())\n'
-    )
+    assert data["cells"][2]["source"][1:6] == [
+        "    ids = (\n",
+        "        torch.as_tensor(tokens, dtype=torch.long).pin_memory()\n",
+        "        if torch.cuda.is_available()\n",
+        "        else torch.tensor(tokens, dtype=torch.long)\n",
+        '    ).to("cuda", non_blocking=torch.cuda.is_available())\n',
+    ]
 
 
 def test_folders_include_notebooks_and_bad_notebooks_are_findings(tmp_path):

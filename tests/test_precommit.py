@@ -22,7 +22,10 @@ from conftest import REPO
 pytestmark = pytest.mark.slow
 
 FINDING = 'import torch\n\n\ndef step(tokens):\n    return torch.tensor(tokens, device="cuda")\n'
-FIXED = 'import torch\n\n\ndef step(tokens):\n    return (torch.as_tensor(tokens).pin_memory() if torch.cuda.is_available() else torch.tensor(tokens)).to("cuda", non_blocking=torch.cuda.is_available())\n'
+FIXED = (
+    'import torch\n\n\ndef step(tokens):\n    return (\n        torch.as_tensor(tokens).pin_memory()\n        if torch.cuda.is_available()\n'
+    '        else torch.tensor(tokens)\n    ).to("cuda", non_blocking=torch.cuda.is_available())\n'
+)
 
 
 def _git(*args: str, cwd: Path) -> str:

@@ -90,7 +90,8 @@ def test_a_file_written_with_each_terminator_is_fixed_in_its_own(newline):
 def test_r01b_lone_cr_before_a_finding_does_not_corrupt_the_file():
     text = 'import torch\nx = [1,\r     2]\ndef forward(self, toks):\n    y = torch.tensor(toks, device="cuda")\n    return y\n'
     fixed = _fix(text)
-    assert fixed == 'import torch\n' + IMPORT + 'x = [1,\r     2]\ndef forward(self, toks):\n    y = async_tensor_h2d(toks, device="cuda")\n    return y\n'
+    # (`import torch` goes with its last use)
+    assert fixed == IMPORT + 'x = [1,\r     2]\ndef forward(self, toks):\n    y = async_tensor_h2d(toks, device="cuda")\n    return y\n'
     assert _fix(fixed) == fixed
 
 
@@ -386,6 +387,49 @@ def test_r10_diff_without_final_newline_applies_with_git_apply(project, synclint
     assert (project.root / "b.py").read_bytes() == fixed_b.encode()
 
 
+# A fix in one file that changes what the repository index says about another: fixing
+# `forward` adds a call of `.pin_memory()`, so `Batch.pin_memory` (called before only from a
+# loading function, so cold) becomes reachable from a hot root, and its finding is reported.
+_INDEX_CHANGING_TREE = {
+    "pyproject.toml": "",
+    "runner.py": (
+        "import torch\n\n\nclass Runner:\n    def forward(self, values):\n"
+        '        ids = torch.tensor(values, device="cuda")\n        return ids\n\n\n'
+        "def load_weights(batch):\n    return batch.pin_memory()\n"
+    ),
+    "batch.py": (
+        "import torch\n\n\nclass Batch:\n    def pin_memory(self):\n"
+        '        self.ids = torch.tensor(self.values, device="cuda")\n        return self\n'
+    ),
+}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_diff_applied_is_what_fix_writes_when_a_fix_changes_the_index_of_another_file(tmp_path):
+    """`--fix` and `--diff` both lint every file against the repository index of the tree as
+    it was when the run started; a fix written during the run does not change what another
+    file's lint reads. (A `--diff` run over a copy of only the files `--fix` changed reads an
+    index of those files alone: that, not the fixer, made the two differ on vLLM and SGLang.)"""
+    fixed_tree, patched_tree = tmp_path / "fixed", tmp_path / "patched"
+    for tree in (fixed_tree, patched_tree):
+        tree.mkdir()
+        for name, text in _INDEX_CHANGING_TREE.items():
+            (tree / name).write_text(text)
+    args = ("check", "--no-cache", "--unsafe-fixes", "--exit-zero")
+    diff = run_process(*args, "--diff", ".", cwd=patched_tree)
+    run_process(*args, "--fix", ".", cwd=fixed_tree)
+    subprocess.run(["git", "init", "-q", "."], cwd=patched_tree, check=True)
+    proc = subprocess.run(["git", "apply", "-"], cwd=patched_tree, input=diff.raw_out, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    for name in _INDEX_CHANGING_TREE:
+        assert (patched_tree / name).read_text() == (fixed_tree / name).read_text(), name
+    assert (fixed_tree / "runner.py").read_text() != _INDEX_CHANGING_TREE["runner.py"]
+    assert (fixed_tree / "batch.py").read_text() == _INDEX_CHANGING_TREE["batch.py"]
+    # The fixture does what it says: the index of the fixed tree makes batch.py's finding show.
+    again = run_process(*args, "--output-format", "concise", ".", cwd=fixed_tree)
+    assert "batch.py:6" in again.out and "runner.py" not in again.out
+
+
 # --- small ones ------------------------------------------------------------------------------
 
 
@@ -470,6 +514,46 @@ def test_from_numpy_to_a_device_that_may_be_the_cpu_is_unsafe():
 # --- minor items ---------------------------------------------------------------------------
 
 
+def test_a_fix_that_took_the_last_use_of_torch_removes_its_import():
+    text = "import os\nimport torch\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n"
+    result = fix_source(text, "x.py", SETTINGS)
+    assert result.fixed == "import os\n" + IMPORT + "\ndef f(toks):\n    return async_tensor_h2d(toks, device='cuda')\n"
+    assert fix_source(result.fixed, "x.py", SETTINGS).fixed == result.fixed
+    alias = fix_source(text.replace("import torch", "import torch as th").replace("torch.tensor", "th.tensor"), "x.py", SETTINGS)
+    assert "import torch" not in alias.fixed and "th" not in alias.fixed.replace("async_tensor_h2d", "").split()
+    named = fix_source(text.replace("import torch", "from torch import tensor").replace("torch.tensor", "tensor"), "x.py", SETTINGS)
+    assert "from torch" not in named.fixed
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("def f(toks):", "def f(toks) -> 'torch.Tensor':"),  # a string annotation
+        ("def f(toks):", "# torch is loaded here for its CUDA init\ndef f(toks):"),  # a comment
+        ("import os\n", "import os\n__all__ = ['torch', 'f']\n"),  # exported
+        ("import torch\n", "import torch  # noqa: F401\n"),  # a comment on the import
+        ("import torch\n", "import os, torch\n"),  # one of several names
+        ("import torch\n", "try:\n    import torch\nexcept ImportError:\n    pass\n"),  # not at the top level
+        ("\ndef f(toks):", "\ny = torch.float16\n\ndef f(toks):"),  # another use
+    ],
+    ids=["string-annotation", "comment", "__all__", "noqa", "several-names", "in-try", "other-use"],
+)
+def test_an_import_something_else_may_use_is_kept(change):
+    text = "import os\nimport torch\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n".replace(*change)
+    result = fix_source(text, "x.py", SETTINGS)
+    assert result.applied == 1
+    assert [line for line in text.splitlines() if "torch" in line and "tensor(" not in line] == [
+        line for line in result.fixed.splitlines() if "torch" in line and "h2d" not in line
+    ]
+
+
+def test_an_import_unused_before_the_fix_or_in_a_package_init_is_kept():
+    unused = "import torch\nimport numpy\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n"
+    assert "import numpy\n" in fix_source(unused, "x.py", SETTINGS).fixed  # not the fix's doing
+    text = "import torch\n\ndef f(toks):\n    return torch.tensor(toks, device='cuda')\n"
+    assert fix_source(text, "pkg/__init__.py", SETTINGS).fixed.startswith("import torch\n")  # may be re-exported
+
+
 def test_crafted_cache_entry_with_a_valid_checksum_is_a_miss(tmp_path):
     from synclint import cache
 
@@ -485,12 +569,16 @@ def test_crafted_cache_entry_with_a_valid_checksum_is_a_miss(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux /proc")
-def test_workers_end_when_the_run_is_killed(tmp_path):
+@pytest.mark.parametrize("files", [24, 80], ids=["lint-workers", "index-workers"])
+def test_workers_end_when_the_run_is_killed(tmp_path, files):
+    """The workers that lint (over a size) and those that read the repository index (over 64
+    files, first) end with a run killed with SIGKILL; the index's were left waiting."""
     import signal
     import sys
 
     body = "".join(f"def f{i}(toks):\n    return torch.tensor(toks, device='cuda')\n\n" for i in range(300))
-    for i in range(24):  # over the size where the run uses worker processes
+    (tmp_path / "pyproject.toml").write_text("")
+    for i in range(files):  # over the size where the run uses worker processes
         (tmp_path / f"m{i}.py").write_text("import torch\n" + body)
     env = {**os.environ, "PYTHONPATH": str(__import__("conftest").REPO)}
     proc = subprocess.Popen([sys.executable, "-m", "synclint", "check", "--no-cache", "-j2", "."], cwd=tmp_path, env=env,

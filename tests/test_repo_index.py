@@ -351,6 +351,163 @@ def test_without_a_root_marker_the_whole_installed_package_is_the_project(tmp_pa
     assert repo.find_root([site / "loose"]) == (site / "loose").resolve()
 
 
+def test_a_mirror_name_also_given_python_values_elsewhere_is_not_a_device_field(tmp_path):
+    # One class holds `num_tokens` beside `num_tokens_cpu`; another class's `num_tokens` is a
+    # Python int. Fields are keyed by name, so the name says nothing: the scheduler's
+    # `if req.num_tokens > budget:` is no finding, the metadata's `.item()` still is (its
+    # field is declared a tensor and given only device tensors).
+    root = project(
+        tmp_path / "proj",
+        {
+            "meta.py": """\
+                from dataclasses import dataclass
+                import torch
+
+
+                @dataclass
+                class StepMeta:
+                    num_tokens: torch.Tensor
+                    num_tokens_cpu: torch.Tensor
+                    offsets: torch.Tensor
+
+
+                def build(n, device):
+                    offsets = torch.zeros(n, device=device)
+                    return StepMeta(num_tokens=torch.zeros(n, device=device), num_tokens_cpu=torch.zeros(n), offsets=offsets)
+                """,
+            "request.py": """\
+                class Request:
+                    def __init__(self, prompt):
+                        self.num_tokens = 0
+                        self.prompt = prompt
+                """,
+            "sched.py": """\
+                def fits(req, budget):
+                    if req.num_tokens > budget:
+                        return False
+                    return True
+
+
+                def plan(meta):
+                    return meta.offsets.max().item()
+
+
+                def longest(batch):
+                    return batch.num_tokens.max().item(), batch.num_tokens.tolist()
+
+
+                def through_torch(batch):
+                    import torch
+                    return int(torch.max(batch.num_tokens)), torch.zeros(3, device=batch.num_tokens.device).sum().item()
+                """,
+        },
+    )
+    found = findings(root, "sched.py")
+    # `.max()` and `.tolist()` are tensor methods: no int has them, so there the name is the
+    # tensor (medium), where a truth test of it is not.
+    assert [f[1:3] for f in found] == [(8, "SL201"), (12, "SL201"), (12, "SL202"), (17, "SL204"), (17, "SL201")]
+    # The name is a device tensor in one class: with --min-confidence low the truth test shows, low.
+    low = findings(root, "sched.py", min_confidence="low")
+    assert ("sched.py", 2, "SL203", "low") in low
+
+
+def test_a_mirror_name_given_only_device_tensors_stays_a_device_field(tmp_path):
+    # Look-alike of the above: no class gives `num_tokens` a Python value, so the mirror holds.
+    root = project(
+        tmp_path / "proj",
+        {
+            "meta.py": """\
+                from dataclasses import dataclass
+                import torch
+
+
+                @dataclass
+                class StepMeta:
+                    num_tokens: torch.Tensor
+                    num_tokens_cpu: torch.Tensor
+                """,
+            "sched.py": """\
+                def fits(meta, budget):
+                    if meta.num_tokens.max().item() > budget:
+                        return False
+                    return True
+                """,
+        },
+    )
+    assert ("sched.py", 2, "SL201", "medium") in findings(root, "sched.py")
+
+
+def test_a_field_declared_a_tensor_but_given_lists_elsewhere_is_not_device(tmp_path):
+    # `sampled` is a device tensor in one output class and a list of lists in another: no fact.
+    root = project(
+        tmp_path / "proj",
+        {
+            "out.py": """\
+                from dataclasses import dataclass
+                import torch
+
+
+                @dataclass
+                class DeviceOut:
+                    sampled: torch.Tensor
+
+
+                @dataclass
+                class RunnerOut:
+                    sampled: list
+
+
+                def make(device, ids):
+                    return DeviceOut(sampled=torch.zeros(4, device=device)), RunnerOut(sampled=[list(ids)])
+                """,
+            "use.py": """\
+                def update(output):
+                    if output.sampled:
+                        return 1
+                    return 0
+                """,
+        },
+    )
+    assert findings(root, "use.py") == []
+    assert [f[2:] for f in findings(root, "use.py", min_confidence="low")] == [("SL203", "low")]
+
+
+TRAINING_GRAPH = {
+    "codebook.py": """\
+        import torch
+
+
+        class Codebook(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.register_buffer("usage", torch.zeros(n))
+
+            def forward(self, x: torch.Tensor):
+                if self.training:
+                    self.expire_codes_(x)
+                if not self.training:
+                    self.track(x)
+                try:
+                    out = self.quantize(x)
+                except RuntimeError:
+                    out = self.recover(x)
+                return out
+
+            def expire_codes_(self, x: torch.Tensor):
+                return int(x.sum().item())
+
+            def track(self, x: torch.Tensor):
+                return int(x.max().item())
+
+            def quantize(self, x: torch.Tensor):
+                return int(x.min().item())
+
+            def recover(self, x: torch.Tensor):
+                return int(x.mean().item())
+        """,
+}
+
+
 ONCE_BRANCHES = {
     "runner.py": """\
         import threading
@@ -425,6 +582,112 @@ ONCE_BRANCHES = {
             return torch.nonzero(x.cuda()).flatten()
         """,
 }
+
+
+def test_a_helper_called_only_in_a_training_branch_or_an_except_handler_is_cold(tmp_path):
+    root = project(tmp_path / "proj", TRAINING_GRAPH)
+    found = tiers(root, "codebook.py")
+    assert found[21][0] == "cold" and "forward [on a branch that runs once] -> expire_codes_" in found[21][1]
+    assert found[30][0] == "cold" and "forward [on a branch that runs once] -> recover" in found[30][1]
+    # `if not self.training:` runs at inference; the `try` body runs every time.
+    assert found[24][0] == "hot" and "forward -> track" in found[24][1]
+    assert found[27][0] == "hot" and "forward -> quantize" in found[27][1]
+
+
+def test_a_helper_called_in_a_training_branch_and_elsewhere_hot_is_hot(tmp_path):
+    files = {"codebook.py": TRAINING_GRAPH["codebook.py"].replace("self.track(x)\n", "self.track(x)\n" + " " * 20 + "self.expire_codes_(x)\n")}
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "codebook.py")
+    assert found[22][0] == "hot" and "forward -> expire_codes_" in found[22][1]
+
+
+def test_vendored_code_nothing_calls_is_cold(tmp_path):
+    root = project(
+        tmp_path / "proj",
+        {
+            "engine/runner.py": """\
+                import torch
+                from engine.third_party.kern.ops import fused_plan
+
+
+                class Runner:
+                    def execute_model(self, lengths: torch.Tensor):
+                        return fused_plan(lengths)
+
+
+                def offline_tool(lengths: torch.Tensor):
+                    from engine.third_party.kern.ops import pack_helper
+                    return pack_helper(lengths)
+                """,
+            "engine/third_party/kern/ops.py": """\
+                import torch
+
+
+                def fused_plan(lengths: torch.Tensor):
+                    return int(lengths.max().item())
+
+
+                def pack_helper(lengths: torch.Tensor):
+                    return int(lengths.sum().item())
+
+
+                def reference_impl(lengths: torch.Tensor):
+                    return int(lengths.min().item())
+
+
+                def compare_outputs(lengths: torch.Tensor):
+                    return reference_impl(lengths) == fused_plan(lengths)
+                """,
+        },
+    )
+    found = tiers(root, "engine/third_party/kern/ops.py")
+    # Used by the engine every step: hot. Called from the project, not from a hot root: no
+    # verdict. Called only from vendored code nothing calls: library surface the project does
+    # not use.
+    assert found[5][0] == "hot"
+    assert found[9][0] == "unknown"
+    assert found[13] == ("cold", "vendored third-party code that no hot code of the repository calls (`reference_impl()`)")
+    # The same uncalled function outside a vendored folder says nothing.
+    files = {"engine/kern/ops.py": "import torch\n\n\ndef reference_impl(lengths: torch.Tensor):\n    return int(lengths.min().item())\n"}
+    other = project(tmp_path / "other", files)
+    assert tiers(other, "engine/kern/ops.py")[5][0] == "unknown"
+
+
+def test_a_name_that_is_a_numpy_array_elsewhere_is_not_resolved_by_numpy_methods(tmp_path):
+    # `num_scheduled` is a device tensor beside its host mirror in one class and a numpy array
+    # in another: `.max()` and `.any()` are numpy's too, `.device` is not.
+    root = project(
+        tmp_path / "proj",
+        {
+            "meta.py": """\
+                from dataclasses import dataclass
+                import numpy as np
+                import torch
+
+
+                @dataclass
+                class DeviceBatch:
+                    num_scheduled: torch.Tensor
+                    num_scheduled_np: np.ndarray
+
+
+                @dataclass
+                class HostBatch:
+                    num_scheduled: np.ndarray
+                """,
+            "use.py": """\
+                import torch
+
+
+                def plan(batch):
+                    longest = int(batch.num_scheduled.max())
+                    if (batch.num_scheduled == 0).any():
+                        return longest
+                    return torch.zeros(2, device=batch.num_scheduled.device).sum().item()
+                """,
+        },
+    )
+    assert [f[1:3] for f in findings(root, "use.py")] == [(8, "SL201")]
 
 
 def test_calls_made_only_on_a_branch_that_runs_once_are_cold(tmp_path):

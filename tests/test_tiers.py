@@ -346,7 +346,13 @@ def test_tests_and_benchmarks_are_cold():
     """
     for path in ("pkg/tests/ops/check.py", "pkg/benchmarks/kernels.py", "pkg/ops/test_check.py", "pkg/ops/bench_utils.py", "pkg/kv/decode_bench_connector.py"):
         assert _tier(code, path)[0] == "cold", path
+    for path in ("pkg/kernels/testing.py", "pkg/kv/hf3fs_mock_client.py", "pkg/kv/fake_store.py"):
+        assert _tier(code, path)[0] == "cold", path
     assert _tier(code, "pkg/ops/checker.py")[0] == "unknown"
+    # Examples are what a user runs the linter on first: not hidden.
+    assert _tier(code, "pkg/examples/run.py")[0] == "unknown"
+    assert _tier(code, "pkg/ops/mockingbird_attn.py")[0] == "unknown"
+    assert _tier(code, "pkg/ops/test_utilsx/attesting.py")[0] == "unknown"
     for path in ("pkg/model_loader/utils.py", "pkg/distributed/weight_transfer/packed.py", "pkg/model_executor/weight_utils.py"):
         assert _tier(code, path) == ("cold", "in model or weight loading code (by its folder or file name)"), path
     assert file_tier("pkg/contest/x.py") is None
@@ -458,6 +464,48 @@ def test_worker_functions_reads_the_whole_text():
     """
     assert worker_functions(text) == {"_send_loop", "flush", "blocking_read", "save_checkpoint"}
     assert worker_functions("x = 1") == frozenset()
+
+
+def test_a_memoised_function_is_cold_whatever_the_repository_says():
+    # `_cached_tensor` is reached from a hot root, but `@lru_cache` builds each value once.
+    code = """
+        import torch
+        from functools import lru_cache
+
+        @lru_cache
+        def _cached_tensor(n, device):
+            return torch.zeros(n, device=device).sum().item()
+    """
+    hot = lambda f, q: TierVerdict(Tier.HOT, "runs every step (called from forward)")  # noqa: E731
+    tier, reason = _tier(code, function_tiers=hot)
+    assert tier == "cold" and "memoised" in reason
+    # Without the decorator the repository's verdict stands.
+    assert _tier(code.replace("        @lru_cache\n", ""), function_tiers=hot)[0] == "hot"
+
+
+WALRUS_MEMO = """
+    import torch
+    _PTRS = {}
+
+    def scale_ptrs(weights, device):
+        key = tuple(w.data_ptr() for w in weights)
+        if values := _PTRS.get(key):
+            return values
+        t = torch.tensor([w.data_ptr() for w in weights], device=device)
+        n = int(t.max().item())
+        _PTRS[key] = (t, n)
+        return t, n
+"""
+
+
+def test_a_walrus_memo_hit_makes_the_code_after_it_cold():
+    tiers = {v.location.row: v.tier for v in _findings(WALRUS_MEMO)}
+    assert tiers and set(tiers.values()) == {"cold"}, tiers
+    # Look-alikes: a walrus on something that is not a lookup, or returning something else.
+    not_lookup = WALRUS_MEMO.replace("if values := _PTRS.get(key):\n            return values", "if values := len(weights) == 0:\n            return values")
+    assert {v.tier for v in _findings(not_lookup)} == {"unknown"}
+    other = WALRUS_MEMO.replace("            return values\n", "            return None\n")
+    assert {v.tier for v in _findings(other)} == {"unknown"}
 
 
 def test_cache_fill_with_a_compound_statement_in_its_body():

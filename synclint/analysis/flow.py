@@ -11,6 +11,7 @@ import libcst as cst
 
 from synclint.analysis import evidence
 from synclint.analysis.annotations import annotation_placement
+from synclint.analysis.scopeenv import FlowEnv
 from synclint import repo
 from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, string_value
 from synclint.analysis.values import UNKNOWN, Env, Place, Placement, join, placed
@@ -47,11 +48,11 @@ class FlowWalker:
         return self.evaluator.eval(expr, env, self.chain)
 
     def run(self, env: Env) -> None:
-        env = dict(env)
+        env = FlowEnv(env)  # the outer scope's view is never written
         scope = self.scope
         if isinstance(scope, cst.FunctionDef):
             self._bind_parameters(scope, env)
-            self.facts.entry_env = dict(env)
+            self.facts.entry_env = env.snapshot()
             self._block(scope.body, env)
         elif isinstance(scope, cst.ClassDef):
             self._block(scope.body, env)
@@ -114,7 +115,7 @@ class FlowWalker:
         if isinstance(body, cst.IndentedBlock):
             self._statements(body.body, env)
         else:  # SimpleStatementSuite: `if x: y = 1`
-            self.facts.env_before[id(body)] = dict(env)
+            self.facts.env_before[id(body)] = env.snapshot()
             for small in body.body:
                 self._small(small, env, body)
 
@@ -127,15 +128,17 @@ class FlowWalker:
             fact = evidence.host_named_readback(stmt.body[0], env, stmt)
             if fact is not None:
                 env[fact[0]] = fact[1]
-        self.facts.env_before[id(stmt)] = dict(env)
+        self.facts.env_before[id(stmt)] = env.snapshot()  # O(1): see scopeenv.py
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self._small(small, env, stmt)
         elif isinstance(stmt, cst.If):
             then_facts, else_facts = host_narrowing(stmt.test, self.analysis.imports)
-            then_env = {**env, **then_facts}
+            then_env = env.fork()
+            then_env.update(then_facts)
             self._block(stmt.body, then_env)
-            else_env = {**env, **else_facts}
+            else_env = env.fork()
+            else_env.update(else_facts)
             if stmt.orelse is not None:
                 if isinstance(stmt.orelse, cst.If):
                     self._statement(stmt.orelse, else_env)
@@ -144,11 +147,9 @@ class FlowWalker:
             # A branch that always leaves (`return`, `raise`) does not reach what follows:
             # after `if isinstance(x, torch.Tensor): ...; return ...`, x is no tensor.
             if _leaves(stmt.body) and not (stmt.orelse is not None and _leaves(stmt.orelse)):
-                env.clear()
-                env.update(else_env)
+                _adopt(env, else_env)
             elif stmt.orelse is not None and not isinstance(stmt.orelse, cst.If) and _leaves(stmt.orelse.body):
-                env.clear()
-                env.update(then_env)
+                _adopt(env, then_env)
             else:
                 _merge_into(env, then_env, else_env)
             normalised = _normalised_to_host(stmt, self.analysis.imports)
@@ -181,11 +182,11 @@ class FlowWalker:
                 else:
                     env[DEVICE_CONTEXT] = saved
         elif isinstance(stmt, cst.Try):
-            body_env = dict(env)
+            body_env = env.fork()
             self._block(stmt.body, body_env)
             branches = [body_env]
             for handler in stmt.handlers:
-                h_env = dict(env)
+                h_env = env.fork()
                 self._block(handler.body, h_env)
                 branches.append(h_env)
             _merge_into(env, *branches)
@@ -196,10 +197,10 @@ class FlowWalker:
         elif isinstance(stmt, cst.Match):
             branches = []
             for case in stmt.cases:
-                case_env = dict(env)
+                case_env = env.fork()
                 self._block(case.body, case_env)
                 branches.append(case_env)
-            _merge_into(env, env.copy(), *branches)
+            _merge_into(env, env.snapshot(), *branches)
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             self.analysis.remember_outer_env(stmt, env)
             env[stmt.name.value] = placed(Place.OTHER, HIGH, stmt, "a definition")
@@ -212,8 +213,8 @@ class FlowWalker:
         """The body may run zero or more times: join the entry environment with the body's
         exit, and walk again until nothing changes (a fixpoint)."""
         for _ in range(_MAX_LOOP_ROUNDS):
-            before = dict(env)
-            body_env = dict(env)
+            before = env.snapshot()
+            body_env = env.fork()
             if isinstance(stmt, cst.For):
                 pairs = loop_bindings(stmt.target, stmt.iter, env, lambda e: self._element_of(e, env))
                 if pairs is not None:
@@ -222,8 +223,8 @@ class FlowWalker:
                 else:
                     self._bind_target(stmt.target, self._element_of(stmt.iter, env), body_env, stmt)
             self._block(stmt.body, body_env)
-            _merge_into(env, before, body_env)
-            if _same(env, before):
+            changed = _merge_into(env, before, body_env)
+            if _same(env, before, changed):
                 break
         if stmt.orelse is not None:
             self._block(stmt.orelse.body, env)
@@ -523,18 +524,42 @@ def _del_targets(target) -> list[str]:
     return []
 
 
-def _same(a: Env, b: Env) -> bool:
-    if a.keys() != b.keys():
-        return False
-    return all(a[k].places == b[k].places and a[k].confidence == b[k].confidence for k in a)
+def _same(a: Env, b: Env, names) -> bool:
+    """`a` and `b` bind the same places to `names` (the only names where they may differ)."""
+    for name in names:
+        x, y = a.get(name), b.get(name)
+        if (x is None) != (y is None):
+            return False
+        if x is not None and (x.places != y.places or x.confidence != y.confidence):
+            return False
+    return True
 
 
-def _merge_into(env: Env, *branches: Env) -> None:
-    names = set().union(*branches)
+def _adopt(env: FlowEnv, branch: FlowEnv) -> None:
+    """`env` becomes what `branch` (a fork of it, taken since its last write) holds: only the
+    names the branch wrote (or deleted) can differ."""
+    for name in list(branch.written()):
+        value = branch.get(name)
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+
+
+def _merge_into(env: FlowEnv, *branches) -> set:
+    """Join the branches (each a fork or a snapshot of `env` taken since its last write) into
+    `env`. Only a name some branch wrote can differ from `env`'s own value: those are the
+    names looked at (and returned)."""
+    names = set()
+    for branch in branches:
+        if isinstance(branch, FlowEnv):
+            names.update(branch.written())
     for name in names:
         values = [b.get(name) for b in branches]
         if any(v is None for v in values):
             present = [v for v in values if v is not None]
+            if not present:
+                continue  # deleted on every path: left as it was
             # Bound on some paths only. A later read happens only where it was bound (else
             # NameError), so a name new here takes the bound values; a name bound before the
             # branch may still hold its old value.
@@ -543,3 +568,4 @@ def _merge_into(env: Env, *branches: Env) -> None:
             env[name] = values[0]
         else:
             env[name] = join(*values)
+    return names

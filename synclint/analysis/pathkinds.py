@@ -8,4 +8,8 @@ import re
 
 # Folders and files of tests and benchmarks (path components, compared in lower case).
 TEST_FOLDERS = frozenset({"tests", "test", "testing", "benchmarks", "benchmark", "bench", "benches"})
-TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest|bench_.*|.*_bench|benchmark_.*|.*_benchmark|bench_utils|benchmark)\.pyi?$")
+TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest|testing|bench_.*|.*_bench|benchmark_.*|.*_benchmark|bench_utils|benchmark)\.pyi?$")
+
+# Folders of vendored third-party code: a copy of another project, of which the repository
+# uses what it calls (synclint/repo.py: a vendored function nothing reaches is cold).
+VENDORED_FOLDERS = frozenset({"third_party", "thirdparty", "3rdparty", "vendor", "vendored", "_vendor", "external", "extern"})

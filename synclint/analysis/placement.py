@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis import evidence, flow, sources
+from synclint.analysis.scopeenv import overlay
 from synclint.analysis.imports import ImportTable
 
 # The value types are defined in `values`; re-exported here because rules import them from
@@ -53,7 +54,7 @@ class ScopeFacts:
     """What one analysed scope knows: the environment before each statement."""
 
     def __init__(self) -> None:
-        self.env_before: dict[int, Env] = {}  # id(statement) -> env
+        self.env_before: dict[int, Env] = {}  # id(statement) -> env (a scopeenv.Snapshot)
         self.returns: list[Placement] = []
         # The environment after the parameters are bound: the answer for a statement the walk
         # did not reach (a construct it does not model), better than forgetting the parameters.
@@ -158,7 +159,7 @@ class PlacementAnalysis:
     # --- machinery -----------------------------------------------------------------------
     def _env_for(self, statement, chain, extra_env) -> Env:
         env = self.env_at(statement, chain)
-        return {**env, **extra_env} if extra_env else env
+        return overlay(env, extra_env)
 
     def _facts(self, chain: tuple[cst.CSTNode, ...]) -> ScopeFacts:
         scope = chain[-1]
@@ -200,4 +201,5 @@ class PlacementAnalysis:
         return again
 
     def remember_outer_env(self, scope: cst.CSTNode, env: Env) -> None:
-        self._outer_env.setdefault(id(scope), dict(env))
+        if id(scope) not in self._outer_env:
+            self._outer_env[id(scope)] = env.snapshot() if hasattr(env, "snapshot") else dict(env)

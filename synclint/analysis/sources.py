@@ -95,6 +95,10 @@ def repository_placement(found, node) -> Placement | None:
     if found is None:
         return None
     mask, reason = found
+    if mask & repo.AMBIGUOUS:
+        # A name that is a device tensor in some places and host data in others: low (a
+        # tensor method called on it may resolve it: `resolve_by_method`).
+        return placed(Place.DEVICE, LOW, node, reason)
     place = _MASK_PLACES.get(mask)
     if place is None:
         return None
@@ -104,6 +108,43 @@ def repository_placement(found, node) -> Placement | None:
         # both, so that no rule reports it as surely pageable.
         return Placement(frozenset({Place.HOST, Place.PINNED}), MEDIUM, value.evidence)
     return value
+
+
+# Methods of Python values (ints, floats, strings, lists, dicts): calling one says nothing of
+# whether a name that may be a tensor is one.
+_PYTHON_VALUE_METHODS = frozenset(
+    {"append", "extend", "pop", "index", "count", "copy", "sort", "reverse", "insert", "remove", "clear",
+     "bit_length", "to_bytes", "conjugate", "as_integer_ratio", "is_integer", "hex", "keys", "values", "items",
+     "get", "update", "setdefault", "split", "join", "strip", "format", "startswith", "endswith", "lower",
+     "upper", "replace", "encode", "decode"}
+)
+
+
+# Methods and attributes numpy arrays have as well as tensors (and the numpy functions that
+# torch mirrors): calling one does not tell a tensor from an array.
+_NUMPY_TOO = frozenset(
+    {"max", "min", "sum", "any", "all", "item", "tolist", "nonzero", "argmax", "argmin", "mean", "cumsum", "prod",
+     "astype", "copy", "reshape", "flatten", "ravel", "squeeze", "transpose", "view", "fill", "clip", "round",
+     "sort", "argsort", "std", "var", "dot", "repeat", "take", "where", "unique", "cat", "concatenate", "stack",
+     "abs", "maximum", "minimum", "isin", "diff", "count_nonzero", "searchsorted", "full_like", "zeros_like", "ones_like"}
+)
+
+
+def resolve_by_method(value: Placement, method: str, node, how: str | None = None) -> Placement:
+    """`x.max()`, `x.tolist()`, `x.device`, `torch.max(x)` where `x` is a name that holds a
+    device tensor in one class and a Python int or list in another (low): no int or list has
+    the method or goes into a torch function, so here `x` is the tensor (medium)."""
+    if value.confidence is not LOW or method in _PYTHON_VALUE_METHODS or method.startswith("__"):
+        return value
+    notes = [e.reason for e in value.evidence[:3]]
+    if any(repo.RESOLVABLE_NOTE_TORCH_ONLY in r for r in notes):
+        # The name also holds numpy arrays: `.max()`, `.any()`, `.tolist()` are theirs too.
+        if method in _NUMPY_TOO:
+            return value
+    elif not any(repo.RESOLVABLE_NOTE in r for r in notes):
+        return value
+    how = how or f"`.{method}()` is a tensor method"
+    return Placement(value.places, MEDIUM, value.evidence).because(node, f"{how}: here it is the tensor")
 
 
 _FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
@@ -394,7 +435,7 @@ class Evaluator:
             assigned = self._self_attributes().get("device")
             if assigned is not None and assigned.is_(Place.ACCEL_DEVICE, Place.CPU_DEVICE):
                 return assigned
-        base = self._eval(expr.value, env)
+        base = resolve_by_method(self._eval(expr.value, env), "device", expr, "`.device` is a tensor's")
         if base.is_(Place.DEVICE):
             return placed(Place.ACCEL_DEVICE, base.confidence, expr, "the device of a device tensor")
         if base.is_(Place.HOST, Place.PINNED):
@@ -636,7 +677,8 @@ class Evaluator:
         # say where `torch.minimum(x, torch.tensor(5))` lives, `x` does.
         others = [a for a in tensor_args if not self._host_scalar_tensor(a, env)]
         tensor_args = others or tensor_args
-        combined = self._combine(tensor_args, env, call, f"`torch.{name}()`", self._operands(tensor_args, env))
+        operands = [resolve_by_method(v, name, call, f"`torch.{name}()` takes tensors") for v in self._operands(tensor_args, env)]
+        combined = self._combine(tensor_args, env, call, f"`torch.{name}()`", operands)
         if combined.is_(Place.SCALAR, Place.SEQUENCE):
             return UNKNOWN
         return combined
@@ -740,7 +782,7 @@ class Evaluator:
             kept = self._host_field(string_value(call.args[0].value), call)
             if kept is not None:
                 return kept
-        base = self._eval(func.value, env)
+        base = resolve_by_method(self._eval(func.value, env), method, call)
         if method == "cuda":
             return placed(Place.DEVICE, HIGH, call, "`.cuda()`")
         if method == "cpu":

@@ -70,7 +70,8 @@ CACHING_DECORATORS = frozenset(
 
 # Folders and files of tests and benchmarks (path components, compared in lower case).
 # `decode_bench_connector.py`, `attn_benchmark_utils.py`: a benchmark word among the parts.
-_BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks)(_|\.py)")
+# ... and test doubles: `hf3fs_mock_client.py`, `fake_store.py`.
+_BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks|mock|mocks|fake)(_|\.py)")
 # Folders and files (without `.py`) of model and weight loading: run once at start-up.
 _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
 
@@ -80,7 +81,7 @@ def file_tier(filename: str) -> TierVerdict | None:
     if any(p in _TEST_FOLDERS for p in parts[:-1]):
         return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
     if parts and (_TEST_FILE.match(parts[-1]) or _BENCH_PART.search(parts[-1])):
-        return TierVerdict(Tier.COLD, "in a test or benchmark file")
+        return TierVerdict(Tier.COLD, "in a test, mock or benchmark file")
     if any(p.removesuffix(".py") in _LOADING_PARTS for p in parts):
         return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
     return None
@@ -170,6 +171,13 @@ def _returns_only(body: cst.BaseSuite) -> cst.Return | None:
     return None
 
 
+def _is_lookup(expr: cst.BaseExpression) -> bool:
+    """`table.get(key)`, `table[key]`: a value looked up by key."""
+    if isinstance(expr, cst.Call):
+        return isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get" and len(expr.args) >= 1
+    return isinstance(expr, cst.Subscript)
+
+
 def _memo_hit(stmt: cst.CSTNode) -> bool:
     """`if key in cache: return cache[key]`, `if self._x is not None: return self._x`,
     `if (v := cache.get(k)) is not None: return v`: the code after it runs on a miss only."""
@@ -181,6 +189,9 @@ def _memo_hit(stmt: cst.CSTNode) -> bool:
     test = stmt.test
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         test = test.left
+    if isinstance(test, cst.NamedExpr) and _is_lookup(test.value):
+        # `if values := TABLE.get(key): return values`: a hit returns what was stored.
+        return _names(test.target) == _names(ret.value)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     op = test.comparisons[0].operator
@@ -428,6 +439,17 @@ def local_tier(
     if graph_capture:
         return TierVerdict(Tier.HOT, "runs every step (under CUDA graph capture: replayed)")
     functions = [i for i, s in enumerate(chain) if isinstance(s, cst.FunctionDef)]
+    if functions:
+        # What the innermost function says of itself when that is cold (memoised by a
+        # decorator, run on a worker thread, a cold name) holds whoever calls it: the
+        # repository's "hot" says only that a hot root reaches it.
+        i = functions[-1]
+        owner = chain[i - 1] if i > 0 else None
+        own = function_verdict(
+            chain[i], owner.name.value if isinstance(owner, cst.ClassDef) else None, settings, imports, compiled, workers
+        )
+        if own is not None and own.tier is Tier.COLD:
+            return own
     if function_tiers is not None and functions:
         repository = function_tiers(filename, function_qualname(chain[: functions[-1] + 1]))
         if repository is not None:

@@ -50,7 +50,7 @@ DTYPES = frozenset(
 # Tensor methods whose result lives on the host as plain Python data.
 SCALAR_RESULT_METHODS = frozenset(
     {"item", "dim", "ndimension", "numel", "nelement", "element_size", "data_ptr", "get_device",
-     "is_pinned", "is_contiguous", "is_floating_point", "is_complex", "__len__"}
+     "is_pinned", "is_contiguous", "is_floating_point", "is_complex", "__len__", "nbytes", "storage_offset"}
 )
 SEQUENCE_RESULT_METHODS = frozenset({"tolist", "size", "stride"})
 NUMPY_RESULT_METHODS = frozenset({"numpy"})

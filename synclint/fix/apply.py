@@ -3,7 +3,10 @@ result again and repeat until nothing fixable is left (fixes can enable other fi
 
 from __future__ import annotations
 
+import ast
 import bisect
+import os
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -160,6 +163,63 @@ def fix_source(source: bytes | str, filename: str, settings: Settings | None = N
         text = new_text
         out.applied += applied
         result = lint_source(text, filename, settings)
+    if out.applied:
+        pruned = drop_imports_made_unused(out.original, text, filename)
+        if pruned != text:
+            try:
+                parse_module(pruned)
+            except Exception:  # noqa: BLE001 - keep the text that parses
+                pruned = text
+        if pruned != text:
+            text = pruned
+            result = lint_source(text, filename, settings)
     out.fixed = text
     out.violations = result.violations
     return out
+
+
+def drop_imports_made_unused(original: str, fixed: str, filename: str = "") -> str:
+    """Remove the imports of torch whose last use the fixes replaced (`torch.tensor(x,
+    device=d)` -> a helper call), so that a fix leaves no unused import behind.
+
+    Only where nothing else can use it: an import statement of one name from `torch` (`import
+    torch`, `import torch as th`, `from torch import tensor`), alone on its line, at the top
+    level; the name was read in the original text and is mentioned nowhere else in the fixed
+    text (not in a string annotation, a comment or `__all__`); the module is not a package's
+    `__init__.py` and has no `__all__` (where another module may import the name from it)."""
+    if os.path.basename(filename) == "__init__.py" or "torch" not in original:
+        return fixed
+    try:
+        before, after = ast.parse(original), ast.parse(fixed)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return fixed
+    for stmt in after.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else ()
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            return fixed
+    index = LineIndex(fixed)
+    spans = []
+    read_before = None
+    for stmt in after.body:
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)) or len(stmt.names) != 1 or stmt.lineno != stmt.end_lineno:
+            continue
+        alias = stmt.names[0]
+        module = alias.name if isinstance(stmt, ast.Import) else (stmt.module or "")
+        if (isinstance(stmt, ast.ImportFrom) and stmt.level) or module.split(".")[0] != "torch" or alias.name == "*":
+            continue
+        bound = alias.asname or alias.name.split(".")[0]
+        line = index.line(stmt.lineno) or ""
+        if line.strip() != ast.unparse(stmt):
+            continue  # a comment (`# noqa`), a `;`, odd spacing: left as written
+        if len(re.findall(rf"(?<!\w){re.escape(bound)}(?!\w)", fixed)) != 1:
+            continue  # mentioned elsewhere (or bound twice)
+        if read_before is None:
+            read_before = {node.id for node in ast.walk(before) if isinstance(node, ast.Name)}
+        if bound not in read_before:
+            continue  # unused before the fixes too: not ours to remove
+        start = index.offset(stmt.lineno, 1)
+        end = index.offset(stmt.lineno + 1, 1) if stmt.lineno < len(index.starts) else len(fixed)
+        spans.append((start, end))
+    for start, end in reversed(spans):
+        fixed = fixed[:start] + fixed[end:]
+    return fixed
