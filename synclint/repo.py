@@ -95,13 +95,171 @@ def convention(name: str) -> int:
 # --- index mode: symbols for what other files decide --------------------------------------------
 
 
-class _Recorder(places.NoRepository):
+class _Types:
+    """The classes of the repository (or of one file while it is summarised): their bases,
+    the classes of their fields and what their constructors and annotated functions return,
+    all by last name."""
+
+    bases: dict
+    field_types: dict
+    returns: dict
+
+    def is_class(self, name: str) -> bool:
+        return name in self.bases
+
+    def _lineage(self, cls: str):
+        seen = [cls]
+        i = 0
+        while i < len(seen) and i < 32:
+            for base in self.bases.get(seen[i], ()):
+                if base not in seen:
+                    seen.append(base)
+            i += 1
+        return seen
+
+    def field_type(self, cls: str, name: str) -> str | None:
+        for one in self._lineage(cls):
+            found = self.field_types.get((one, name))
+            if found is not None:
+                return found or None  # "": several classes: unknown
+        return None
+
+    def returns_class(self, owner: str, name: str) -> str | None:
+        for one in self._lineage(owner) if owner else ("",):
+            found = self.returns.get((one, name))
+            if found is not None:
+                return found or None
+        return None
+
+
+def _class_info(tree: ast.Module, imports) -> tuple:
+    """One file's classes: ((name, bases, fields in order)...), ((class, field, type)...),
+    ((owner, function, class)...): a field's class from its annotation or `self.f = Cls(...)`,
+    a function's from `-> Cls`, a classmethod's from the `cls(...)` / `Cls(...)` it returns."""
+    classes, field_types, returns = [], [], []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found = places.annotation_class(node.returns, imports) if node.returns is not None else None
+            if found:
+                returns.append(("", node.name, found))
+            continue
+        if not isinstance(node, ast.ClassDef):
+            continue
+        name = node.name
+        bases = tuple(
+            b for b in (places.resolved_name(places._last_name(e), imports) for e in node.bases) if b and b not in ("object", "Generic", "Protocol")
+        )
+        fields = []
+        for member in node.body:
+            if isinstance(member, ast.AnnAssign) and type(member.target) is ast.Name:
+                if places._last_name(member.annotation.value if type(member.annotation) is ast.Subscript else member.annotation) != "ClassVar":
+                    fields.append(member.target.id)
+                found = places.annotation_class(member.annotation, imports)
+                if found:
+                    field_types.append((name, member.target.id, found))
+                elements = places.element_class(member.annotation, imports)
+                if elements:
+                    field_types.append((name, member.target.id + places.ELEMENTS, elements))
+            elif isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                _method_info(name, member, imports, field_types, returns)
+        classes.append((name, bases, tuple(fields)))
+    return tuple(classes), tuple(field_types), tuple(returns)
+
+
+def _constructed(value, owner: str, imports, local: dict) -> str | None:
+    """`cls(...)`, `Cls(...)` (a capitalised callee), or a name bound to one in the method."""
+    if type(value) is ast.Name:
+        return local.get(value.id)
+    if type(value) is not ast.Call or type(value.func) is not ast.Name:
+        return None
+    callee = value.func.id
+    if callee == "cls":
+        return owner
+    callee = places.resolved_name(callee, imports)
+    if callee[:1].isupper() and not callee.isupper() and callee not in places._NOT_CLASSES and "Tensor" not in callee:
+        return callee
+    return None
+
+
+def _method_info(owner: str, func, imports, field_types: list, returns: list) -> None:
+    found = places.annotation_class(func.returns, imports) if func.returns is not None else None
+    local: dict[str, str] = {}
+    built = set()
+    for node in ast.walk(func):
+        kind = type(node)
+        if kind is ast.Assign and len(node.targets) == 1:
+            target = node.targets[0]
+            made = _constructed(node.value, owner, imports, {})
+            if made is None:
+                continue
+            if type(target) is ast.Name:
+                local[target.id] = made
+            elif type(target) is ast.Attribute and places.is_self_name(target.value):
+                field_types.append((owner, target.attr, made))
+        elif kind is ast.AnnAssign and type(node.target) is ast.Attribute and places.is_self_name(node.target.value):
+            declared = places.annotation_class(node.annotation, imports)
+            if declared:
+                field_types.append((owner, node.target.attr, declared))
+            elements = places.element_class(node.annotation, imports)
+            if elements:
+                field_types.append((owner, node.target.attr + places.ELEMENTS, elements))
+        elif kind is ast.Return and node.value is not None and found is None:
+            made = _constructed(node.value, owner, imports, local)
+            if made is not None and (made == owner or type(node.value) is ast.Name or node.value.func.id == "cls"):
+                built.add(made)
+    if found is None and len(built) == 1:
+        found = built.pop()
+    if found:
+        returns.append((owner, func.name, found))
+
+
+class _Recorder(_Types, places.NoRepository):
     """Installed as places.REPO while a file is summarised: a question about another file is
     answered with a bit that stands for it."""
+
+    symbolic = True
 
     def __init__(self) -> None:
         self.bits: dict[tuple, int] = {}
         self.keys: list[tuple] = []
+        self.learn(((), (), ()))
+
+    def learn(self, info: tuple) -> None:
+        classes, field_types, returns = info
+        self.bases = {name: bases for name, bases, _ in classes}
+        self.field_types = _unique(((c, f), t) for c, f, t in field_types)
+        self.returns = _unique(((o, f), t) for o, f, t in returns)
+
+    def is_class(self, name: str) -> bool:
+        # A class of this file, or a capitalised name another file may define: a field
+        # read through it is a symbol the solve answers (by name where no class has it).
+        return name in self.bases or (name[:1].isupper() and not name.isupper() and name not in places._NOT_CLASSES)
+
+    def field(self, cls: str, name: str) -> int:
+        return convention(name) or self._symbol(("A", cls, name))
+
+    def passed(self, mask: int, func, func_unit, call, place) -> int:
+        key = function_key(func, func_unit)
+        args = func.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls")]
+        rest = mask >> 6
+        keys = self.keys
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            symbol = keys[low.bit_length() - 1]
+            if symbol[0] != "p" or symbol[1] != key:
+                continue
+            name = symbol[2]
+            arg = next((kw.value for kw in call.keywords if kw.arg == name), None)
+            if arg is None and name in params:
+                position = params.index(name)
+                positional = [a for a in call.args]
+                if position < len(positional) and not any(type(a) is ast.Starred for a in positional[: position + 1]):
+                    arg = positional[position]
+            if arg is not None:
+                mask = (mask & ~(low << 6)) | place(arg)
+        return mask
 
     def _symbol(self, key: tuple) -> int:
         bit = self.bits.get(key)
@@ -131,6 +289,18 @@ class _Recorder(places.NoRepository):
         return local, tuple(symbols)
 
 
+def _unique(keys_values) -> dict:
+    """key -> value, "" where a key has several values (the class of a field built two ways)."""
+    out: dict = {}
+    for key, value in keys_values:
+        old = out.get(key)
+        out[key] = value if old is None or old == value else ""
+    return out
+
+
+_NO_SUMMARY = ((), (), (), (), (), ((), (), ()))
+
+
 def summarize(text: str) -> tuple:
     """One module's summary: (flows, signatures, mirrors).
 
@@ -140,23 +310,25 @@ def summarize(text: str) -> tuple:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ((), (), (), (), ())
+        return _NO_SUMMARY
     from synclint import screen
 
-    recorder = _Recorder()
     saved = places.REPO
-    places.REPO = recorder
-    places.LIST_ELEMENTS = False
     try:
         lines = text.splitlines(keepends=True)
         collected: list = []
+        recorder = _Recorder()
+        places.REPO = recorder
+        places.LIST_ELEMENTS = False
         reader = FactReader(lines, places, frozenset(), collected)
         units, classes = screen._units(tree, reader)
         imports = {n: tuple(p) for n, p in reader.imports.items()}
+        info = _class_info(tree, imports)
+        recorder.learn(info)
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
-        return _Summarizer(model, recorder, imports).run(collected, classes)
+        return (*_Summarizer(model, recorder, imports).run(collected, classes), info)
     except Exception:  # noqa: BLE001 - recursion, or a defect on one module: it adds no facts, the run goes on
-        return ((), (), (), (), ())
+        return _NO_SUMMARY
     finally:
         places.REPO = saved
         places.LIST_ELEMENTS = True
@@ -198,6 +370,7 @@ class _Summarizer:
     def run(self, collected, classes) -> tuple:
         for cls in classes:
             names = set()
+            owner = cls.header.node.name
             for member in cls.members:
                 node = member.node
                 if isinstance(node, ast.AnnAssign) and type(node.target) is ast.Name:
@@ -205,8 +378,10 @@ class _Summarizer:
                     declared = _declared(node.annotation)
                     if declared:  # a field declared `int`, `list[int]`, `np.ndarray`
                         self.flows.append((("a", node.target.id), declared, (), node.lineno))
+                        self.flows.append((("A", owner, node.target.id), declared, (), node.lineno))
                     elif places.tensor_annotation(node.annotation):
                         self.tensors.append(("a", node.target.id))
+                        self.tensors.append(("A", owner, node.target.id))
                 elif isinstance(node, ast.Assign):
                     names.update(t.id for t in node.targets if type(t) is ast.Name)
                 names.update(member.self_writes)
@@ -220,15 +395,21 @@ class _Summarizer:
                 for target in node.targets:
                     if type(target) is ast.Attribute:
                         self._flow(("a", target.attr), node.value, unit, node.lineno)
+                        owner = self._owner(target, unit)
+                        if owner:  # `self.x = v`, `obj.x = v` with obj's class known
+                            self._flow(("A", owner, target.attr), node.value, unit, node.lineno)
             elif kind is ast.AnnAssign:
                 if type(node.target) is ast.Attribute:
+                    owner = self._owner(node.target, unit)
+                    targets = [("a", node.target.attr)] + ([("A", owner, node.target.attr)] if owner else [])
                     declared = _declared(node.annotation)
-                    if declared:
-                        self.flows.append((("a", node.target.attr), declared, (), node.lineno))
-                    elif places.tensor_annotation(node.annotation):
-                        self.tensors.append(("a", node.target.attr))
-                    if node.value is not None:
-                        self._flow(("a", node.target.attr), node.value, unit, node.lineno)
+                    for target in targets:
+                        if declared:
+                            self.flows.append((target, declared, (), node.lineno))
+                        elif places.tensor_annotation(node.annotation):
+                            self.tensors.append(target)
+                        if node.value is not None:
+                            self._flow(target, node.value, unit, node.lineno)
             else:
                 self._def(node, unit)
         return (tuple(self.flows), tuple(self.signatures), tuple(self.mirrors), tuple(self.tensors), tuple(sorted(self.edges)))
@@ -341,21 +522,30 @@ class _Summarizer:
         for qual in self.imports.get(head, ()):
             if qual.split(".", 1)[0] in _EXTERNAL:
                 return
+<<<<<<< HEAD
         loops = self._loop_elements(unit)
         # A method passing its own number parameters on to a method of its object (only
         # these calls are kept twice: the relay of `_loop_numbers`).
         own = type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self" and _has_number_parameter(unit)
         own_params = self._own_method_params(unit, key) if own else None
+=======
+        built = self._constructor(call, unit)
+>>>>>>> main
         for position, arg in enumerate(call.args):
             if type(arg) is ast.Starred:
                 break
             self._flow(("P", key, position), arg, unit, call.lineno)
+<<<<<<< HEAD
             if type(arg) is ast.Name and arg.id in loops:
                 for iterable in loops[arg.id]:
                     self._flow(("LP", key, position), iterable, unit, call.lineno)
             elif own_params is not None and position < len(own_params):
                 # `self.f(x)` with `f` defined in this class: its parameter, by position.
                 self._flow(("Sp", key, own_params[position]), arg, unit, call.lineno)
+=======
+            if built:  # `Cls(a, b)`: a dataclass / NamedTuple field, by its position
+                self._flow(("AP", built, position), arg, unit, call.lineno)
+>>>>>>> main
         for kw in call.keywords:
             if kw.arg is not None:
                 self._flow(("p", key, kw.arg), kw.value, unit, call.lineno)
@@ -366,6 +556,27 @@ class _Summarizer:
                     self._flow(("Sp", key, kw.arg), kw.value, unit, call.lineno)
                 if key[:1].isupper():  # `Cls(x=...)`: a dataclass / NamedTuple field
                     self._flow(("a", kw.arg), kw.value, unit, call.lineno)
+                if built:
+                    self._flow(("A", built, kw.arg), kw.value, unit, call.lineno)
+
+    def _owner(self, target: ast.Attribute, unit) -> str | None:
+        """The class of the object whose field `target` writes (`self`, a typed name)."""
+        try:
+            return self.model.class_of(target.value, unit)
+        except RecursionError:
+            return None
+
+    def _constructor(self, call: ast.Call, unit) -> str | None:
+        """The class `Cls(...)` / `cls(...)` builds (its keywords are its fields)."""
+        func = call.func
+        if type(func) is not ast.Name:
+            return None
+        if func.id == "cls":
+            return self.model._name_class("cls", unit, 0)
+        if func.id in unit.bound and func.id not in unit.imported:
+            return None
+        name = places.resolved_name(func.id, self.imports)
+        return name if self.recorder.is_class(name) else None
 
 
 _SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "complex", "bytes"})
@@ -494,6 +705,42 @@ def _scalar(value) -> bool:
 # --- the solve -----------------------------------------------------------------------------------
 
 
+class Types(_Types):
+    def __init__(self, bases: dict, field_types: dict, returns: dict) -> None:
+        self.bases, self.field_types, self.returns = bases, field_types, returns
+
+
+class _Family:
+    """The classes whose field `x` an object of class C may hold: C, its bases and its
+    subclasses (an object annotated with a base may be any of them)."""
+
+    def __init__(self, types: _Types, typed_fields) -> None:
+        self.types = types
+        self.typed = typed_fields
+        self.children: dict[str, list] = {}
+        for name, parents in types.bases.items():
+            for parent in parents:
+                self.children.setdefault(parent, []).append(name)
+        self.memo: dict[tuple, tuple] = {}
+
+    def classes(self, cls: str) -> list:
+        found = self.types._lineage(cls)
+        pending = [cls]
+        while pending and len(found) < 256:
+            for child in self.children.get(pending.pop(), ()):
+                if child not in found:
+                    found.append(child)
+                    pending.append(child)
+        return found
+
+    def keys(self, cls: str, name: str) -> tuple:
+        key = (cls, name)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = tuple(("A", c, name) for c in self.classes(cls) if (c, name) in self.typed)
+        return found
+
+
 @dataclass
 class Facts:
     """What the repository says: key -> (mask, where), for fields ("a", name), parameters
@@ -510,6 +757,81 @@ class Facts:
     # run after an edit that only moved lines patch the citations instead of solving again.
     examples: dict = field(default_factory=dict, compare=False, repr=False)
     vendored: frozenset[str] = frozenset()  # functions defined only in vendored folders (third_party/)
+    # (typed fields (class, field) -> (mask, where a device value is given), declared tensors,
+    #  bases, field classes, returned classes): the classes of the repository
+    classes: tuple = ({}, (), {}, {}, {})
+    symbolic = False  # answers are places, not symbols (as places.NoRepository)
+
+    def passed(self, mask: int, func, func_unit, call, place) -> int:
+        return mask
+
+    def __post_init__(self) -> None:
+        typed, declared, bases, field_types, returns = self.classes
+        self.types = Types(bases, field_types, returns)
+        self.typed = typed
+        self.declared = frozenset(tuple(d) for d in declared)
+        self.family = _Family(self.types, typed)
+        self._field_memo: dict[tuple, tuple | None] = {}
+
+    # --- classes (each answer recorded, as the facts are, while a file is linted) --------------
+    def _recorded(self, key: tuple, found):
+        if self.reads is not None:
+            self.reads[key] = found
+        return found
+
+    def is_class(self, name: str) -> bool:
+        return self._recorded(("C", name), self.types.is_class(name))
+
+    def field_type(self, cls: str, name: str) -> str | None:
+        return self._recorded(("T", cls, name), self.types.field_type(cls, name))
+
+    def returns_class(self, owner: str, name: str) -> str | None:
+        return self._recorded(("R", owner, name), self.types.returns_class(owner, name))
+
+    def field(self, cls: str, name: str) -> int:
+        found = self.field_fact(cls, name)
+        return found[0] if found is not None else 0
+
+    def field_fact(self, cls: str | None, name: str) -> tuple[int, str] | None:
+        """(mask, reason) for `obj.<name>` with obj of class `cls`: what the repository
+        assigns to that field of the class, its bases and its subclasses; by the name alone
+        where no class of that family is assigned the field (or the class is unknown)."""
+        if name in api.DEVICE_LIKE_NAMES:
+            return None
+        named = _name_fact(name, "field")
+        if named is not None:
+            return named
+        return self._recorded(("F", cls or "", name), self.typed_fact(cls, name))
+
+    def typed_fact(self, cls: str | None, name: str) -> tuple[int, str] | None:
+        if not cls or not self.types.is_class(cls):
+            return self.values.get(("a", name))
+        key = (cls, name)
+        if key in self._field_memo:
+            return self._field_memo[key]
+        keys = self.family.keys(cls, name)
+        if not keys:
+            found = self.values.get(("a", name))
+        else:
+            mask, where, declared = 0, "", ("", name) in self.declared
+            for _, one, _ in keys:
+                part, first = self.typed[(one, name)]
+                mask |= part
+                where = where or (f"{one}.{name} is assigned device tensors in {first}" if first else "")
+                declared = declared or (one, name) in self.declared
+            found = None
+            if mask & (DEVICE | HOST) == DEVICE and declared:
+                found = (DEVICE, f"{where or f'{cls}.{name} is assigned only device tensors'} (the class of the object is `{cls}`)")
+            elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
+                found = (mask, f"{cls}.{name} is assigned only host data in the repository")
+            elif not mask:
+                found = self.values.get(("a", name))
+            elif mask & DEVICE:
+                named = self.values.get(("a", name))
+                if named is not None and named[0] == DEVICE:
+                    found = named  # the name's evidence (a host mirror beside it) decides
+        self._field_memo[key] = found
+        return found
 
     # --- masks, for the screen ---------------------------------------------------------------
     def attr(self, name: str) -> int:
@@ -586,6 +908,8 @@ class Verifier:
         if found is self:
             if key[0] == "t":
                 found = _plain_verdict(self.tiers.verdict(key[1]))
+            elif key[0] in _CLASS_QUESTIONS:
+                found = _CLASS_QUESTIONS[key[0]](self.facts, *key[1:])
             elif key[0] == "tv":
                 found = _plain_verdict(self.tiers.vendored_verdict(key[1]))
             else:
@@ -595,6 +919,16 @@ class Verifier:
 
     def digest(self, keys) -> str:
         return dependency_digest({key: self.answer(key) for key in keys})
+
+
+# The questions about classes a lint asks (Facts.field_fact and the rest), answered again
+# by the Verifier without recording.
+_CLASS_QUESTIONS = {
+    "F": lambda facts, cls, name: facts.typed_fact(cls or None, name),
+    "T": lambda facts, cls, name: facts.types.field_type(cls, name),
+    "R": lambda facts, owner, name: facts.types.returns_class(owner, name),
+    "C": lambda facts, name: facts.types.is_class(name),
+}
 
 
 def _plain_verdict(verdict) -> tuple[str, str] | None:
@@ -623,6 +957,32 @@ def param_fact(function: str, name: str) -> tuple[int, str] | None:
     return _name_fact(name, "parameter") or FACTS.get(("p", function, name))
 
 
+def field_fact(cls: str | None, name: str) -> tuple[int, str] | None:
+    """(mask, reason) for `obj.<name>` with `obj` of class `cls` (None: unknown)."""
+    return FACTS.field_fact(cls, name)
+
+
+@lru_cache(maxsize=4096)
+def class_of_annotation(text: str) -> str | None:
+    """The class an annotation's source text names, by its own last name (for the libcst
+    analysis: one implementation, `places.annotation_class`)."""
+    try:
+        expr = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    return places.annotation_class(expr)
+
+
+@lru_cache(maxsize=4096)
+def elements_of_annotation(text: str) -> str | None:
+    """The class of the elements an annotation's source text holds (`list[Req]`)."""
+    try:
+        expr = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    return places.element_class(expr)
+
+
 def ret_fact(function: str) -> tuple[int, str] | None:
     return FACTS.get(("r", function))
 
@@ -647,12 +1007,25 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     signatures: dict[str, set[tuple]] = {}
     tensors: set[tuple] = set()
     callers: dict[str, set[str]] = {}
-    for _, sigs, _, declared, edges in summaries.values():
+    bases: dict[str, set] = {}
+    fields_of: dict[str, tuple] = {}
+    field_types: list = []
+    returns: list = []
+    for _, sigs, _, declared, edges, *more in summaries.values():
         tensors.update(declared)
         for caller, callee in edges:
             callers.setdefault(callee, set()).add(caller)
         for key, params in sigs:
             signatures.setdefault(key, set()).add(params)
+        if more:
+            classes, types, rets = more[0]
+            for name, parents, fields in classes:
+                bases.setdefault(name, set()).update(parents)
+                fields_of.setdefault(name, fields)
+            field_types += types
+            returns += rets
+    types = Types({name: tuple(sorted(parents)) for name, parents in bases.items()},
+                  _unique(((c, f), t) for c, f, t in field_types), _unique(((o, f), t) for o, f, t in returns))
     flows: list[tuple] = []  # (target, local, symbols, where)
     tupled: set[tuple] = set()  # results that are tuples of values: joined, never a fact
     loop_flows: list[tuple] = []  # the element of a loop passed as an argument
@@ -668,6 +1041,7 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             elif target[0] == "p":
                 if target[1] in signatures:
                     flows.append((target, local, symbols, where))
+<<<<<<< HEAD
             elif target[0] in ("LP", "Lp", "SP", "Sp"):
                 _, function, slot = target
                 out = loop_flows if target[0][0] == "L" else own_flows
@@ -680,8 +1054,34 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             elif target[0] == "rt":
                 tupled.add(("r", target[1]))
                 flows.append((("r", target[1]), local, symbols, where))
+=======
+            elif target[0] == "AP":  # `Cls(a, b)` of a class without __init__: its fields in order
+                _, cls, position = target
+                fields = fields_of.get(cls, ())
+                if cls not in signatures and position < len(fields):
+                    flows.append((("A", cls, fields[position]), local, symbols, where))
+>>>>>>> main
             else:
                 flows.append((target, local, symbols, where))
+    # A field read through a class (`("A", cls, x)`) reads what that class, its bases and its
+    # subclasses are given, or what the name is given where none of them is: the symbols
+    # it stands for, fixed before the solve.
+    family = _Family(types, {(t[1], t[2]) for t, *_ in flows if t[0] == "A"})
+    expanded: dict[tuple, tuple] = {}
+
+    def expand(symbols: tuple) -> tuple:
+        out = []
+        for symbol in symbols:
+            if symbol[0] != "A":
+                out.append(symbol)
+                continue
+            keys = expanded.get(symbol)
+            if keys is None:
+                keys = expanded[symbol] = family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
+            out.extend(keys)
+        return tuple(dict.fromkeys(out))
+
+    flows = [(target, local, expand(symbols) if symbols else symbols, where) for target, local, symbols, where in flows]
     value = _fixpoint(flows)
     # The example an explanation cites: the first flow (in file order) that gives the target
     # a device tensor alone, else the first that gives it one.
@@ -698,9 +1098,16 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     lines = {path: summary[0] for path, summary in summaries.items()}
     mirrored = _mirrored(summaries)
     facts: dict[tuple, tuple[int, str]] = {}
+<<<<<<< HEAD
     facts.update(_loop_numbers(own_flows, loop_flows, value, tensors))
     for key, mask in value.items():
         if key in tupled or key in facts:
+=======
+    typed: dict[tuple, tuple[int, str]] = {}
+    for key, mask in value.items():
+        if key[0] == "A":
+            typed[(key[1], key[2])] = (mask, _cite(first_device.get(key), lines))
+>>>>>>> main
             continue
         if mask & DEVICE and key in tensors:
             # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
@@ -745,12 +1152,27 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     elsewhere: set[str] = set()
     for path, (_, sigs, *_) in summaries.items():
         (vendored if _vendored(path) else elsewhere).update(key for key, _ in sigs)
-    return Facts(facts, _fingerprint(facts, graph), graph, examples=examples, vendored=frozenset(vendored - elsewhere))
+    declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
+    classes = (typed, sorted(declared), types.bases, types.field_types, types.returns)
+    return Facts(facts, _fingerprint(facts, graph, classes), graph, examples=examples, vendored=frozenset(vendored - elsewhere), classes=classes)
 
 
-def _fingerprint(values: dict, graph: dict) -> str:
+def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {})) -> str:
     # repr, not marshal: the same facts read back from disk must give the same fingerprint.
-    return hashlib.sha256(repr((sorted(values.items()), sorted(graph.items()))).encode()).hexdigest()[:16]
+    typed, declared, bases, field_types, returns = classes
+    blob = repr((sorted(values.items()), sorted(graph.items()), sorted((k, v[0]) for k, v in typed.items()),
+                 sorted(tuple(d) for d in declared), sorted((k, tuple(v)) for k, v in bases.items()),
+                 sorted(field_types.items()), sorted(returns.items())))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _cite(example, flows_of) -> str:
+    """`file.py:LINE` of a flow (path, index), "" when there is none."""
+    if example is None:
+        return ""
+    path, index = example
+    flows = flows_of.get(path, ())
+    return f"{os.path.basename(path)}:{flows[index][3]}" if index < len(flows) else ""
 
 
 def _where(example, flows_of) -> str:
@@ -779,7 +1201,7 @@ def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
     for key, (path, index) in facts.examples.items():
         if path in changed and key in values:
             values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
-    return Facts(values, _fingerprint(values, facts.callers), facts.callers, examples=facts.examples, vendored=facts.vendored)
+    return Facts(values, _fingerprint(values, facts.callers, facts.classes), facts.callers, examples=facts.examples, vendored=facts.vendored, classes=facts.classes)
 
 
 def _mask_of(local: int, symbols: tuple, value: dict) -> int:
@@ -1074,7 +1496,7 @@ def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> Non
     # size: its stat is not trusted next time (its content is hashed again).
     trusted = {p: (st if st[1] < started - RACY_WINDOW_NS else (-1, *st[1:])) for p, st in stats.items()}
     _write(os.path.join(folder, "roots", tag), marshal.dumps(trusted))
-    _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored)))
+    _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes)))
 
 
 def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], started: int) -> Facts | None:
@@ -1083,10 +1505,10 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
     only in line numbers (the citations are patched); None when the repository must be solved
     again."""
     solved = _read(os.path.join(folder, "facts", tag))
-    if not (isinstance(solved, tuple) and len(solved) == 5):
+    if not (isinstance(solved, tuple) and len(solved) == 6):
         return None
-    values, fingerprint, callers, examples, vendored = solved
-    facts = Facts(values, fingerprint, callers, examples=examples, vendored=vendored)
+    values, fingerprint, callers, examples, vendored, classes = solved
+    facts = Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes)
     if not changed:
         return facts
     moved: dict[str, tuple] = {}

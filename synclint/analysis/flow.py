@@ -13,7 +13,7 @@ from synclint.analysis import evidence
 from synclint.analysis.annotations import annotation_placement
 from synclint.analysis.scopeenv import FlowEnv
 from synclint import repo
-from synclint.analysis.sources import is_module_class, repository_placement, string_value
+from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, string_value
 from synclint.analysis.values import UNKNOWN, Env, Place, Placement, join, placed
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
@@ -170,10 +170,23 @@ class FlowWalker:
         elif isinstance(stmt, (cst.For, cst.While)):
             self._loop(stmt, env)
         elif isinstance(stmt, cst.With):
+            context = None
             for item in stmt.items:
                 if item.asname is not None:
                     self._bind_target(item.asname.name, UNKNOWN, env, stmt)
-            self._block(stmt.body, env)
+                if isinstance(item.item, cst.Call) and self.evaluator.qualname(item.item.func, env) in api.DEVICE_CONTEXTS:
+                    # `with torch.device(d):` the factories in it build where d says
+                    context = self.evaluator.device_target(item.item, env, self.chain)
+            if context is None:
+                self._block(stmt.body, env)
+            else:
+                saved = env.get(DEVICE_CONTEXT)
+                env[DEVICE_CONTEXT] = context.because(stmt, "built inside `with torch.device(...)`")
+                self._block(stmt.body, env)
+                if saved is None:
+                    env.pop(DEVICE_CONTEXT, None)
+                else:
+                    env[DEVICE_CONTEXT] = saved
         elif isinstance(stmt, cst.Try):
             body_env = env.fork()
             self._block(stmt.body, body_env)

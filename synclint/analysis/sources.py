@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from synclint.analysis.placement import PlacementAnalysis
 
 HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
+# The environment's entry for `with torch.device(d):` (a key no name can have): where the
+# factories without `device=` inside it build.
+DEVICE_CONTEXT = "<with torch.device>"
 
 
 def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
@@ -318,10 +321,114 @@ class Evaluator:
         if attr in api.OTHER_ATTRIBUTES:
             return placed(Place.OTHER, HIGH, expr, f"`.{attr}` is metadata")
         if not base.is_tensor:
-            found = repository_placement(repo.attr_fact(attr), expr)
+            # A field: what the repository assigns to it through the object's class where
+            # the code says the class, else to any field of that name (synclint/repo.py).
+            owner = self.class_of(expr.value, env)
+            found = repository_placement(repo.field_fact(owner, attr) if owner else repo.attr_fact(attr), expr)
             if found is not None:
                 return found
         return UNKNOWN
+
+    # --- the classes of objects (the rules: synclint/screen/places.py `class_of`) ------------
+    def class_of(self, expr: cst.BaseExpression, env: Env, depth: int = 0) -> str | None:
+        """The class of `expr`'s object: `self`, a parameter annotated with a class, a local
+        bound only to `Cls(...)` / `Cls.constructor(...)`, a field of a known class."""
+        if depth > 8:
+            return None
+        if isinstance(expr, cst.Name):
+            return self._name_class(expr.value, depth)
+        if isinstance(expr, cst.Attribute):
+            base = self.class_of(expr.value, env, depth + 1)
+            return repo.FACTS.field_type(base, expr.attr.value) if base else None
+        if isinstance(expr, cst.Call):
+            return self._call_class(expr, env, depth)
+        return None
+
+    def _resolved(self, name: str) -> str:
+        full = self.imports.aliases.get(name)
+        return full.rpartition(".")[2] if full else name
+
+    def _name_class(self, name: str, depth: int) -> str | None:
+        if name in ("self", "cls"):
+            class_chain = self._enclosing_class()
+            return class_chain[-1].name.value if class_chain else None
+        func = next((s for s in reversed(self.chain) if isinstance(s, cst.FunctionDef)), None)
+        if func is None:
+            return None
+        for param in [*func.params.posonly_params, *func.params.params, *func.params.kwonly_params]:
+            if param.name.value == name:
+                if param.annotation is None:
+                    return None
+                text = self.analysis.module.code_for_node(param.annotation.annotation)
+                found = repo.class_of_annotation(text)
+                return self._resolved(found) if found else None
+        values = _local_bindings(func).get(name)
+        if not values:
+            return None
+        classes = set()
+        for value in values:
+            copied = self._copied(value)
+            if isinstance(copied, cst.Name) and copied.value == name:
+                continue  # `x = copy.deepcopy(x)`: the same class
+            if isinstance(value, cst.Annotation):
+                one = repo.class_of_annotation(self.analysis.module.code_for_node(value.annotation))
+                one = self._resolved(one) if one else None
+            elif isinstance(value, tuple):
+                one = self._element_class(value[1], func, depth + 1)
+            else:
+                one = self.class_of(value, {}, depth + 1)
+            if one is None:
+                return None
+            classes.add(one)
+        return classes.pop() if len(classes) == 1 else None
+
+    def _element_class(self, expr, func: cst.FunctionDef, depth: int) -> str | None:
+        """The class of the elements of `expr` (a parameter annotated `list[Req]`, a field so
+        declared): the rules of synclint/screen/places.py `element_class`."""
+        if isinstance(expr, cst.Name):
+            annotation = None
+            for param in [*func.params.posonly_params, *func.params.params, *func.params.kwonly_params]:
+                if param.name.value == expr.value and param.annotation is not None:
+                    annotation = param.annotation
+            if annotation is None:
+                annotation = next((v for v in _local_bindings(func).get(expr.value, ()) if isinstance(v, cst.Annotation)), None)
+            if annotation is None:
+                return None
+            found = repo.elements_of_annotation(self.analysis.module.code_for_node(annotation.annotation))
+            return self._resolved(found) if found else None
+        if isinstance(expr, cst.Attribute):
+            base = self.class_of(expr.value, {}, depth + 1)
+            return repo.FACTS.field_type(base, expr.attr.value + "[]") if base else None
+        return None
+
+    def _copied(self, value):
+        """`copy.copy(x)`, `copy.deepcopy(x)`: x (a copy has x's class), else None."""
+        if isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None:
+            if api.copies(self.imports.qualname(value.func) or ""):
+                return value.args[0].value
+        return None
+
+    def _call_class(self, call: cst.Call, env: Env, depth: int) -> str | None:
+        func = call.func
+        facts = repo.FACTS
+        copied = self._copied(call)
+        if copied is not None:
+            return self.class_of(copied, env, depth + 1)
+        if isinstance(func, cst.Name):
+            if func.value == "cls":
+                return self._name_class("cls", depth + 1)
+            name = self._resolved(func.value)
+            return name if facts.is_class(name) else facts.returns_class("", name)
+        if isinstance(func, cst.Attribute):
+            head = func.value
+            if isinstance(head, cst.Name) and head.value not in ("self", "cls"):
+                name = self._resolved(head.value)
+                if facts.is_class(name):
+                    return facts.returns_class(name, func.attr.value)
+            base = self.class_of(head, env, depth + 1)
+            if base:
+                return facts.returns_class(base, func.attr.value)
+        return None
 
     def _device_attribute(self, expr: cst.Attribute, env: Env) -> Placement:
         if isinstance(expr.value, cst.Name) and expr.value.value == "self" and "self" not in env:
@@ -349,14 +456,18 @@ class Evaluator:
                 return value
             # Not placed by this class: what the repository gives the field (a base class or
             # a builder in another file assigns it), if it says more.
-            found = repository_placement(repo.attr_fact(attr), expr)
+            found = repository_placement(self._self_field(attr), expr)
             return found if found is not None else value
         if attr in api.DEVICE_LIKE_NAMES:
             return placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`self.{attr}` is named like a device (inferred)")
         if attr in api.PARAMETER_ATTRIBUTES and self._in_module_class():
             return placed(Place.DEVICE, MEDIUM, expr, "a parameter of an nn.Module moves with the module (inferred)")
-        found = repository_placement(repo.attr_fact(attr), expr)
+        found = repository_placement(self._self_field(attr), expr)
         return found if found is not None else UNKNOWN
+
+    def _self_field(self, attr: str):
+        class_chain = self._enclosing_class()
+        return repo.field_fact(class_chain[-1].name.value, attr) if class_chain else repo.attr_fact(attr)
 
     def _enclosing_class(self) -> tuple[cst.CSTNode, ...] | None:
         chain = self.chain
@@ -647,9 +758,14 @@ class Evaluator:
                     return UNKNOWN.because(call, f"`torch.{name}()` of a value that may be a device tensor")
                 # torch.tensor() of a tensor warns ("use sourceTensor.clone().detach()"), so its
                 # data is host data in practice: an inference, not a proof.
+                if env.get(DEVICE_CONTEXT) is not None:
+                    return env[DEVICE_CONTEXT].at_most(MEDIUM).because(call, "`torch.tensor()` inside `with torch.device(...)`")
                 return placed(Place.HOST, MEDIUM, call, "`torch.tensor()` without device= builds on the host (data unknown)")
         if pinned or maybe_pinned:
             return self._pinned_factory(name, call, HIGH, maybe_pinned)
+        context = env.get(DEVICE_CONTEXT)
+        if context is not None and name not in api.LIKE_FACTORIES:
+            return context.because(call, f"`torch.{name}()` without device= builds in the `with torch.device(...)` it is in")
         return placed(Place.HOST, HIGH, call, f"`torch.{name}()` without device= builds on the host")
 
     @staticmethod
@@ -756,3 +872,75 @@ def _is_shape(expr: cst.BaseExpression) -> bool:
     return (isinstance(expr, cst.Attribute) and expr.attr.value == "shape") or (
         isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size"
     )
+
+
+_BINDINGS: dict[int, tuple] = {}
+
+
+def _local_bindings(func: cst.FunctionDef) -> dict[str, list]:
+    """name -> the values a function binds to it with a plain `name = value` (or the
+    annotation of `name: T = ...`); a name bound any other way (a loop, a tuple, `with ...
+    as`) maps to None among its values, so that its class is unknown."""
+    cached = _BINDINGS.get(id(func))
+    if cached is not None and cached[0] is func:
+        return cached[1]
+    out: dict[str, list] = {}
+
+    class Visitor(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Name):
+                    out.setdefault(t.value, []).append(node.value)
+                else:
+                    for name in _names_in(t):
+                        out.setdefault(name, []).append(None)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if isinstance(node.target, cst.Name):
+                out.setdefault(node.target.value, []).append(node.annotation)
+
+        def visit_For(self, node: cst.For) -> None:
+            target, iterable = node.target, node.iter
+            if (
+                isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(iterable, cst.Call)
+                and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" and len(iterable.args) == 1
+            ):
+                for name in _names_in(target.elements[0].value):
+                    out.setdefault(name, []).append(None)
+                target, iterable = target.elements[1].value, iterable.args[0].value
+            if isinstance(target, cst.Name):
+                out.setdefault(target.value, []).append(("iter", iterable))  # `for req in reqs`
+                return
+            for name in _names_in(target):
+                out.setdefault(name, []).append(None)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            for name in _names_in(node.name):
+                out.setdefault(name, []).append(None)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            for name in _names_in(node.target):
+                out.setdefault(name, []).append(None)
+
+    func.visit(Visitor())
+    if len(_BINDINGS) > 4096:
+        _BINDINGS.clear()
+    _BINDINGS[id(func)] = (func, out)
+    return out
+
+
+def _names_in(target) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _names_in(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_in(target.value)
+    return []

@@ -24,6 +24,18 @@ LIKE_FACTORIES = frozenset(
 
 # torch.tensor/as_tensor copy their data argument (and keep a tensor argument's device).
 DATA_FACTORIES = frozenset({"tensor", "as_tensor", "asarray"})
+# Context managers under which a factory without `device=` builds where the context's device
+# says (`with torch.device("cuda"):`). Not `torch.cuda.device(i)`: it selects which GPU
+# `"cuda"` means and builds nothing there.
+DEVICE_CONTEXTS = frozenset({"torch.device"})
+# Calls whose result has the class of their argument (synclint/repo.py reads a field of the
+# copy through that class).
+COPY_FUNCTIONS = frozenset({"copy", "deepcopy"})
+
+
+def copies(qualname: str) -> bool:
+    """`copy.copy`, `copy.deepcopy` (also reached as `copy.copy.deepcopy` where `copy` is the function)."""
+    return qualname.startswith("copy.") and qualname.rpartition(".")[2] in COPY_FUNCTIONS
 
 # torch dtypes: `.to(torch.float16)` changes the dtype, not the placement.
 DTYPES = frozenset(

@@ -50,6 +50,8 @@ class Unit:
     # `("aug", target, expr)` for an augmented assignment.
     bindings: list = field(default_factory=list)
     bound: set[str] = field(default_factory=set)
+    annotations: dict[str, ast.expr] = field(default_factory=dict)  # name -> its annotation (parameters, `x: T = ...`)
+    iterated: dict[str, list] = field(default_factory=dict)  # loop variable -> what it iterates (`for req in reqs`)
     imported: set[str] = field(default_factory=set)  # names its imports bind
     local_defs: dict[str, list] = field(default_factory=dict)  # nested def name -> nodes
     sites: dict[str, list] = field(default_factory=dict)  # site kind -> nodes
@@ -162,6 +164,8 @@ class FactReader:
                     self.collect.append((node, unit))
                 if node.value is not None:
                     self._bind(node.target, node.value, unit)
+                if type(node.target) is ast.Name:
+                    unit.annotations[node.target.id] = node.annotation
                 declared = t.annotation_mask(node.annotation)
                 if declared:
                     self._bind(node.target, declared, unit)
@@ -170,6 +174,13 @@ class FactReader:
                 sites.setdefault("loop", []).append(node.iter)
                 if kind is ast.comprehension and node.ifs:
                     sites.setdefault("truth", []).extend(node.ifs)
+            elif kind is ast.With or kind is ast.AsyncWith:
+                for item in node.items:
+                    context = item.context_expr
+                    if type(context) is ast.Call and type(context.func) in (ast.Attribute, ast.Name) and t._last_name(context.func) == "device":
+                        # `with torch.device(d):` (a device context for the factories in it)
+                        first = node.body[0].lineno if node.body else node.lineno
+                        sites.setdefault("device_with", []).append((context, first, node.end_lineno))
             elif kind is ast.withitem:
                 if node.optional_vars is not None:
                     self._bind(node.optional_vars, node.context_expr, unit)
@@ -331,12 +342,16 @@ class FactReader:
             if plain and name == "enumerate" and len(names) == 2 and len(args) == 1:
                 self._bind(names[0], ast.Constant(0), unit)
                 self._bind(names[1], args[0], unit)
+                if type(names[1]) is ast.Name:
+                    unit.iterated.setdefault(names[1].id, []).append(args[0])
                 return
             if plain and name == "zip" and len(names) == len(args):
                 for element, arg in zip(names, args):
                     self._bind(element, arg, unit)
                 return
         self._bind(target, iterable, unit)
+        if type(target) is ast.Name:
+            unit.iterated.setdefault(target.id, []).append(iterable)
 
     def _bind(self, target: ast.AST, value, unit: Unit) -> None:
         """Record `target = value`: names (through tuples, lists and stars) and `self.x`.
@@ -369,6 +384,8 @@ class FactReader:
             unit.bound.add(name)
             if name in ("self", "cls"):
                 continue
+            if arg.annotation is not None:
+                unit.annotations[name] = arg.annotation
             if arg.annotation is None or t.tensor_annotation(arg.annotation):
                 if any(name + suffix in names for suffix in _api.HOST_MIRROR_SUFFIXES):
                     unit.bindings.append(((name,), t.DEVICE))  # beside its host mirror

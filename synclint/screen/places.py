@@ -36,6 +36,8 @@ class NoRepository:
     """What the rest of the repository says about a field, a parameter or a function's result,
     as a place mask: nothing, until synclint/repo.py installs what its index found."""
 
+    symbolic = False  # True while the index summarises a file: answers are symbols
+
     def attr(self, name: str) -> int:
         return 0
 
@@ -45,8 +47,32 @@ class NoRepository:
     def ret(self, function: str) -> int:
         return 0
 
+    # --- the types of objects (synclint/repo.py): a field read through its class ---------
+    def field(self, cls: str, name: str) -> int:
+        """`obj.<name>` where `obj` is an instance of `cls`: what the repository assigns to
+        that class's field (its bases' and subclasses' too), else what the name says."""
+        return self.attr(name)
+
+    def field_type(self, cls: str, name: str) -> str | None:
+        """The class of the field `cls.<name>` (its annotation, or the class it is built as)."""
+        return None
+
+    def returns_class(self, owner: str, name: str) -> str | None:
+        """The class a function (owner "") or a method of `owner` returns: its `-> Cls`
+        annotation, or `cls(...)` / `Cls(...)` returned by a classmethod constructor."""
+        return None
+
+    def is_class(self, name: str) -> bool:
+        return False
+
+    def passed(self, mask: int, func, func_unit, call, place) -> int:
+        """`mask` (what `func` returns) with its parameters' symbols replaced by where the
+        arguments of `call` are (`place(arg)`): only the index's recorder has symbols."""
+        return mask
+
 
 REPO = NoRepository()
+_FIRST_REPOSITORY_BIT = 1 << 6  # bits from here are the index's symbols (synclint/repo.py)
 # A list literal or comprehension may hold its elements' places (read by indexing it); off
 # while the repository index summarises a file (synclint/repo.py), which reads places as facts.
 LIST_ELEMENTS = True
@@ -123,6 +149,90 @@ def annotation_mask(annotation: ast.expr) -> int:
     return 0
 
 
+# Annotations that name no class of the project: typing forms, builtins, tensors.
+_NOT_CLASSES = frozenset({
+    "Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "FrozenSet", "Sequence", "Iterable", "Iterator",
+    "Callable", "Type", "Mapping", "MutableMapping", "Literal", "Tensor", "Parameter", "ndarray", "NDArray", "Generator",
+    "Awaitable", "Coroutine", "Self", "TypeVar", "Generic", "Protocol", "None", "NoneType", "Enum", "IntEnum", "Module",
+})
+
+
+def annotation_class(annotation, imports=None) -> str | None:
+    """The class an annotation names (`ForwardBatch`, `Optional[ForwardBatch]`,
+    `"ForwardBatch"`, `ForwardBatch | None`, `mod.ForwardBatch`), by its last name through
+    the file's imports (`from m import A as B`: `B` is `A`); None for a container, a
+    typing form, a builtin or a tensor. One implementation: the libcst analysis parses the
+    annotation's text with `ast` and asks this too."""
+    expr = annotation
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        try:
+            expr = ast.parse(expr.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    while type(expr) is ast.Subscript and _last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated", "Union"):
+        inner = expr.slice
+        if type(inner) is ast.Tuple:
+            parts = [e for e in inner.elts if not (type(e) is ast.Constant and e.value is None) and _last_name(e) != "None"]
+            if _last_name(expr.value) == "Annotated":
+                parts = parts[:1]
+            if len(parts) != 1:
+                return None
+            inner = parts[0]
+        expr = inner
+    if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
+        left, right = expr.left, expr.right
+        if type(right) is ast.Constant and right.value is None:
+            return annotation_class(left, imports)
+        if type(left) is ast.Constant and left.value is None:
+            return annotation_class(right, imports)
+        return None
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        return annotation_class(expr, imports)
+    if type(expr) not in (ast.Name, ast.Attribute):
+        return None
+    name = resolved_name(_last_name(expr) if type(expr) is ast.Attribute else expr.id, imports)
+    if not name[:1].isupper() or name.isupper() or name in _NOT_CLASSES or "Tensor" in name:
+        return None
+    return name
+
+
+# The key suffix under which the index keeps the class of a field's elements (`reqs[]`).
+ELEMENTS = "[]"
+_SEQUENCES = frozenset({"list", "List", "Sequence", "Iterable", "Iterator", "tuple", "Tuple", "set", "Set", "MutableSequence", "deque", "Deque"})
+
+
+def element_class(annotation, imports=None) -> str | None:
+    """The class of the elements an annotation holds: `list[Req]`, `List["Req"]`,
+    `Optional[Sequence[Req]]`, `tuple[Req, ...]`; None for anything else."""
+    expr = annotation
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        try:
+            expr = ast.parse(expr.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    while type(expr) is ast.Subscript and _last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated"):
+        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
+        none = lambda e: type(e) is ast.Constant and e.value is None  # noqa: E731
+        expr = expr.left if none(expr.right) else expr.right if none(expr.left) else None
+    if type(expr) is not ast.Subscript or _last_name(expr.value) not in _SEQUENCES:
+        return None
+    inner = expr.slice
+    if type(inner) is ast.Tuple:
+        if len(inner.elts) != 2 or not (type(inner.elts[1]) is ast.Constant and inner.elts[1].value is Ellipsis):
+            return None
+        inner = inner.elts[0]
+    return annotation_class(inner, imports)
+
+
+def resolved_name(name: str, imports=None) -> str:
+    """A local name's last dotted part through the imports (`from m import A as B`: `A`)."""
+    if imports:
+        for qual in imports.get(name, ()):
+            return qual.rpartition(".")[2]
+    return name
+
+
 def _device_string(text: str) -> int:
     head = text.split(":", 1)[0]
     return DEVICE if head in ACCELERATOR_PREFIXES else CPU if head == "cpu" else 0
@@ -175,6 +285,7 @@ class PlaceModel:
         # only if it read none but its own.
         self._partial_reads: list[int] = []
         self._returns_of: dict[int, list] = {}
+        self._classes: dict[tuple, str | None] = {}
 
     # --- sites --------------------------------------------------------------------------
     def holds(self, unit, kind: str, words=()) -> bool:
@@ -334,11 +445,24 @@ class PlaceModel:
             return self.place(expr.value, unit) & TENSORS
         if attr in _HOST_ATTRIBUTES:
             return 0  # host metadata (`.shape`, `.dtype`)
-        return REPO.attr(attr)  # a field: what the repository assigns to it, or its name says
+        # A field: what the repository assigns to it through the object's class where that is
+        # known, else to any field of that name, or what its name says.
+        owner = self.class_of(expr.value, unit)
+        return REPO.field(owner, attr) if owner else REPO.attr(attr)
 
     def _self_attribute(self, attr: str, unit) -> int:
-        mask = DEVICE if attr in SELF_DEVICE_ATTRIBUTES else REPO.attr(attr)
         cls = unit.owner
+        if attr in SELF_DEVICE_ATTRIBUTES:
+            mask = DEVICE
+        elif cls is not None and type(cls.header.node) is ast.ClassDef:
+            mask = REPO.field(cls.header.node.name, attr)
+            if REPO.symbolic:
+                # The index's summary: the field is a symbol its solve answers (every write of
+                # it, these included, flows there), not the writes evaluated here (one that
+                # reads the field itself, `self.x = pad(self.x)`, would be a cycle).
+                return mask
+        else:
+            mask = REPO.attr(attr)
         if cls is None:
             return mask
         return mask | self._memoized(("attr", id(cls), attr), lambda: self._written(cls, attr))
@@ -379,14 +503,14 @@ class PlaceModel:
                     for arg in call.args:
                         mask |= self.place(arg, unit) & TENSORS
                     return mask
-            local = self._local_function_returns(name, unit)
+            local = self._local_function_returns(name, unit, call)
             return mask | (local if local or name in unit.bound or mask else REPO.ret(name))
         if type(func) is ast.Attribute:
             method = func.attr
             if is_self_name(func.value) and unit.owner is not None:
                 for member in unit.owner.members:
                     if member.method and member.name == method:
-                        mask |= self._returns(member.node, member)
+                        mask |= self._passed(self._returns(member.node, member), member.node, member, call, unit)
             return mask | self._method(method, call, func.value, unit)
         return mask
 
@@ -419,6 +543,9 @@ class PlaceModel:
                 if kw.arg == "device":
                     return self._target(kw.value, unit)
             data = self.place(call.args[0], unit) & (DEVICE | HOST) if call.args else 0
+            context = self._device_context(call, unit)
+            if context and name not in api.LIKE_FACTORIES and not data:
+                return context  # inside `with torch.device(d):` it builds where d says
             return data | HOST  # without device= on the host (or where a tensor argument is)
         if name in _MODULE_MEMBER_CALLS:
             return DEVICE
@@ -438,6 +565,107 @@ class PlaceModel:
             else:
                 mask |= self.place(value, unit)
         return mask & TENSORS
+
+    def _device_context(self, call: ast.Call, unit) -> int:
+        """Where `with torch.device(d):` around `call` sends the tensors built without
+        `device=` (0: no such context)."""
+        mask = 0
+        for context, first, last in unit.sites.get("device_with", ()):
+            if first <= call.lineno <= last and any(q in api.DEVICE_CONTEXTS for q in self._qualnames(context.func)):
+                arg = context.args[0] if context.args else next((kw.value for kw in context.keywords if kw.arg == "type"), None)
+                if arg is not None:
+                    mask |= self._target(arg, unit) & (DEVICE | HOST)
+        return mask
+
+    # --- the classes of objects -------------------------------------------------------------
+    def class_of(self, expr, unit, depth: int = 0) -> str | None:
+        """The class of the object `expr` evaluates to, where the code says it: `self`, a
+        parameter annotated with a class, a name bound to `Cls(...)`, `Cls.constructor(...)`
+        or a function annotated `-> Cls`, a field of a known class (`self.info.x`)."""
+        if depth > 8:
+            return None
+        kind = type(expr)
+        if kind is ast.Name:
+            return self._name_class(expr.id, unit, depth)
+        if kind is ast.Attribute:
+            base = self.class_of(expr.value, unit, depth + 1)
+            return REPO.field_type(base, expr.attr) if base else None
+        if kind is ast.Call:
+            return self.call_class(expr, unit, depth)
+        return None
+
+    def _name_class(self, name: str, unit, depth: int) -> str | None:
+        key = (id(unit), name)
+        if key in self._classes:
+            return self._classes[key]
+        self._classes[key] = None  # a cycle (`x = x.next`) says nothing
+        found = None
+        owner = unit.owner
+        if name in ("self", "cls") and owner is not None and type(owner.header.node) is ast.ClassDef:
+            found = owner.header.node.name
+        elif name in unit.annotations:
+            found = annotation_class(unit.annotations[name], self.imports)
+        elif name in unit.bound:
+            classes = set()
+            for names, value in unit.bindings:
+                if name not in names or type(value) is int or type(value) is ast.Constant:
+                    continue
+                if self._copied(value) is not None and type(self._copied(value)) is ast.Name and self._copied(value).id == name:
+                    continue  # `x = copy.deepcopy(x)`: the same class
+                if any(value is it for it in unit.iterated.get(name, ())):
+                    one = self.element_class(value, unit, depth + 1)  # `for req in reqs`
+                else:
+                    one = self.class_of(value, unit, depth + 1) if type(value) is not tuple else None
+                if one is None:
+                    classes = None
+                    break
+                classes.add(one)
+            if classes and len(classes) == 1:
+                found = classes.pop()
+        self._classes[key] = found
+        return found
+
+    def element_class(self, expr, unit, depth: int = 0) -> str | None:
+        """The class of the elements of `expr`: a name annotated `list[Req]` (`Sequence`,
+        `Iterable`, `tuple[Req, ...]`), a field so declared (`batch.reqs`)."""
+        if type(expr) is ast.Name and expr.id in unit.annotations:
+            return element_class(unit.annotations[expr.id], self.imports)
+        if type(expr) is ast.Attribute:
+            base = self.class_of(expr.value, unit, depth + 1)
+            return REPO.field_type(base, expr.attr + ELEMENTS) if base else None
+        return None
+
+    def call_class(self, call: ast.Call, unit, depth: int = 0) -> str | None:
+        """The class a call builds: `Cls(...)`, `cls(...)` in a classmethod, a classmethod
+        constructor `Cls.init_new(...)`, a function or method annotated `-> Cls`."""
+        func = call.func
+        copied = self._copied(call)
+        if copied is not None:
+            return self.class_of(copied, unit, depth + 1)
+        if type(func) is ast.Name:
+            name = func.id
+            if name == "cls":
+                return self._name_class("cls", unit, depth + 1)
+            if name in unit.bound and name not in unit.imported:
+                return None
+            name = resolved_name(name, self.imports)
+            return name if REPO.is_class(name) else REPO.returns_class("", name)
+        if type(func) is ast.Attribute:
+            head = func.value
+            if type(head) is ast.Name and head.id not in ("self", "cls") and (head.id not in unit.bound or head.id in unit.imported):
+                name = resolved_name(head.id, self.imports)
+                if REPO.is_class(name):
+                    return REPO.returns_class(name, func.attr)
+            base = self.class_of(head, unit, depth + 1)
+            if base:
+                return REPO.returns_class(base, func.attr)
+        return None
+
+    def _copied(self, value):
+        """`copy.copy(x)`, `copy.deepcopy(x)`: x (a copy has x's class), else None."""
+        if type(value) is ast.Call and len(value.args) == 1 and any(api.copies(q) for q in self._qualnames(value.func)):
+            return value.args[0]
+        return None
 
     def _method(self, method: str, call: ast.Call, base, unit) -> int:
         if method == "cuda":
@@ -556,14 +784,23 @@ class PlaceModel:
                 return True
         return False
 
-    def _local_function_returns(self, name: str, unit) -> int:
+    def _local_function_returns(self, name: str, unit, call=None) -> int:
         mask = 0
         for node in unit.local_defs.get(name, ()):
-            mask |= self._returns(node, unit)
+            mask |= self._passed(self._returns(node, unit), node, unit, call, unit)
         for other in self.by_name.get(name, ()):
             if isinstance(other.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                mask |= self._returns(other.node, other)
+                mask |= self._passed(self._returns(other.node, other), other.node, other, call, unit)
         return mask
+
+    def _passed(self, mask: int, func, func_unit, call, unit) -> int:
+        """A result that is (made from) a parameter of the function is where this call's
+        argument for it is: `self._pad(self.mask, bs)` returns what `self.mask` holds, not
+        what every caller of `_pad` passes (only the repository index, which keeps the
+        parameter as a symbol, can tell; otherwise the mask is kept)."""
+        if call is None or mask < _FIRST_REPOSITORY_BIT:
+            return mask
+        return REPO.passed(mask, func, func_unit, call, lambda arg: self.place(arg, unit))
 
     def _returns(self, func, unit) -> int:
         """The places `func` (evaluated in `unit`'s bindings) may return."""
