@@ -522,30 +522,24 @@ class _Summarizer:
         for qual in self.imports.get(head, ()):
             if qual.split(".", 1)[0] in _EXTERNAL:
                 return
-<<<<<<< HEAD
         loops = self._loop_elements(unit)
         # A method passing its own number parameters on to a method of its object (only
         # these calls are kept twice: the relay of `_loop_numbers`).
         own = type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self" and _has_number_parameter(unit)
         own_params = self._own_method_params(unit, key) if own else None
-=======
         built = self._constructor(call, unit)
->>>>>>> main
         for position, arg in enumerate(call.args):
             if type(arg) is ast.Starred:
                 break
             self._flow(("P", key, position), arg, unit, call.lineno)
-<<<<<<< HEAD
             if type(arg) is ast.Name and arg.id in loops:
                 for iterable in loops[arg.id]:
                     self._flow(("LP", key, position), iterable, unit, call.lineno)
             elif own_params is not None and position < len(own_params):
                 # `self.f(x)` with `f` defined in this class: its parameter, by position.
                 self._flow(("Sp", key, own_params[position]), arg, unit, call.lineno)
-=======
             if built:  # `Cls(a, b)`: a dataclass / NamedTuple field, by its position
                 self._flow(("AP", built, position), arg, unit, call.lineno)
->>>>>>> main
         for kw in call.keywords:
             if kw.arg is not None:
                 self._flow(("p", key, kw.arg), kw.value, unit, call.lineno)
@@ -1041,7 +1035,6 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             elif target[0] == "p":
                 if target[1] in signatures:
                     flows.append((target, local, symbols, where))
-<<<<<<< HEAD
             elif target[0] in ("LP", "Lp", "SP", "Sp"):
                 _, function, slot = target
                 out = loop_flows if target[0][0] == "L" else own_flows
@@ -1054,13 +1047,11 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             elif target[0] == "rt":
                 tupled.add(("r", target[1]))
                 flows.append((("r", target[1]), local, symbols, where))
-=======
             elif target[0] == "AP":  # `Cls(a, b)` of a class without __init__: its fields in order
                 _, cls, position = target
                 fields = fields_of.get(cls, ())
                 if cls not in signatures and position < len(fields):
                     flows.append((("A", cls, fields[position]), local, symbols, where))
->>>>>>> main
             else:
                 flows.append((target, local, symbols, where))
     # A field read through a class (`("A", cls, x)`) reads what that class, its bases and its
@@ -1098,16 +1089,13 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     lines = {path: summary[0] for path, summary in summaries.items()}
     mirrored = _mirrored(summaries)
     facts: dict[tuple, tuple[int, str]] = {}
-<<<<<<< HEAD
     facts.update(_loop_numbers(own_flows, loop_flows, value, tensors))
-    for key, mask in value.items():
-        if key in tupled or key in facts:
-=======
     typed: dict[tuple, tuple[int, str]] = {}
     for key, mask in value.items():
         if key[0] == "A":
             typed[(key[1], key[2])] = (mask, _cite(first_device.get(key), lines))
->>>>>>> main
+            continue
+        if key in tupled or key in facts:
             continue
         if mask & DEVICE and key in tensors:
             # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
