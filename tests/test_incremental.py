@@ -9,16 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from index_projects import _store  # noqa: F401 - _store is an autouse fixture
+
 from synclint import repo, runner
 from synclint.config import Settings
 from synclint.violation import Confidence
-
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "index-store"))
-    yield
-    repo.install(repo.EMPTY)
 
 
 def project(root: Path, files: dict[str, str]) -> Path:

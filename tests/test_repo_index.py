@@ -9,25 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
+
 from synclint import repo, runner
 from synclint.config import Settings
 from synclint.violation import Confidence
-
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "index-store"))
-    yield
-    repo.install(repo.EMPTY)
-
-
-def project(root: Path, files: dict[str, str]) -> Path:
-    (root / ".git").mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
 
 
 def findings(root: Path, *names: str, **settings) -> list[tuple[str, int, str, str]]:

@@ -6,30 +6,13 @@ factories in it. Real-shaped multi-file projects, each with look-alikes that sta
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-import pytest
+from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
 
-from synclint import repo, runner
+from synclint import runner
 from synclint.config import Settings
 from synclint.violation import Confidence
-
-
-@pytest.fixture(autouse=True)
-def _store(tmp_path, monkeypatch):
-    monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "index-store"))
-    yield
-    repo.install(repo.EMPTY)
-
-
-def project(root: Path, files: dict[str, str]) -> Path:
-    (root / ".git").mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
 
 
 def lint(root: Path, *names: str, **settings):

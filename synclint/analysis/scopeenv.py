@@ -25,7 +25,27 @@ _MISSING = object()
 _GONE = object()  # a name deleted (`del x`, re-imported): absent from here on
 
 
-class Snapshot:
+class _Reads:
+    """`get`, `in` and `[]` over a class's `_lookup` (a value, `_MISSING` or `_GONE`)."""
+
+    __slots__ = ()
+
+    def get(self, name: str, default=None):
+        value = self._lookup(name)
+        return default if value is _MISSING or value is _GONE else value
+
+    def __contains__(self, name: str) -> bool:
+        value = self._lookup(name)
+        return value is not _MISSING and value is not _GONE
+
+    def __getitem__(self, name: str):
+        value = self._lookup(name)
+        if value is _MISSING or value is _GONE:
+            raise KeyError(name)
+        return value
+
+
+class Snapshot(_Reads):
     """A read-only view of a `FlowEnv` as it was at one stamp (`in`, `[]`, `get`)."""
 
     __slots__ = ("_env", "_at")
@@ -49,20 +69,6 @@ class Snapshot:
         base = env._base
         return base.get(name, _MISSING) if base is not None else _MISSING
 
-    def get(self, name: str, default=None):
-        value = self._lookup(name)
-        return default if value is _MISSING or value is _GONE else value
-
-    def __contains__(self, name: str) -> bool:
-        value = self._lookup(name)
-        return value is not _MISSING and value is not _GONE
-
-    def __getitem__(self, name: str):
-        value = self._lookup(name)
-        if value is _MISSING or value is _GONE:
-            raise KeyError(name)
-        return value
-
     def snapshot(self) -> Snapshot:
         return self
 
@@ -74,7 +80,7 @@ class Snapshot:
         return {n: self[n] for n in names if n in self}
 
 
-class FlowEnv:
+class FlowEnv(_Reads):
     """The environment being walked: writes go here, reads fall through to `base` (a
     `Snapshot`, a dict that is never changed afterwards, or None)."""
 
@@ -93,20 +99,6 @@ class FlowEnv:
         if value is _MISSING:
             base = self._base
             return base.get(name, _MISSING) if base is not None else _MISSING
-        return value
-
-    def get(self, name: str, default=None):
-        value = self._lookup(name)
-        return default if value is _MISSING or value is _GONE else value
-
-    def __contains__(self, name: str) -> bool:
-        value = self._lookup(name)
-        return value is not _MISSING and value is not _GONE
-
-    def __getitem__(self, name: str):
-        value = self._lookup(name)
-        if value is _MISSING or value is _GONE:
-            raise KeyError(name)
         return value
 
     # --- writing -------------------------------------------------------------------------
