@@ -41,9 +41,13 @@ import marshal
 import os
 import tempfile
 import time
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
+from itertools import accumulate, chain, repeat
+from itertools import count as numbers
+from operator import itemgetter
 from pathlib import Path
 
 from synclint.analysis import coldcode
@@ -996,8 +1000,39 @@ RESOLVABLE_NOTE = "low unless a tensor method is called on it"
 RESOLVABLE_NOTE_TORCH_ONLY = "low unless a method numpy arrays lack is called on it"
 
 
-def solve(summaries: dict[str, tuple]) -> Facts:
-    """Join every flow into its target, to a fixpoint; keep the targets with one place."""
+def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
+    """Join every flow into its target, to a fixpoint; keep the targets with one place.
+    `state`, when given, receives what an incremental solve after an edit starts from
+    (`_State`)."""
+    asm = _assemble(summaries)
+    flows, tensors, tupled, loop_flows, own_flows, types, signatures, callers = asm[:8]
+    lines = {path: summary[0] for path, summary in summaries.items()}
+    mirrored = _mirrored(summaries)
+    facts, typed, first_device, value0, value = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored)
+    # Calls of functions the repository does not define (library calls, methods of tensors)
+    # say nothing of how often its own code runs.
+    graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
+    # Citations patched after edits that only move lines: the facts whose reason is `_device_reason`.
+    examples = {
+        key: first_device[key]
+        for key, (mask, reason) in facts.items()
+        if key in first_device and key in tensors and mask == DEVICE and " is given only device tensors " in reason
+    }
+    vendored: set[str] = set()
+    elsewhere: set[str] = set()
+    for path, (_, sigs, *_) in summaries.items():
+        (vendored if _vendored(path) else elsewhere).update(key for key, _ in sigs)
+    declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
+    classes = (typed, sorted(declared), types.bases, types.field_types, types.returns)
+    if state is not None:
+        state.update(summaries=summaries, asm=asm, value0=value0, value=value, mirrored=mirrored)
+    return Facts(facts, _fingerprint(facts, graph, classes), graph, examples=examples, vendored=frozenset(vendored - elsewhere), classes=classes)
+
+
+def _assemble(summaries: dict[str, tuple]) -> tuple:
+    """Every file's flows with their targets resolved against the whole repository (a call's
+    arguments to the parameters of the functions of that name, a field read through a class
+    to that class's family), in file order; and the repository's tables they were resolved with."""
     signatures: dict[str, set[tuple]] = {}
     tensors: set[tuple] = set()
     callers: dict[str, set[str]] = {}
@@ -1025,55 +1060,69 @@ def solve(summaries: dict[str, tuple]) -> Facts:
     loop_flows: list[tuple] = []  # the element of a loop passed as an argument
     own_flows: list[tuple] = []  # an argument of a call of the object's own method (`self.f(x)`)
     for path, (summary_flows, *_) in summaries.items():
-        for index, (target, local, symbols, _line) in enumerate(summary_flows):
-            where = (path, index)
-            if target[0] == "P":
-                _, function, position = target
-                for params in sorted(signatures.get(function, ())):
-                    if position < len(params):
-                        flows.append((("p", function, params[position]), local, symbols, where))
-            elif target[0] == "p":
-                if target[1] in signatures:
-                    flows.append((target, local, symbols, where))
-            elif target[0] in ("LP", "Lp", "SP", "Sp"):
-                _, function, slot = target
-                out = loop_flows if target[0][0] == "L" else own_flows
-                if target[0][1] == "p":
-                    out.append((("p", function, slot), local, symbols, where))
-                else:
-                    name = _agreed_parameter(signatures.get(function, ()), slot)
-                    if name is not None:
-                        out.append((("p", function, name), local, symbols, where))
-            elif target[0] == "rt":
-                tupled.add(("r", target[1]))
-                flows.append((("r", target[1]), local, symbols, where))
-            elif target[0] == "AP":  # `Cls(a, b)` of a class without __init__: its fields in order
-                _, cls, position = target
-                fields = fields_of.get(cls, ())
-                if cls not in signatures and position < len(fields):
-                    flows.append((("A", cls, fields[position]), local, symbols, where))
-            else:
-                flows.append((target, local, symbols, where))
+        _file_flows(path, summary_flows, signatures, fields_of, flows, tupled, loop_flows, own_flows)
     # A field read through a class (`("A", cls, x)`) reads what that class, its bases and its
     # subclasses are given, or what the name is given where none of them is: the symbols
     # it stands for, fixed before the solve.
     family = _Family(types, {(t[1], t[2]) for t, *_ in flows if t[0] == "A"})
     expanded: dict[tuple, tuple] = {}
+    flows = [(target, local, _expand(symbols, expanded, family) if symbols else symbols, where) for target, local, symbols, where in flows]
+    return flows, tensors, tupled, loop_flows, own_flows, types, signatures, callers, fields_of, expanded, family
 
-    def expand(symbols: tuple) -> tuple:
-        out = []
-        for symbol in symbols:
-            if symbol[0] != "A":
-                out.append(symbol)
-                continue
-            keys = expanded.get(symbol)
-            if keys is None:
-                keys = expanded[symbol] = family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
-            out.extend(keys)
-        return tuple(dict.fromkeys(out))
 
-    flows = [(target, local, expand(symbols) if symbols else symbols, where) for target, local, symbols, where in flows]
+def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tupled: set, loop_flows: list, own_flows: list) -> None:
+    """One file's flows, their targets resolved by the repository's signatures and fields."""
+    for index, (target, local, symbols, _line) in enumerate(summary_flows):
+        where = (path, index)
+        if target[0] == "P":
+            _, function, position = target
+            for params in sorted(signatures.get(function, ())):
+                if position < len(params):
+                    flows.append((("p", function, params[position]), local, symbols, where))
+        elif target[0] == "p":
+            if target[1] in signatures:
+                flows.append((target, local, symbols, where))
+        elif target[0] in ("LP", "Lp", "SP", "Sp"):
+            _, function, slot = target
+            out = loop_flows if target[0][0] == "L" else own_flows
+            if target[0][1] == "p":
+                out.append((("p", function, slot), local, symbols, where))
+            else:
+                name = _agreed_parameter(signatures.get(function, ()), slot)
+                if name is not None:
+                    out.append((("p", function, name), local, symbols, where))
+        elif target[0] == "rt":
+            tupled.add(("r", target[1]))
+            flows.append((("r", target[1]), local, symbols, where))
+        elif target[0] == "AP":  # `Cls(a, b)` of a class without __init__: its fields in order
+            _, cls, position = target
+            fields = fields_of.get(cls, ())
+            if cls not in signatures and position < len(fields):
+                flows.append((("A", cls, fields[position]), local, symbols, where))
+        else:
+            flows.append((target, local, symbols, where))
+
+
+def _expand(symbols: tuple, expanded: dict, family) -> tuple:
+    """The symbols a flow reads, a field read through a class (`("A", cls, x)`) replaced by
+    the fields of its family it stands for (memoised in `expanded`)."""
+    out = []
+    for symbol in symbols:
+        if symbol[0] != "A":
+            out.append(symbol)
+            continue
+        keys = expanded.get(symbol)
+        if keys is None:
+            keys = expanded[symbol] = family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
+        out.extend(keys)
+    return tuple(dict.fromkeys(out))
+
+
+def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirrored) -> tuple:
+    """The facts the solved flows give: (facts, typed fields, the example each target's
+    explanation cites, the plain fixpoint, the final solution)."""
     value = _fixpoint(flows)
+    value0 = value
     # The example an explanation cites: the first flow (in file order) that gives the target
     # a device tensor alone, else the first that gives it one.
     first_device: dict[tuple, str] = {}
@@ -1086,8 +1135,6 @@ def solve(summaries: dict[str, tuple]) -> Facts:
             elif mask & DEVICE:
                 mixed.setdefault(target, where)
     first_device = {**mixed, **first_device}
-    lines = {path: summary[0] for path, summary in summaries.items()}
-    mirrored = _mirrored(summaries)
     facts: dict[tuple, tuple[int, str]] = {}
     facts.update(_loop_numbers(own_flows, loop_flows, value, tensors))
     typed: dict[tuple, tuple[int, str]] = {}
@@ -1127,22 +1174,7 @@ def solve(summaries: dict[str, tuple]) -> Facts:
                 # `num_tokens` beside `num_tokens_cpu` in one class says little of the
                 # `num_tokens: int` of every other class. Low.
                 facts[key] = _ambiguous(mask, f"{reason[:-1]}; the name also holds {_other(mask)} elsewhere)", mirrored=True)
-    # Calls of functions the repository does not define (library calls, methods of tensors)
-    # say nothing of how often its own code runs.
-    graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
-    # Citations patched after edits that only move lines: the facts whose reason is `_device_reason`.
-    examples = {
-        key: first_device[key]
-        for key, (mask, reason) in facts.items()
-        if key in first_device and key in tensors and mask == DEVICE and " is given only device tensors " in reason
-    }
-    vendored: set[str] = set()
-    elsewhere: set[str] = set()
-    for path, (_, sigs, *_) in summaries.items():
-        (vendored if _vendored(path) else elsewhere).update(key for key, _ in sigs)
-    declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
-    classes = (typed, sorted(declared), types.bases, types.field_types, types.returns)
-    return Facts(facts, _fingerprint(facts, graph, classes), graph, examples=examples, vendored=frozenset(vendored - elsewhere), classes=classes)
+    return facts, typed, first_device, value0, value
 
 
 def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {})) -> str:
@@ -1464,14 +1496,16 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
                 if len(changed) > _MAX_PATCHED:
                     break
         if len(changed) <= _MAX_PATCHED:
-            facts = _reuse(root, folder, tag, stats, changed, started)
+            facts = _reuse(root, folder, tag, stats, changed, started, files)
             if facts is not None:
                 return facts
     results = _summarize_many([(f, folder, stats.get(f)) for f in files], jobs)
     summaries = {path: summary for path, summary, _ in results if summary is not None}
-    facts = solve(summaries)
+    state: dict | None = {} if folder else None
+    facts = solve(summaries, state)
     if folder:
         _save(folder, tag, {p: st for p, _, st in results if st is not None}, facts, started)
+        _save_state(folder, tag, state, {p: st[2] for p, _, st in results if st is not None}, facts)
     return facts
 
 
@@ -1487,11 +1521,12 @@ def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> Non
     _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes)))
 
 
-def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], started: int) -> Facts | None:
+def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], started: int, files: list[str]) -> Facts | None:
     """The last solve's facts, when the files whose stat changed have the same summary as
     before (a touch, an edit inside a function that assigns nothing new) or one that differs
-    only in line numbers (the citations are patched); None when the repository must be solved
-    again."""
+    only in line numbers (the citations are patched); else the facts solved again from the last
+    full solve for what the changed summaries reach (`_incremental`); None when the repository
+    must be solved whole."""
     solved = _read(os.path.join(folder, "facts", tag))
     if not (isinstance(solved, tuple) and len(solved) == 6):
         return None
@@ -1500,6 +1535,7 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
     if not changed:
         return facts
     moved: dict[str, tuple] = {}
+    reshaped: dict[str, tuple] = {}
     stats = dict(stats)
     for path in changed:
         old = stats.get(path)
@@ -1511,9 +1547,14 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
         if summary == before:
             continue
         if _shape(summary) != _shape(before):
-            return None
+            reshaped[path] = summary
         moved[path] = summary
-    if moved:
+    if reshaped:
+        digests = {p: st[2] for p, st in stats.items() if len(st) == 3}
+        facts = _incremental(folder, tag, files, digests, moved)
+        if facts is None:
+            return None
+    elif moved:
         facts = moved_lines(facts, moved)
     _save(folder, tag, stats, facts, started)
     return facts
@@ -1541,6 +1582,364 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
     return [_summarize_file(p) for p in paths]
+
+
+# --- solving again after an edit: only what the edit can reach --------------------------------------
+#
+# A full solve keeps its state (`_save_state`): every flow after resolution, interned, with the
+# flows of each target and the flows that read each symbol, the plain fixpoint and the final
+# solution of every target, and the repository's tables counted per file. After an edit that
+# changes summaries, `_incremental` starts from that state: the targets whose flows changed
+# (what they give, or their order) or whose declarations changed, and every target that reads
+# them, transitively, are solved again by the same code (`_conclude`) over their flows alone,
+# each symbol outside them read as the constant it was solved to; so are the targets whose flows
+# only moved to other lines (their solution is the same, what their explanations cite is not).
+# That is the full solve's answer, exactly:
+# - what lies outside the re-solved targets reads nothing inside them whose solution changes
+#   (they are closed under readers) and its flows did not change, so its solution did not change;
+# - inside, a flow reads an outside symbol through its final value; the votes of `_dominant`
+#   read values as they were in each of its rounds, and a round only lowers values (a pinned
+#   target keeps its device bit and loses the rest), so a symbol whose plain fixpoint equals its
+#   final value held it in every round; when one read from outside does not, the repository is
+#   solved whole;
+# - an edit that changes how other files' flows resolve (the signatures of a function some file
+#   calls, a class, the fields of a class family, the relay of loop elements, a host mirror) or
+#   that reaches more than `_MAX_INCREMENTAL_TARGETS` targets is solved whole too.
+# The state is that of the last full solve; each later run starts from it with every file
+# changed since (at most `_MAX_PATCHED`).
+
+_STATE_VERSION = "state-1"
+_MAX_INCREMENTAL_TARGETS = 4000
+_CALL_TARGETS = ("P", "p", "LP", "Lp", "SP", "Sp", "AP")
+_RELAY_TARGETS = ("LP", "Lp", "SP", "Sp")
+
+
+def _contributions(path: str, summary: tuple) -> tuple:
+    """What one file adds to the repository's tables: (signatures, functions its calls target,
+    tuple results, declared tensors, call edges, whether it relays loop elements, defined
+    names, whether it is vendored), counted so that a file's share can be taken back."""
+
+    flows, sigs, _mirrors, declared, edges, *_ = summary
+    targeted: Counter = Counter()
+    tupled: Counter = Counter()
+    relays = False
+    for target, *_ in flows:
+        kind = target[0]
+        if kind in _CALL_TARGETS:
+            targeted[target[1]] += 1
+            relays = relays or kind in _RELAY_TARGETS
+        elif kind == "rt":
+            tupled[("r", target[1])] += 1
+    return Counter(sigs), targeted, tupled, Counter(declared), Counter(edges), relays, Counter(k for k, _ in sigs), _vendored(path)
+
+
+def _save_state(folder: str, tag: str, state: dict, digests: dict, facts: Facts) -> None:
+    from array import array
+
+    summaries = state["summaries"]
+    flows, _tensors, _tupled, loop_flows, own_flows, types, _signatures, _callers, fields_of, expanded, _family = state["asm"]
+    paths = list(summaries)
+    if any(p not in digests for p in paths):
+        return
+    pos = {p: i for i, p in enumerate(paths)}
+    # Interned: every target and symbol gets the next number the first time it is seen.
+    ids: dict = defaultdict(numbers().__next__)
+    ftgt = array("i", map(ids.__getitem__, map(itemgetter(0), flows)))
+    floc = array("q", map(itemgetter(1), flows))
+    lengths = array("i", map(len, map(itemgetter(2), flows)))
+    fsym = array("i", map(ids.__getitem__, chain.from_iterable(map(itemgetter(2), flows))))
+    fsoff = array("i", accumulate(lengths, initial=0))
+    wheres = list(map(itemgetter(3), flows))
+    fpath = array("i", map(pos.__getitem__, map(itemgetter(0), wheres)))
+    findex = array("i", map(itemgetter(1), wheres))
+    keys = list(ids)
+    n = len(keys)
+    per_file = Counter(fpath)
+    file_off = array("i", accumulate((per_file.get(i, 0) for i in range(len(paths))), initial=0))
+    by_target = _csr(n, ftgt, range(len(ftgt)))
+    readers = _csr(n, fsym, array("i", chain.from_iterable(map(repeat, range(len(ftgt)), lengths))))
+    value0, value = state["value0"], state["value"]
+    values = array("q", map(value.get, keys, repeat(0)))
+    plain = array("q", map(value0.get, keys, repeat(0)))
+    signatures: dict[str, Counter] = {}
+    targeted: Counter = Counter()
+    tupled: Counter = Counter()
+    tensors: Counter = Counter()
+    edges: dict[str, Counter] = {}
+    names: Counter = Counter()
+    vendored_names: Counter = Counter()
+    for path, summary in summaries.items():
+        sigs, tg, tp, dec, edg, _relays, nm, vend = _contributions(path, summary)
+        for (name, params), count in sigs.items():
+            known = signatures.get(name)
+            if known is None:
+                known = signatures[name] = Counter()
+            known[params] += count
+        targeted.update(tg)
+        tupled.update(tp)
+        tensors.update(dec)
+        for (caller, callee), count in edg.items():
+            known = edges.get(callee)
+            if known is None:
+                known = edges[callee] = Counter()
+            known[caller] += count
+        (vendored_names if vend else names).update(nm)
+    toff = by_target[0]
+    typed = {(k[1], k[2]): toff[i + 1] - toff[i] for i, k in enumerate(keys) if k[0] == "A" and toff[i + 1] > toff[i]}
+    relayed = {t for t, *_ in (*loop_flows, *own_flows)} | {s for _, _, symbols, _ in (*loop_flows, *own_flows) for s in symbols}
+    blob = (
+        _STATE_VERSION, tuple(paths), tuple(digests[p] for p in paths), tuple(keys),
+        tuple(a.tobytes() for a in (ftgt, floc, fsym, fsoff, fpath, findex, file_off, *by_target, *readers, values, plain)),
+        {name: dict(c) for name, c in signatures.items()}, dict(targeted), dict(tupled), dict(tensors), {callee: dict(c) for callee, c in edges.items()}, dict(names),
+        dict(vendored_names), dict(typed), tuple(relayed), state["mirrored"], fields_of,
+        (types.bases, types.field_types, types.returns), expanded,
+        (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes),
+    )
+    _write(os.path.join(folder, "state", tag), marshal.dumps(blob))
+
+
+def _csr(n: int, keys, items) -> tuple:
+    """(offsets, found): the items of key k (`keys[j]` is the key of `items[j]`), in the order
+    given, at found[offsets[k]:offsets[k + 1]]."""
+    from array import array
+
+    counts = Counter(keys)
+    offsets = array("i", accumulate((counts.get(k, 0) for k in range(n)), initial=0))
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return offsets, array("i", map(items.__getitem__, order))
+
+
+class _Lines(dict):
+    """path -> the flows of its summary (the lines citations name), read from the store on first use."""
+
+    def __init__(self, folder: str, digests: dict, fresh: dict) -> None:
+        super().__init__(fresh)
+        self.folder, self.digests = folder, digests
+
+    def get(self, path, default=()):
+        if not dict.__contains__(self, path):
+            digest = self.digests.get(path)
+            summary = _read(os.path.join(self.folder, digest[:2], digest[2:])) if digest else None
+            self[path] = summary[0] if isinstance(summary, tuple) and summary else ()
+        return dict.get(self, path, default)
+
+
+class _Signatures:
+    """function -> its signatures now, for the functions one file's flows name."""
+
+    def __init__(self, base: dict, delta: dict) -> None:
+        self.base, self.delta = base, delta
+
+    def get(self, name: str, default=()):
+        counts = dict(self.base.get(name, {}))
+        for params, n in self.delta.get(name, {}).items():
+            counts[params] = counts.get(params, 0) + n
+        found = {params for params, n in counts.items() if n > 0}
+        return found or default
+
+    def __contains__(self, name: str) -> bool:
+        return bool(self.get(name))
+
+
+def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: dict) -> Facts | None:
+    """The facts after an edit that changed summaries, from the last full solve's state (see
+    above); None when the repository must be solved whole. `digests`: path -> content digest
+    now; `fresh`: path -> summary, of the files summarised in this run."""
+    from array import array
+
+    blob = _read(os.path.join(folder, "state", tag))
+    if not (isinstance(blob, tuple) and len(blob) == 19 and blob[0] == _STATE_VERSION):
+        return None
+    (_, paths, base_digests, keys, arrays, signatures, targeted, tupled_count, tensor_count, edge_count, names,
+     vendored_names, typed_count, relayed, mirrored, fields_of, (bases, field_types, returns), expanded, base) = blob
+    if list(paths) != files:
+        return None
+    changed = [i for i, p in enumerate(paths) if digests.get(p) != base_digests[i]]
+    values_of, fingerprint, callers, examples, vendored, classes = base
+    if not changed:
+        return Facts(values_of, fingerprint, callers, examples=examples, vendored=vendored, classes=classes)
+    if len(changed) > _MAX_PATCHED:
+        return None
+    ftgt, floc, fsym, fsoff, fpath, findex, file_off, toff, titems, roff, ritems, values, plain = (
+        array("q" if i in (1, 11, 12) else "i", b) for i, b in enumerate(arrays))
+    base_counts = [Counter(c) for c in (targeted, tupled_count, tensor_count, names, vendored_names)]
+    targeted, tupled_count, tensor_count, names, vendored_names = (Counter(c) for c in base_counts)
+    edges_now: dict[str, Counter] = {}  # callee -> its callers' counts, for the callees the edit touches
+    delta: dict[str, Counter] = {}  # function -> the counts of its signatures added (negative: taken away)
+    olds, news = {}, {}
+    touched_keys: set = set()  # declared tensors and tuple results of the changed files
+    for i in changed:
+        path = paths[i]
+        old = _read(os.path.join(folder, base_digests[i][:2], base_digests[i][2:]))
+        new = fresh.get(path)
+        if new is None:
+            new = _read(os.path.join(folder, digests[path][:2], digests[path][2:]))
+        if not (isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new) == 6):
+            return None
+        if old[5] != new[5] or _mirrored({path: old}) != _mirrored({path: new}):
+            return None  # a class, a field's class, a host mirror: every file's flows read them
+        before, after = _contributions(path, old), _contributions(path, new)
+        if before[5] or after[5]:
+            return None  # the relay of loop elements and own-method parameters
+        for sign, part in ((-1, before), (1, after)):
+            for (name, params), n in part[0].items():
+                delta.setdefault(name, Counter())[params] += sign * n
+            for count, c in zip((targeted, tupled_count, tensor_count), part[1:4]):
+                for k, n in c.items():
+                    count[k] += sign * n
+            for (caller, callee), n in part[4].items():
+                if callee not in edges_now:
+                    edges_now[callee] = Counter(edge_count.get(callee, {}))
+                edges_now[callee][caller] += sign * n
+            for k, n in part[6].items():
+                (vendored_names if part[7] else names)[k] += sign * n
+            touched_keys.update(part[2])
+            touched_keys.update(part[3])
+        olds[i], news[i] = old, new
+    sigs_now = _Signatures(signatures, delta)
+    sigs_before = _Signatures(signatures, {})
+    resigned = {name for name in delta if sigs_now.get(name, set()) != sigs_before.get(name, set())}
+    if any(targeted[name] > 0 for name in resigned):
+        return None  # calls of a function whose signatures changed resolve differently
+    # The changed files' flows, resolved now (their old ones are in the state).
+    family = None
+    new_flows: dict[int, list] = {}
+    typed_now = Counter(typed_count)
+    for i in changed:
+        out: list = []
+        relay: list = []
+        _file_flows(paths[i], news[i][0], sigs_now, fields_of, out, set(), relay, relay)
+        resolved = []
+        for target, local, symbols, where in out:
+            if family is None and any(s[0] == "A" and s not in expanded for s in symbols):
+                family = _Family(Types(bases, field_types, returns), {k for k, n in typed_count.items() if n > 0})
+            resolved.append((target, local, _expand(symbols, expanded, family) if symbols else symbols, where))
+            if target[0] == "A":
+                typed_now[(target[1], target[2])] += 1
+        new_flows[i] = resolved
+        for f in range(file_off[i], file_off[i + 1]):
+            t = keys[ftgt[f]]
+            if t[0] == "A":
+                typed_now[(t[1], t[2])] -= 1
+    if {k for k, n in typed_now.items() if n > 0} != {k for k, n in typed_count.items() if n > 0}:
+        return None  # the fields of a class family changed: reads through classes resolve differently
+    # Seeds: the targets whose flows in a changed file differ (what they give, their order, the
+    # line they cite), and the names declared tensors (tuple results) in one and not the other.
+    seeds: set = set()
+    cited: set = set()
+    for i in changed:
+        old_lines, new_lines = olds[i][0], news[i][0]
+        was: dict = {}
+        for f in range(file_off[i], file_off[i + 1]):
+            index = findex[f]
+            symbols = tuple(keys[s] for s in fsym[fsoff[f]:fsoff[f + 1]])
+            was.setdefault(keys[ftgt[f]], []).append((floc[f], symbols, index, old_lines[index][3]))
+        now: dict = {}
+        for target, local, symbols, (_, index) in new_flows[i]:
+            now.setdefault(target, []).append((local, symbols, index, new_lines[index][3]))
+        for t in was.keys() | now.keys():
+            before, after = was.get(t), now.get(t)
+            if before == after:
+                continue
+            if before is not None and after is not None and [f[:2] for f in before] == [f[:2] for f in after]:
+                cited.add(t)  # the same flows, on other lines: only what its explanation cites moves
+            else:
+                seeds.add(t)
+    tensor_base, tupled_base = base_counts[2], base_counts[1]
+    for k in touched_keys:
+        if (tensor_count[k] > 0) != (tensor_base.get(k, 0) > 0) or (tupled_count[k] > 0) != (tupled_base.get(k, 0) > 0):
+            if k[0] == "n":
+                return None  # a number parameter: read by the relay of loop elements
+            seeds.add(k)
+    # Everything that reads a seed, transitively (through the state's readers and the changed
+    # files' new flows).
+    ids = {k: i for i, k in enumerate(keys)}
+    stale = {f for i in changed for f in range(file_off[i], file_off[i + 1])}
+    new_readers: dict = {}
+    for i in changed:
+        for flow in new_flows[i]:
+            for s in flow[2]:
+                new_readers.setdefault(s, []).append(flow[0])
+    region = set(seeds)
+    pending = list(seeds)
+    while pending:
+        key = pending.pop()
+        k = ids.get(key)
+        found = [keys[ftgt[f]] for f in ritems[roff[k]:roff[k + 1]] if f not in stale] if k is not None else []
+        for target in (*found, *new_readers.get(key, ())):
+            if target not in region:
+                region.add(target)
+                pending.append(target)
+        if len(region) > _MAX_INCREMENTAL_TARGETS:
+            return None
+    if region & set(relayed):
+        return None  # read by the relay of loop elements: solved whole
+    # Targets whose flows only moved keep their solution (nothing that reads them changes), but
+    # are concluded again for what their explanations cite.
+    region |= cited
+    # The flows of those targets, in file order; what they read from outside, folded in as the
+    # constant it was solved to.
+    order: list = []
+    for key in region:
+        k = ids.get(key)
+        if k is not None:
+            for f in titems[toff[k]:toff[k + 1]]:
+                if f not in stale:
+                    order.append(((fpath[f], f), f))
+    for i in changed:
+        for n, flow in enumerate(new_flows[i]):
+            if flow[0] in region:
+                order.append(((i, file_off[i] + n), flow))
+    order.sort(key=lambda item: item[0])
+    flows: list = []
+    for _, item in order:
+        if type(item) is int:
+            target = keys[ftgt[item]]
+            local = floc[item]
+            symbols = tuple(keys[s] for s in fsym[fsoff[item]:fsoff[item + 1]])
+            where = (paths[fpath[item]], findex[item])
+        else:
+            target, local, symbols, where = item
+        inside = []
+        for s in symbols:
+            if s in region:
+                inside.append(s)
+                continue
+            k = ids.get(s)
+            if k is not None:
+                if plain[k] != values[k]:
+                    return None  # a value `_dominant` changed between rounds: solved whole
+                local |= values[k]
+        flows.append((target, local, tuple(inside), where))
+    tensors = {k for k, n in tensor_count.items() if n > 0}
+    tupled = {k for k, n in tupled_count.items() if n > 0}
+    lines = _Lines(folder, digests, {paths[i]: news[i][0] for i in changed})
+    facts, typed, first_device, _value0, _value = _conclude(flows, tensors, tupled, [], [], lines, mirrored)
+    # Merged with what lies outside.
+    values_now = {k: v for k, v in values_of.items() if k not in region}
+    values_now.update((k, v) for k, v in facts.items() if k in region)
+    typed_before = classes[0]
+    typed_all = {k: v for k, v in typed_before.items() if ("A", *k) not in region}
+    typed_all.update(typed)
+    examples_now = {k: v for k, v in examples.items() if k not in region}
+    examples_now.update(
+        (key, first_device[key])
+        for key, (mask, reason) in facts.items()
+        if key in region and key in first_device and key in tensors and mask == DEVICE and " is given only device tensors " in reason
+    )
+    # The call graph and the vendored functions, from the counts.
+    graph = dict(callers)
+    for callee in edges_now.keys() | resigned:
+        counts = edges_now.get(callee)
+        found = tuple(sorted(c for c, n in (counts if counts is not None else edge_count.get(callee, {})).items() if n > 0))
+        if found and callee in sigs_now:
+            graph[callee] = found
+        else:
+            graph.pop(callee, None)
+    vendored_now = frozenset(k for k, n in vendored_names.items() if n > 0 and names.get(k, 0) <= 0)
+    declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
+    classes_now = (typed_all, sorted(declared), *classes[2:])
+    return Facts(values_now, _fingerprint(values_now, graph, classes_now), graph, examples=examples_now, vendored=vendored_now, classes=classes_now)
 
 
 # --- hot and cold through the call graph ---------------------------------------------------------

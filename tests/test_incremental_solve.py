@@ -1,0 +1,248 @@
+"""The index solved again after an edit from the last full solve's state (repo._incremental)
+gives exactly what a full solve of the edited repository gives: the same facts, citations,
+call graph, vendored functions, classes and fingerprint. Real-shaped edits first, then random
+projects with random edits."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from index_projects import _store  # noqa: F401 - _store is an autouse fixture
+from index_projects import project
+
+from synclint import repo
+
+FILES = {
+    "batch_info.py": """\
+        from dataclasses import dataclass
+        import torch
+
+
+        @dataclass
+        class StepBatch:
+            lengths: torch.Tensor
+            slots: torch.Tensor
+
+
+        def build(requests, device):
+            lengths = torch.tensor([len(r) for r in requests], dtype=torch.int32).to(device, non_blocking=True)
+            slots = torch.zeros(len(requests), dtype=torch.int64, device=device)
+            return StepBatch(lengths=lengths, slots=slots)
+        """,
+    "backend.py": """\
+        import torch
+
+
+        class Backend:
+            def __init__(self, size):
+                self.table = torch.zeros(size, device="cuda")
+                self.offsets: torch.Tensor = torch.arange(size).cuda()
+
+            def plan(self, batch):
+                longest = batch.lengths.max().item()
+                return scale(self.table, longest)
+
+
+        def scale(values: torch.Tensor, factor):
+            return values * factor
+        """,
+    "runner.py": """\
+        import torch
+        from backend import Backend, scale
+
+
+        class Runner:
+            def step(self, batch, positions: torch.Tensor):
+                out = scale(positions, 2)
+                return helper(out, batch)
+
+
+        def helper(x: torch.Tensor, batch):
+            return x + batch.slots
+        """,
+    "util.py": """\
+        def clamp(value, low, high):
+            return max(low, min(value, high))
+        """,
+}
+
+
+def _snapshot(facts: repo.Facts) -> tuple:
+    return (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes)
+
+
+def _check(root: Path, monkeypatch, edits: dict[str, str]) -> str:
+    """Build, edit, build again; the second build must equal a full solve of the edited tree.
+    Returns how the second build got its facts: "incremental", "full" or "kept"."""
+    repo.build(root.resolve(), use_cache=True)
+    for name, text in edits.items():
+        (root / name).write_text(text)
+    calls = {"solve": 0, "incremental": 0}
+    real_solve, real_incremental = repo.solve, repo._incremental
+
+    def counting_solve(summaries, state=None):
+        calls["solve"] += 1
+        return real_solve(summaries, state)
+
+    def counting_incremental(*args):
+        found = real_incremental(*args)
+        calls["incremental"] += found is not None
+        return found
+
+    monkeypatch.setattr(repo, "solve", counting_solve)
+    monkeypatch.setattr(repo, "_incremental", counting_incremental)
+    again = repo.build(root.resolve(), use_cache=True)
+    monkeypatch.setattr(repo, "solve", real_solve)
+    monkeypatch.setattr(repo, "_incremental", real_incremental)
+    full = repo.build(root.resolve(), use_cache=False)
+    assert _snapshot(again) == _snapshot(full)
+    return "full" if calls["solve"] else "incremental" if calls["incremental"] else "kept"
+
+
+def _text(name: str) -> str:
+    return textwrap.dedent(FILES[name])
+
+
+@pytest.mark.parametrize(
+    "name, edit, how",
+    [
+        # A function appended that nothing calls: nothing else is solved again.
+        ("util.py", lambda t: t + "\n\ndef added(x):\n    return x\n", "incremental"),
+        # A function appended that passes a device tensor on: the parameter it reaches.
+        ("util.py", lambda t: t + "\n\ndef added(size):\n    table = torch.ones(size, device='cuda')\n    return helper(table, None)\n", "incremental"),
+        # A field given host data now: the field and what reads it.
+        ("batch_info.py", lambda t: t.replace(".to(device, non_blocking=True)", ""), "incremental"),
+        # A host field given the device again, in another way.
+        ("backend.py", lambda t: t.replace('torch.zeros(size, device="cuda")', "torch.zeros(size)"), "incremental"),
+        # A function inserted above others: the flows below cite other lines now.
+        ("backend.py", lambda t: t.replace("class Backend:", "def first(v):\n    return v.cuda()\n\n\nclass Backend:"), "incremental"),
+        # A tensor annotation added: the name is declared a tensor now.
+        ("runner.py", lambda t: t.replace("def step(self, batch, positions", "def step(self, batch: torch.Tensor, positions"), "incremental"),
+        # A tensor annotation taken away: the parameter is placed, but no longer declared a tensor.
+        ("runner.py", lambda t: t.replace("def helper(x: torch.Tensor, batch):", "def helper(x, batch):"), "incremental"),
+        # A function without flows inserted above others: the same flows, on other lines.
+        ("runner.py", lambda t: t.replace("class Runner:", "def nothing():\n    pass\n\n\nclass Runner:"), "incremental"),
+        # A call edge added.
+        ("util.py", lambda t: t + "\n\ndef relay(v):\n    return clamp(v, 0, 1)\n", "incremental"),
+        # A new signature of a function other files call: their arguments resolve differently.
+        ("backend.py", lambda t: t.replace("def scale(values: torch.Tensor, factor):", "def scale(factor, values: torch.Tensor):"), "full"),
+        # A class changed: every read through a class resolves again.
+        ("batch_info.py", lambda t: t.replace("    slots: torch.Tensor\n", "    slots: torch.Tensor\n    extra: int\n"), "full"),
+    ],
+)
+def test_an_edit_solved_incrementally_equals_a_full_solve(tmp_path, monkeypatch, name, edit, how):
+    root = project(tmp_path / "proj", FILES)
+    assert _check(root, monkeypatch, {name: edit(_text(name))}) == how
+
+
+def test_edits_accumulate_from_the_last_full_solve(tmp_path, monkeypatch):
+    # Each run starts from the state of the last full solve, with every file changed since.
+    root = project(tmp_path / "proj", FILES)
+    util = _text("util.py") + "\n\ndef added(x):\n    return x\n"
+    assert _check(root, monkeypatch, {"util.py": util}) == "incremental"
+    backend = _text("backend.py").replace('torch.zeros(size, device="cuda")', "torch.zeros(size)")
+    assert _check(root, monkeypatch, {"backend.py": backend}) == "incremental"
+    # Undone: back to the state's own files.
+    assert _check(root, monkeypatch, {"util.py": _text("util.py"), "backend.py": _text("backend.py")}) in ("incremental", "kept")
+
+
+# --- random projects ---------------------------------------------------------------------------
+
+_FUNCS = ["alpha", "beta", "gamma", "delta"]
+_FIELDS = ["lengths", "slots", "table", "positions_gpu", "seq_lens", "offsets"]
+_PARAMS = ["x", "y", "seq_lens", "batch"]
+_VALUES = [
+    "torch.zeros(4, device='cuda')",
+    "torch.zeros(4)",
+    "np.zeros(4)",
+    "[1, 2]",
+    "3",
+    "{p}.cuda()",
+    "{p}.cpu()",
+    "{p}",
+    "{f}({p})",
+    "self.{a}",
+    "obj.{a}",
+]
+
+
+def _value(rng: random.Random, params: list[str]) -> str:
+    template = rng.choice(_VALUES)
+    return template.format(p=rng.choice(params), f=rng.choice(_FUNCS), a=rng.choice(_FIELDS))
+
+
+def _function(rng: random.Random, name: str, method: bool) -> list[str]:
+    params = rng.sample(_PARAMS, rng.randint(1, 3))
+    annotated = [f"{p}: torch.Tensor" if rng.random() < 0.3 else p for p in params]
+    head = f"def {name}({', '.join((['self'] if method else []) + annotated)}):"
+    body = []
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.random()
+        if kind < 0.35 and method:
+            body.append(f"self.{rng.choice(_FIELDS)} = {_value(rng, params)}")
+        elif kind < 0.6:
+            args = ", ".join(_value(rng, params) for _ in range(rng.randint(1, 2)))
+            body.append(f"{rng.choice(_FUNCS)}({args})")
+        elif kind < 0.8:
+            body.append(f"obj.{rng.choice(_FIELDS)} = {_value(rng, params)}")
+        else:
+            body.append(f"local = {_value(rng, params)}")
+    body.append(f"return {_value(rng, params)}")
+    return [head] + ["    " + line for line in body]
+
+
+def _module(rng: random.Random) -> str:
+    lines = ["import numpy as np", "import torch", ""]
+    for _ in range(rng.randint(1, 3)):
+        if rng.random() < 0.5:
+            lines += ["", f"class C{rng.randint(0, 2)}:"]
+            for _ in range(rng.randint(1, 2)):
+                lines += ["    " + line for line in _function(rng, rng.choice(_FUNCS + ["__init__"]), True)]
+                lines.append("")
+        else:
+            lines += [""] + _function(rng, rng.choice(_FUNCS), False)
+    return "\n".join(lines) + "\n"
+
+
+def _edit(rng: random.Random, text: str) -> str:
+    lines = text.splitlines()
+    kind = rng.random()
+    if kind < 0.3:  # a function appended
+        return text + "\n\n" + "\n".join(_function(rng, rng.choice(_FUNCS + ["extra"]), False)) + "\n"
+    if kind < 0.5:  # a function inserted at the top
+        return "\n".join(lines[:3] + _function(rng, "extra", False) + [""] + lines[3:]) + "\n"
+    if kind < 0.8:  # one value replaced
+        spots = [i for i, line in enumerate(lines) if " = " in line or "return " in line]
+        if spots:
+            i = rng.choice(spots)
+            head = lines[i].split(" = ")[0] + " = " if " = " in lines[i] else lines[i].split("return ")[0] + "return "
+            lines[i] = head + _value(rng, _PARAMS)
+            return "\n".join(lines) + "\n"
+    return _module(rng)  # rewritten
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_edits_give_the_full_solve(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    files = {f"m{i}.py": _module(rng) for i in range(rng.randint(3, 6))}
+    root = project(tmp_path / "proj", files)
+    for _ in range(3):
+        names = rng.sample(sorted(files), rng.randint(1, 2))
+        edits = {name: _edit(rng, (root / name).read_text()) for name in names}
+        _check(root, monkeypatch, edits)
+
+
+def test_random_edits_take_the_incremental_path_often(tmp_path, monkeypatch):
+    # The comparison above is worth something only if the incremental path runs.
+    rng = random.Random(1234)
+    how = []
+    for case in range(30):
+        files = {f"m{i}.py": _module(rng) for i in range(4)}
+        root = project(tmp_path / f"proj{case}", files)
+        name = rng.choice(sorted(files))
+        how.append(_check(root, monkeypatch, {name: _edit(rng, (root / name).read_text())}))
+    assert how.count("incremental") >= 8, how
