@@ -20,6 +20,11 @@ result) is returned as a symbolic bit, so the summary is a set of flows `target 
 places | symbols`, independent of every other file, and cacheable by content. The flows are
 then solved to a fixpoint.
 
+One odd assignment must not undo the rest: a declared tensor (`x: torch.Tensor` as a field,
+a parameter or a return) that at least two flows give a device tensor, and at least three
+times as many as give it anything else, is read as the device tensor it mostly holds
+(`_dominant`; `--explain` says so).
+
 Structural conventions, which hold in any codebase, are evidence too (medium confidence, and
 `--explain` says so): a name ending in `_gpu`, `_cuda` or `_dev` is a device tensor (not a
 device word such as `device`, nor a flag or a count: `is_cuda`, `use_gpu`, `num_gpu`,
@@ -1123,12 +1128,13 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
     explanation cites, the plain fixpoint, the final solution)."""
     value = _fixpoint(flows)
     value0 = value
+    value, dominant = _dominant(flows, value, tensors)
     # The example an explanation cites: the first flow (in file order) that gives the target
     # a device tensor alone, else the first that gives it one.
     first_device: dict[tuple, str] = {}
     mixed: dict[tuple, str] = {}
     for target, local, symbols, where in flows:
-        if target not in first_device and value.get(target, 0) & (DEVICE | HOST) == DEVICE:
+        if target not in first_device and value.get(target, 0) & DEVICE:
             mask = _mask_of(local, symbols, value)
             if mask == DEVICE:
                 first_device[target] = where
@@ -1148,7 +1154,9 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
             # Only where the repository also declares it a tensor (`x: torch.Tensor` as a
             # field, a parameter or a return type): the DEVICE of an untyped object (a config,
             # a submodule) is too often a guess of the screen's "may" model.
-            if not mask & _HOST_DATA:
+            if key in dominant:
+                facts[key] = (DEVICE, _dominant_reason(key, dominant[key], lines))
+            elif not mask & _HOST_DATA:
                 facts[key] = (DEVICE, _device_reason(key, first_device.get(key), lines))
             else:
                 # The name holds a device tensor in one place and host data or a Python value
@@ -1231,21 +1239,23 @@ def _mask_of(local: int, symbols: tuple, value: dict) -> int:
     return mask & PLACES
 
 
-def _fixpoint(flows: list[tuple]) -> dict[tuple, int]:
+def _fixpoint(flows: list[tuple], pinned: dict | None = None) -> dict[tuple, int]:
     """The least solution of `target >= local | symbols` over every flow: a worklist, so a
     flow is evaluated again only when a symbol it reads has grown (each grows at most once
-    per place bit)."""
+    per place bit). `pinned` targets hold a device tensor whatever flows into them."""
     readers: dict[tuple, list[int]] = {}
     for index, (_, _, symbols, _) in enumerate(flows):
         for symbol in symbols:
             readers.setdefault(symbol, []).append(index)
-    value: dict[tuple, int] = {}
+    value: dict[tuple, int] = dict.fromkeys(pinned, DEVICE) if pinned else {}
     queued = [True] * len(flows)
     pending = list(range(len(flows) - 1, -1, -1))  # popped from the end: file order first
     while pending:
         index = pending.pop()
         queued[index] = False
         target, local, symbols, _ = flows[index]
+        if pinned and target in pinned:
+            continue
         mask = _mask_of(local, symbols, value) if symbols else local & PLACES
         old = value.get(target, 0)
         if mask | old != old:
@@ -1255,6 +1265,63 @@ def _fixpoint(flows: list[tuple]) -> dict[tuple, int]:
                     queued[reader] = True
                     pending.append(reader)
     return value
+
+
+# A declared tensor given device tensors by at least this many flows, and by at least this
+# many times as many as give it anything else, holds the device tensor (`_dominant`).
+_DOMINANT_MIN = 2
+_DOMINANT_RATIO = 3
+
+
+def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict]:
+    """Targets declared tensors (`seq_lens: torch.Tensor` as a field, a parameter, a return)
+    that nearly every flow gives a device tensor, read as device tensors, and the solve
+    again with them pinned.
+
+    The solve joins every value a target is given, so one odd assignment anywhere (`batch.x =
+    max_len` in a rarely used backend, a flow the screen could not tell apart) makes a field
+    and, through it, every parameter it is passed to, "device or host" for good. Here each
+    flow votes with what it alone gives: a device tensor only, or no device tensor at all;
+    flows that give both abstain. A declared tensor with `_DOMINANT_MIN` or more device votes
+    and at most a `_DOMINANT_RATIO`-th as many others is pinned to the device, and what it
+    flows into is solved again (a few rounds: each pins more). Returns the new solution and
+    target -> (device votes, other votes, an example of each)."""
+    pinned: dict[tuple, tuple] = {}
+    for _ in range(4):
+        tally: dict[tuple, list] = {}
+        for target, local, symbols, where in flows:
+            if target in pinned or target not in tensors:
+                continue
+            mask = _mask_of(local, symbols, value) if symbols else local & PLACES
+            if not mask:
+                continue
+            votes = tally.get(target)
+            if votes is None:
+                votes = tally[target] = [0, 0, None, None]
+            if mask == DEVICE:
+                votes[0] += 1
+                votes[2] = votes[2] or where
+            elif not mask & DEVICE:
+                votes[1] += 1
+                votes[3] = votes[3] or where
+        found = {
+            target: tuple(votes)
+            for target, votes in tally.items()
+            if value.get(target, 0) & _HOST_DATA and value[target] & DEVICE
+            and votes[0] >= _DOMINANT_MIN and votes[0] >= _DOMINANT_RATIO * votes[1]
+        }
+        if not found:
+            break
+        pinned.update(found)
+        value = _fixpoint(flows, pinned)
+    return value, pinned
+
+
+def _dominant_reason(key: tuple, votes: tuple, flows_of) -> str:
+    device, other, device_example, other_example = votes
+    others = f", other values in {other} (e.g. {_where(other_example, flows_of)})" if other else ""
+    return (f"{_what(key)} is declared a tensor and given device tensors in {device} places (e.g. "
+            f"{_where(device_example, flows_of)}){others}, and values that may be either elsewhere: read as the device tensor it mostly holds")
 
 
 def _agreed_parameter(signatures, slot: int) -> str | None:

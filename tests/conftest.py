@@ -131,3 +131,14 @@ def unwrapped(code: str) -> str:
     code = re.sub(r",?[ \t]*\r?\n\s*([)\]])", r"\1", code)  # `x,\n)` -> `x)`
     code = re.sub(r"[ \t]*\r?\n\s*(if |else )", r" \1", code)  # the `if`/`else` lines
     return re.sub(r",[ \t]*\r?\n[ \t]+(?=\S)", ", ", code)  # one argument a line
+
+
+@pytest.fixture(autouse=True)
+def _no_index_left_installed():
+    """Each test starts without the repository index a previous in-process lint installed
+    (a fixture linted inside this repository reads the whole repository)."""
+    from synclint import repo
+
+    repo.install(repo.EMPTY)
+    yield
+    repo.install(repo.EMPTY)

@@ -246,3 +246,33 @@ def test_random_edits_take_the_incremental_path_often(tmp_path, monkeypatch):
         name = rng.choice(sorted(files))
         how.append(_check(root, monkeypatch, {name: _edit(rng, (root / name).read_text())}))
     assert how.count("incremental") >= 8, how
+
+
+# --- with the majority vote (`_dominant`) -----------------------------------------------------------
+
+
+def _voted_project(tmp_path: Path) -> Path:
+    from test_repo_dominant import BACKEND, BATCH, ODD_BACKEND, RUNNERS
+
+    root = project(tmp_path / "proj", {"pkg/__init__.py": "", "pkg/batch.py": BATCH, "pkg/runners.py": RUNNERS,
+                                       "pkg/wave.py": ODD_BACKEND, "pkg/backend.py": BACKEND})
+    facts = repo.build(root.resolve(), use_cache=False)
+    assert "read as the device tensor it mostly holds" in facts.values[("a", "seq_lens")][1]
+    return root
+
+
+@pytest.mark.parametrize(
+    "name, edit, how",
+    [
+        # The dissenting flow removed: the field and what reads it, voted again inside.
+        ("pkg/wave.py", lambda t: t.replace("    batch.seq_lens = batch.seq_lens.cpu()\n", ""), "incremental"),
+        # Another device flow into the voted field.
+        ("pkg/runners.py", lambda t: t + "\n\ndef refill(batch: StepBatch, device):\n    batch.seq_lens = torch.ones(4, device=device)\n", "incremental"),
+        # A new reader of the voted field: what it reads changed between the vote's rounds, so
+        # the repository is solved whole.
+        ("pkg/backend.py", lambda t: t + "\n\ndef peek(batch: StepBatch):\n    return batch.seq_lens\n", "full"),
+    ],
+)
+def test_edits_around_a_voted_field_equal_a_full_solve(tmp_path, monkeypatch, name, edit, how):
+    root = _voted_project(tmp_path)
+    assert _check(root, monkeypatch, {name: edit((root / name).read_text())}) == how

@@ -83,7 +83,8 @@ FACTORY_FILE = textwrap.dedent(
         def _prepare_inputs(self, token_ids, positions: np.ndarray):
             ids = torch.tensor(token_ids, dtype=torch.long, device=self.device)  # stalls
             pos = torch.as_tensor(positions, device=self.device)  # stalls
-            staged = torch.as_tensor(self.pinned, device=self.device)  # no stall
+            # a blocking copy (as_tensor never passes non_blocking) waits even from pinned memory
+            staged = torch.as_tensor(self.pinned, device=self.device)  # stalls
             return ids, pos, staged
 
         def prepare_decode_metadata(self, seq_lens, rank):

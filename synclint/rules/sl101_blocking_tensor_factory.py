@@ -87,6 +87,10 @@ class BlockingTensorFactory(Rule):
       unsafe unless `d` is proven an accelerator. Not offered when other keyword arguments
       are present (`requires_grad=`, `pin_memory=`) or when the data may already be a
       device tensor.
+    - A source that may be a pinned host tensor (`torch.tensor(lens_cpu, device=d)`) gets
+      no fix: the copy is blocking even from pinned memory (`torch.tensor` never copies
+      with `non_blocking`), but pinning a copy of it again is not the cheapest fix; move
+      it with `lens_cpu.to(d, non_blocking=True)` where the dtype already matches.
 
     ## Known false positives
     A `device` that is in fact the CPU at run time (the copy is then free): the finding has
@@ -124,8 +128,11 @@ class BlockingTensorFactory(Rule):
         if target is None or not target.may_be(Place.DEVICE):
             return
         data = ctx.placement(args[0].value)
-        if data.may_be(Place.DEVICE) or data.may_be(Place.PINNED):
-            return  # a device-to-device copy, or an already pinned source: no host wait
+        if data.may_be(Place.DEVICE):
+            return  # a device-to-device copy: no host wait
+        # A pinned source waits too: `torch.tensor()` / `as_tensor()` copy with a blocking
+        # `.to(device)` (never `non_blocking`), and a blocking copy waits for the queue even
+        # from pinned memory.
         if self._scalar_operand_rule_enabled and _scalar_operand(node, data, ctx):
             return  # SL104 reports it, with the better fix (the scalar stays on the host)
         if data.known:
@@ -156,6 +163,8 @@ class BlockingTensorFactory(Rule):
         return "SL104" in codes
 
     def _fix(self, node: cst.Call, data, qual: str, target, ctx) -> FixSpec | None:
+        if data.may_be(Place.PINNED):
+            return None  # pinning a copy of a pinned tensor again is not the cheapest fix
         if any(a.keyword is not None and a.keyword.value not in _HELPER_KEYWORDS for a in node.args):
             return None
         if len(positional(node)) != 1 or any(a.star for a in node.args):

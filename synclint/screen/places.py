@@ -542,6 +542,10 @@ class PlaceModel:
             for kw in call.keywords:
                 if kw.arg == "device":
                     return self._target(kw.value, unit)
+            if name in api.LIKE_FACTORIES:
+                # `torch.full_like(x, v)` builds where `x` lives (what the repository says of
+                # `x` included), as the analysis reads it (analysis/sources.py).
+                return self.place(call.args[0], unit) & ~(LIST | CPU) if call.args else 0
             data = self.place(call.args[0], unit) & (DEVICE | HOST) if call.args else 0
             context = self._device_context(call, unit)
             if context and name not in api.LIKE_FACTORIES and not data:

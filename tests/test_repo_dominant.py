@@ -1,0 +1,183 @@
+"""A declared tensor that nearly every flow gives a device tensor is read as one
+(synclint/repo.py `_dominant`): one odd assignment elsewhere in the repository (`batch.x =
+max_len` in a rarely used backend) no longer makes the field, and every parameter it is
+passed to, "device or host". Real-shaped multi-file projects, with the look-alikes that keep
+their doubt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
+
+from synclint import repo, runner
+from synclint.config import Settings
+
+
+def findings(root: Path, *names: str):
+    result = runner.lint_paths([root / n for n in names], Settings(), jobs=1, use_cache=False).violations
+    return [(Path(v.filename).name, v.location.row, v.code) for v in result]
+
+
+def violations(root: Path, *names: str):
+    return runner.lint_paths([root / n for n in names], Settings(), jobs=1, use_cache=False).violations
+
+
+BATCH = """\
+    from __future__ import annotations
+
+    from dataclasses import dataclass
+
+    import torch
+
+
+    @dataclass
+    class StepBatch:
+        seq_lens: torch.Tensor
+        out_cache_loc: torch.Tensor
+
+        @classmethod
+        def from_schedule(cls, lens, locs, device):
+            return cls(
+                seq_lens=torch.tensor(lens, dtype=torch.int32, device=device),
+                out_cache_loc=torch.tensor(locs, dtype=torch.int64, device=device),
+            )
+    """
+
+RUNNERS = """\
+    import torch
+
+    from pkg.batch import StepBatch
+
+
+    class GraphRunner:
+        def __init__(self, max_bs: int, device):
+            self.seq_lens = torch.zeros(max_bs, dtype=torch.int32, device=device)
+            self.locs = torch.zeros(max_bs, dtype=torch.int64, device=device)
+
+        def replay(self, bs: int) -> StepBatch:
+            return StepBatch(seq_lens=self.seq_lens[:bs], out_cache_loc=self.locs[:bs])
+
+
+    class DraftRunner:
+        def __init__(self, max_bs: int, device):
+            self.buf = torch.zeros(max_bs, dtype=torch.int32, device=device)
+
+        def prepare(self, batch: StepBatch, bs: int) -> None:
+            batch.seq_lens = self.buf[:bs]
+    """
+
+# A debugging dump that moves the field to the host: the one dissenting flow.
+ODD_BACKEND = """\
+    import pickle
+
+    from pkg.batch import StepBatch
+
+
+    def dump_batch(batch: StepBatch, path: str) -> None:
+        batch.seq_lens = batch.seq_lens.cpu()
+        with open(path, "wb") as f:
+            pickle.dump(batch, f)
+    """
+
+BACKEND = """\
+    import torch
+
+    from pkg.batch import StepBatch
+
+
+    class AttentionBackend:
+        def init_forward_metadata(self, batch: StepBatch) -> None:
+            self._plan(batch.seq_lens)
+
+        def _plan(self, seq_lens: torch.Tensor) -> None:
+            self.max_len = seq_lens.max().item()
+    """
+
+
+def test_a_field_nearly_always_given_device_tensors_places_its_readers(tmp_path):
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/batch.py": BATCH, "pkg/runners.py": RUNNERS,
+                              "pkg/wave.py": ODD_BACKEND, "pkg/backend.py": BACKEND})
+    found = violations(root, "pkg/backend.py")
+    assert [(Path(v.filename).name, v.location.row, v.code) for v in found] == [("backend.py", 11, "SL201")]
+    assert found[0].confidence.name == "MEDIUM"
+
+
+def test_the_field_and_the_parameter_it_is_passed_to_are_device_in_the_index(tmp_path):
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/batch.py": BATCH, "pkg/runners.py": RUNNERS,
+                              "pkg/wave.py": ODD_BACKEND, "pkg/backend.py": BACKEND})
+    facts = repo.build(root, use_cache=False)
+    assert facts.typed[("StepBatch", "seq_lens")][0] == repo.DEVICE
+    assert facts.values[("p", "_plan", "seq_lens")][0] == repo.DEVICE
+    # out_cache_loc has no dissent: plainly device, as before.
+    assert facts.typed[("StepBatch", "out_cache_loc")][0] == repo.DEVICE
+
+
+def test_one_device_flow_against_one_host_flow_stays_in_doubt(tmp_path):
+    # Only the constructor gives a device tensor and a scheduler gives a host tensor: no
+    # majority, the finding stays `low` and is hidden by default.
+    runners = """\
+        import torch
+
+        from pkg.batch import StepBatch
+
+
+        class Scheduler:
+            def snapshot(self, lens) -> StepBatch:
+                return StepBatch(seq_lens=torch.tensor(lens), out_cache_loc=torch.tensor(lens))
+        """
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/batch.py": BATCH, "pkg/runners.py": runners,
+                              "pkg/backend.py": BACKEND})
+    assert findings(root, "pkg/backend.py") == []
+
+
+def test_an_undeclared_name_gets_no_majority(tmp_path):
+    # The same flows into a field nothing declares a tensor: the vote does not apply.
+    batch = BATCH.replace("seq_lens: torch.Tensor", "seq_lens: object")
+    backend = BACKEND.replace("seq_lens: torch.Tensor", "seq_lens")
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/batch.py": batch, "pkg/runners.py": RUNNERS,
+                              "pkg/wave.py": ODD_BACKEND, "pkg/backend.py": backend})
+    assert findings(root, "pkg/backend.py") == []
+
+
+def test_without_the_odd_flow_the_field_is_plainly_device(tmp_path):
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/batch.py": BATCH, "pkg/runners.py": RUNNERS,
+                              "pkg/backend.py": BACKEND})
+    assert findings(root, "pkg/backend.py") == [("backend.py", 11, "SL201")]
+
+
+def test_a_like_factory_builds_where_its_argument_lives_in_the_index(tmp_path):
+    # `torch.full_like(logits, -1e5)` is on the device of `logits`: the helper returns what
+    # it is given, not "maybe a host tensor", and the readback downstream is placed.
+    sampler = """\
+        import torch
+
+        from pkg.logprob import top_logprobs
+
+
+        class Sampler:
+            def _preprocess(self, logits: torch.Tensor) -> torch.Tensor:
+                if torch.any(torch.isnan(logits)):
+                    logits = torch.where(torch.isnan(logits), torch.full_like(logits, -1e5), logits)
+                return logits
+
+            def forward(self, hidden: torch.Tensor, weight: torch.Tensor):
+                logits = self._preprocess(torch.matmul(hidden, weight))
+                logprobs = torch.log_softmax(logits, dim=-1)
+                return top_logprobs(logprobs, 5)
+
+            def warmup(self, device):
+                hidden = torch.zeros(4, 16, device=device)
+                weight = torch.zeros(16, 32, device=device)
+                return self.forward(hidden, weight)
+        """
+    logprob = """\
+        import torch
+
+
+        def top_logprobs(logprobs: torch.Tensor, k: int):
+            values, indices = logprobs.topk(k, dim=-1)
+            return values.tolist(), indices.tolist()
+        """
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/sampler.py": sampler, "pkg/logprob.py": logprob})
+    assert findings(root, "pkg/logprob.py") == [("logprob.py", 6, "SL202"), ("logprob.py", 6, "SL202")]
