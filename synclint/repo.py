@@ -1182,6 +1182,7 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
                 # `num_tokens` beside `num_tokens_cpu` in one class says little of the
                 # `num_tokens: int` of every other class. Low.
                 facts[key] = _ambiguous(mask, f"{reason[:-1]}; the name also holds {_other(mask)} elsewhere)", mirrored=True)
+    _SYSTEM[0] = _SYSTEM[1] = None
     return facts, typed, first_device, value0, value
 
 
@@ -1242,22 +1243,30 @@ def _mask_of(local: int, symbols: tuple, value: dict) -> int:
 def _fixpoint(flows: list[tuple], pinned: dict | None = None) -> dict[tuple, int]:
     """The least solution of `target >= local | symbols` over every flow: a worklist, so a
     flow is evaluated again only when a symbol it reads has grown (each grows at most once
-    per place bit). `pinned` targets hold a device tensor whatever flows into them."""
-    readers: dict[tuple, list[int]] = {}
-    for index, (_, _, symbols, _) in enumerate(flows):
-        for symbol in symbols:
-            readers.setdefault(symbol, []).append(index)
-    value: dict[tuple, int] = dict.fromkeys(pinned, DEVICE) if pinned else {}
-    queued = [True] * len(flows)
-    pending = list(range(len(flows) - 1, -1, -1))  # popped from the end: file order first
+    per place bit). `pinned` targets hold a device tensor whatever flows into them.
+
+    Flows that read nothing are joined per target first, and flows that say the same (the
+    same target, places and symbols: one per call site of a popular function) are evaluated
+    once; the least solution does not depend on either. The system is kept for the next call
+    with the same flows (`_dominant` solves them again with more targets pinned)."""
+    const, constraints, readers = _system(flows)
+    value: dict[tuple, int] = {t: m for t, m in const.items() if m}
+    if pinned:
+        for target in pinned:
+            value[target] = DEVICE
+    queued = [True] * len(constraints)
+    pending = list(range(len(constraints) - 1, -1, -1))  # popped from the end: file order first
+    get = value.get
     while pending:
         index = pending.pop()
         queued[index] = False
-        target, local, symbols, _ = flows[index]
+        target, mask, symbols = constraints[index]
         if pinned and target in pinned:
             continue
-        mask = _mask_of(local, symbols, value) if symbols else local & PLACES
-        old = value.get(target, 0)
+        for symbol in symbols:
+            mask |= get(symbol, 0)
+        mask &= PLACES
+        old = get(target, 0)
         if mask | old != old:
             value[target] = mask | old
             for reader in readers.get(target, ()):
@@ -1265,6 +1274,37 @@ def _fixpoint(flows: list[tuple], pinned: dict | None = None) -> dict[tuple, int
                     queued[reader] = True
                     pending.append(reader)
     return value
+
+
+_SYSTEM: list = [None, None]  # [flows, (constant places per target, distinct flows that read symbols, their readers)]
+
+
+def _system(flows: list[tuple]) -> tuple:
+    if _SYSTEM[0] is flows:
+        return _SYSTEM[1]
+    const: dict[tuple, int] = {}
+    seen: dict[tuple, int] = {}
+    constraints: list[tuple] = []
+    for target, local, symbols, _ in flows:
+        if symbols:
+            key = (target, local & PLACES, symbols)
+            if key not in seen:
+                seen[key] = len(constraints)
+                constraints.append(key)
+        elif target in const:
+            const[target] |= local & PLACES
+        else:
+            const[target] = local & PLACES
+    readers: dict[tuple, list[int]] = {}
+    for index, (_, _, symbols) in enumerate(constraints):
+        for symbol in symbols:
+            found = readers.get(symbol)
+            if found is None:
+                readers[symbol] = [index]
+            else:
+                found.append(index)
+    _SYSTEM[0], _SYSTEM[1] = flows, (const, constraints, readers)
+    return _SYSTEM[1]
 
 
 # A declared tensor given device tensors by at least this many flows, and by at least this

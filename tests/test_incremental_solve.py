@@ -276,3 +276,43 @@ def _voted_project(tmp_path: Path) -> Path:
 def test_edits_around_a_voted_field_equal_a_full_solve(tmp_path, monkeypatch, name, edit, how):
     root = _voted_project(tmp_path)
     assert _check(root, monkeypatch, {name: edit((root / name).read_text())}) == how
+
+
+# --- the fixpoint itself ----------------------------------------------------------------------------
+
+
+def _naive_fixpoint(flows, pinned=None):
+    """Every flow evaluated again until nothing grows: the least solution, slowly."""
+    value = dict.fromkeys(pinned or (), repo.DEVICE)
+    changed = True
+    while changed:
+        changed = False
+        for target, local, symbols, _ in flows:
+            if pinned and target in pinned:
+                continue
+            mask = local
+            for symbol in symbols:
+                mask |= value.get(symbol, 0)
+            mask &= repo.PLACES
+            if mask | value.get(target, 0) != value.get(target, 0):
+                value[target] = mask | value.get(target, 0)
+                changed = True
+    return value
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_fixpoint_is_the_least_solution(seed):
+    # Duplicated flows, flows that read nothing, cycles and pinned targets; called twice with
+    # the same flows (the kept system) and once with a copy.
+    rng = random.Random(seed)
+    names = [("a", f"x{i}") for i in range(12)]
+    places = [repo.DEVICE, repo.HOST, repo.NUMPY, repo.LIST, repo.SCALAR, 0]
+    flows = []
+    for n in range(rng.randint(5, 60)):
+        symbols = tuple(rng.sample(names, rng.randint(0, 3)))
+        flow = (rng.choice(names), rng.choice(places), symbols, ("f.py", n))
+        flows.extend([flow] * rng.randint(1, 2))
+    pinned = dict.fromkeys(rng.sample(names, rng.randint(0, 2)))
+    assert repo._fixpoint(flows) == _naive_fixpoint(flows)
+    assert repo._fixpoint(flows, pinned) == _naive_fixpoint(flows, pinned)
+    assert repo._fixpoint(list(flows), pinned) == _naive_fixpoint(flows, pinned)
