@@ -823,7 +823,9 @@ class Facts:
                 where = where or (f"{one}.{name} is assigned device tensors in {first}" if first else "")
                 declared = declared or (one, name) in self.declared
             found = None
-            if mask & (DEVICE | HOST) == DEVICE and declared:
+            if mask & (DEVICE | HOST) == DEVICE and (declared or mask == DEVICE):
+                # Declared a tensor, or given nothing but device tensors by this class family
+                # (`self.buf = torch.zeros(n, device=d)` and `torch.zeros_like(dev_buf)`).
                 found = (DEVICE, f"{where or f'{cls}.{name} is assigned only device tensors'} (the class of the object is `{cls}`)")
             elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
                 found = (mask, f"{cls}.{name} is assigned only host data in the repository")
