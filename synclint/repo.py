@@ -20,10 +20,10 @@ result) is returned as a symbolic bit, so the summary is a set of flows `target 
 places | symbols`, independent of every other file, and cacheable by content. The flows are
 then solved to a fixpoint.
 
-One odd assignment must not undo the rest: a declared tensor (`x: torch.Tensor` as a field,
-a parameter or a return) that at least two flows give a device tensor, and at least three
-times as many as give it anything else, is read as the device tensor it mostly holds
-(`_dominant`; `--explain` says so).
+One odd assignment must not undo the rest: a declared tensor (`x: torch.Tensor` as a field
+of a class family, a parameter or the result of a function whose name at most three functions
+share) that at least two flows give a device tensor, and at least three times as many as give
+it anything else, is read as the device tensor it mostly holds (`_dominant`; `--explain` says so).
 
 Structural conventions, which hold in any codebase, are evidence too (medium confidence, and
 `--explain` says so): a name ending in `_gpu`, `_cuda` or `_dev` is a device tensor (not a
@@ -1013,7 +1013,8 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     flows, tensors, tupled, loop_flows, own_flows, types, signatures, callers = asm[:8]
     lines = {path: summary[0] for path, summary in summaries.items()}
     mirrored = _mirrored(summaries)
-    facts, typed, first_device, value0, value = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored)
+    definitions = Counter(key for summary in summaries.values() for key, _ in summary[1])
+    facts, typed, first_device, value0, value = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions)
     # Calls of functions the repository does not define (library calls, methods of tensors)
     # say nothing of how often its own code runs.
     graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
@@ -1123,12 +1124,17 @@ def _expand(symbols: tuple, expanded: dict, family) -> tuple:
     return tuple(dict.fromkeys(out))
 
 
-def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirrored) -> tuple:
+def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions) -> tuple:
     """The facts the solved flows give: (facts, typed fields, the example each target's
-    explanation cites, the plain fixpoint, the final solution)."""
+    explanation cites, the plain fixpoint, the final solution). `definitions`: how many
+    functions of the repository have each name."""
     value = _fixpoint(flows)
     value0 = value
-    value, dominant = _dominant(flows, value, tensors)
+    # The vote reads flows into one thing: a field of a class family, or a parameter or the
+    # result of a function whose name few functions share (not `forward`'s `x` of every
+    # model, nor a field keyed by its name alone).
+    voters = {t for t in tensors if t[0] == "A" or (t[0] in ("p", "r") and _votes(definitions.get(t[1], 0)))}
+    value, dominant = _dominant(flows, value, voters)
     # The example an explanation cites: the first flow (in file order) that gives the target
     # a device tensor alone, else the first that gives it one.
     first_device: dict[tuple, str] = {}
@@ -1311,6 +1317,8 @@ def _system(flows: list[tuple]) -> tuple:
 # many times as many as give it anything else, holds the device tensor (`_dominant`).
 _DOMINANT_MIN = 2
 _DOMINANT_RATIO = 3
+# ... when its function's name is shared by at most this many functions of the repository.
+_DOMINANT_MAX_NAMESAKES = 3
 
 
 def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict]:
@@ -1355,6 +1363,12 @@ def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict
         pinned.update(found)
         value = _fixpoint(flows, pinned)
     return value, pinned
+
+
+def _votes(namesakes: int) -> bool:
+    """Whether the parameters and result of a function whose name `namesakes` functions
+    of the repository have are put to the vote of `_dominant`."""
+    return namesakes <= _DOMINANT_MAX_NAMESAKES
 
 
 def _dominant_reason(key: tuple, votes: tuple, flows_of) -> str:
@@ -1870,6 +1884,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     ftgt, floc, fsym, fsoff, fpath, findex, file_off, toff, titems, roff, ritems, values, plain = (
         array("q" if i in (1, 11, 12) else "i", b) for i, b in enumerate(arrays))
     base_counts = [Counter(c) for c in (targeted, tupled_count, tensor_count, names, vendored_names)]
+    definitions_before = base_counts[3] + base_counts[4]
     targeted, tupled_count, tensor_count, names, vendored_names = (Counter(c) for c in base_counts)
     edges_now: dict[str, Counter] = {}  # callee -> its callers' counts, for the callees the edit touches
     delta: dict[str, Counter] = {}  # function -> the counts of its signatures added (negative: taken away)
@@ -2021,7 +2036,10 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     tensors = {k for k, n in tensor_count.items() if n > 0}
     tupled = {k for k, n in tupled_count.items() if n > 0}
     lines = _Lines(folder, digests, {paths[i]: news[i][0] for i in changed})
-    facts, typed, first_device, _value0, _value = _conclude(flows, tensors, tupled, [], [], lines, mirrored)
+    definitions = names + vendored_names
+    if any(_votes(definitions_before.get(name, 0)) != _votes(definitions.get(name, 0)) for name in delta):
+        return None  # a name now shared by more (or fewer) functions: the vote reads it differently
+    facts, typed, first_device, _value0, _value = _conclude(flows, tensors, tupled, [], [], lines, mirrored, definitions)
     # Merged with what lies outside.
     values_now = {k: v for k, v in values_of.items() if k not in region}
     values_now.update((k, v) for k, v in facts.items() if k in region)

@@ -181,3 +181,40 @@ def test_a_like_factory_builds_where_its_argument_lives_in_the_index(tmp_path):
         """
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/sampler.py": sampler, "pkg/logprob.py": logprob})
     assert findings(root, "pkg/logprob.py") == [("logprob.py", 6, "SL202"), ("logprob.py", 6, "SL202")]
+
+
+def test_a_parameter_of_a_name_many_functions_share_is_not_put_to_the_vote(tmp_path):
+    # Four `reduce(x)` in four classes: calls reach them by name only, so what "most callers"
+    # pass says nothing of one of them; its readback stays in doubt (hidden by default).
+    reducers = "import torch\n\n\n" + "\n\n".join(
+        f"class Reducer{i}:\n    def reduce(self, x: torch.Tensor):\n        return x * {i}\n"
+        for i in range(3)
+    )
+    caller = """\
+        import torch
+
+
+        class Runner:
+            def step(self, reducer, device, lens):
+                h = reducer.reduce(torch.zeros(4, device=device))
+                h = reducer.reduce(torch.ones(4, device=device))
+                h = reducer.reduce(torch.full((4,), 2.0, device=device))
+                reducer.reduce(torch.tensor(lens))
+                return h
+        """
+    probe = """\
+        import torch
+
+
+        class Probe:
+            def reduce(self, x: torch.Tensor):
+                return x.sum().item()
+        """
+    files = {"pkg/__init__.py": "", "pkg/reducers.py": reducers, "pkg/runner.py": caller, "pkg/probe.py": probe}
+    root = project(tmp_path, files)
+    assert findings(root, "pkg/probe.py") == []
+    assert repo.build(root, use_cache=False).values[("p", "reduce", "x")][0] != repo.DEVICE
+    # One function of that name: the callers vote, and the readback is placed.
+    files["pkg/reducers.py"] = "import torch\n"
+    alone = project(tmp_path / "alone", files)
+    assert findings(alone, "pkg/probe.py") == [("probe.py", 6, "SL201")]
