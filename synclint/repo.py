@@ -336,7 +336,7 @@ def summarize(text: str) -> tuple:
         recorder.learn(info)
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
         return (*_Summarizer(model, recorder, imports).run(collected, classes), info)
-    except Exception:  # noqa: BLE001 - recursion, or a defect on one module: it adds no facts, the run goes on
+    except Exception:  # noqa: BLE001 - recursion, a module the place model gives up on (places.TooCostly), or a defect: it adds no facts, the run goes on
         return _NO_SUMMARY
     finally:
         places.REPO = saved

@@ -78,7 +78,10 @@ def reduce(text: str, rules, min_confidence: Confidence, h2d_helpers=None) -> st
     model = None
     if min_confidence >= Confidence.MEDIUM and any(r.device_only for r in rules):
         model = places.PlaceModel(by_name, _class_definitions(classes), {n: tuple(p) for n, p in reader.imports.items()}, h2d_helpers)
-    candidates = [u for u in units if _may_hold(u, rules, model, by_name, words_of)]
+    try:
+        candidates = [u for u in units if _may_hold(u, rules, model, by_name, words_of)]
+    except places.TooCostly:
+        return None  # parsed whole: what a whole-file parse finds
     if not candidates:
         return NOTHING
     kept = _with_context(candidates, units, by_name)
