@@ -46,7 +46,7 @@ import marshal
 import os
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -175,6 +175,47 @@ def _class_info(tree: ast.Module, imports) -> tuple:
     return tuple(classes), tuple(field_types), tuple(returns)
 
 
+# `ast.walk` and `ast.iter_child_nodes`, in the same order, at about twice the speed (a
+# summary walks every function several times; summarising the bench corpus takes 7% less).
+_FIELDS: dict[type, tuple] = {}
+
+
+def _children(node):
+    kind = type(node)
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = kind._fields
+    for name in names:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            yield value
+        elif type(value) is list:
+            for item in value:
+                if isinstance(item, ast.AST):
+                    yield item
+
+
+def _walk(node):
+    """Every node under `node` (itself included), breadth first, as `ast.walk`."""
+    todo = deque([node])
+    fields = _FIELDS
+    node_type = ast.AST
+    while todo:
+        node = todo.popleft()
+        kind = type(node)
+        names = fields.get(kind)
+        if names is None:
+            names = fields[kind] = kind._fields
+        for name in names:
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                todo.append(value)
+            elif type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        todo.append(item)
+        yield node
+
 def _constructed(value, owner: str, imports, local: dict) -> str | None:
     """`cls(...)`, `Cls(...)` (a capitalised callee), or a name bound to one in the method."""
     if type(value) is ast.Name:
@@ -194,7 +235,7 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list) ->
     found = places.annotation_class(func.returns, imports) if func.returns is not None else None
     local: dict[str, str] = {}
     built = set()
-    for node in ast.walk(func):
+    for node in _walk(func):
         kind = type(node)
         if kind is ast.Assign and len(node.targets) == 1:
             target = node.targets[0]
@@ -467,7 +508,7 @@ class _Summarizer:
                 name = callee.id if type(callee) is ast.Name else callee.attr if type(callee) is ast.Attribute else None
                 if name is not None and name != key:
                     self.edges.add((source, name))
-            pending.extend((child, caller + COLD_CALLER if id(child) in cold else source) for child in ast.iter_child_nodes(node))
+            pending.extend((child, caller + COLD_CALLER if id(child) in cold else source) for child in _children(node))
 
     def _own_method_params(self, unit, name: str) -> tuple | None:
         """The parameters (without `self`) of method `name` of `unit`'s own class, or None."""
@@ -490,7 +531,7 @@ class _Summarizer:
         if found is not None:
             return found
         pairs: list[tuple[str, ast.expr]] = []
-        for node in ast.walk(unit.node) if unit.node is not None else ():
+        for node in _walk(unit.node) if unit.node is not None else ():
             if type(node) not in (ast.For, ast.AsyncFor, ast.comprehension):
                 continue
             target, iterable = node.target, node.iter
@@ -626,7 +667,7 @@ def _sequence_parameters(node) -> frozenset:
     if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef):
         return frozenset()
     args = node.args
-    rebound = {n.id for n in ast.walk(node) if type(n) is ast.Name and type(n.ctx) is ast.Store}
+    rebound = {n.id for n in _walk(node) if type(n) is ast.Name and type(n.ctx) is ast.Store}
     out = set()
     for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
         expr = a.annotation

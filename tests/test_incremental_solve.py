@@ -318,3 +318,14 @@ def test_the_fixpoint_is_the_least_solution(seed):
     assert repo._fixpoint(flows) == _naive_fixpoint(flows)
     assert repo._fixpoint(flows, pinned) == _naive_fixpoint(flows, pinned)
     assert repo._fixpoint(list(flows), pinned) == _naive_fixpoint(flows, pinned)
+
+
+def test_the_summaries_walk_the_tree_as_ast_does():
+    # The summaries' own walks visit what `ast.walk` / `ast.iter_child_nodes` visit, in the
+    # same order (the order of a file's flows is the order explanations cite them in).
+    import ast
+
+    tree = ast.parse(Path(repo.__file__).read_text())
+    assert [id(n) for n in repo._walk(tree)] == [id(n) for n in ast.walk(tree)]
+    for node in ast.walk(tree):
+        assert [id(c) for c in repo._children(node)] == [id(c) for c in ast.iter_child_nodes(node)]
