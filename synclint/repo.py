@@ -1355,7 +1355,8 @@ def _system(flows: list[tuple]) -> tuple:
 
 
 # A declared tensor given device tensors by at least this many flows, and by at least this
-# many times as many as give it anything else, holds the device tensor (`_dominant`).
+# many times as many as give it anything else (or by one flow where no flow gives it anything
+# else alone), holds the device tensor (`_dominant`).
 _DOMINANT_MIN = 2
 _DOMINANT_RATIO = 3
 # ... when its function's name is shared by at most this many functions of the repository.
@@ -1372,7 +1373,8 @@ def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict
     and, through it, every parameter it is passed to, "device or host" for good. Here each
     flow votes with what it alone gives: a device tensor only, or no device tensor at all;
     flows that give both abstain. A declared tensor with `_DOMINANT_MIN` or more device votes
-    and at most a `_DOMINANT_RATIO`-th as many others is pinned to the device, and what it
+    and at most a `_DOMINANT_RATIO`-th as many others (or device votes and no other) is
+    pinned to the device, and what it
     flows into is solved again (a few rounds: each pins more). Returns the new solution and
     target -> (device votes, other votes, an example of each)."""
     pinned: dict[tuple, tuple] = {}
@@ -1397,7 +1399,7 @@ def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict
             target: tuple(votes)
             for target, votes in tally.items()
             if value.get(target, 0) & _HOST_DATA and value[target] & DEVICE
-            and votes[0] >= _DOMINANT_MIN and votes[0] >= _DOMINANT_RATIO * votes[1]
+            and (votes[0] >= _DOMINANT_MIN and votes[0] >= _DOMINANT_RATIO * votes[1] or votes[0] and not votes[1])
         }
         if not found:
             break

@@ -39,6 +39,7 @@ def _rows(code: str, filename: str = "m.py", targets=("cuda",)) -> list[int]:
         ("pkg/platforms/mps.py", "mps"),
         ("pkg/worker/cpu_model_runner.py", "cpu"),
         ("pkg/worker/cpu/model_runner.py", "cpu"),
+        ("pkg/layers/attention/intel_amx_backend.py", "cpu"),
     ],
 )
 def test_paths_of_other_platforms_are_not_reported(path, platform):

@@ -218,3 +218,38 @@ def test_a_parameter_of_a_name_many_functions_share_is_not_put_to_the_vote(tmp_p
     files["pkg/reducers.py"] = "import torch\n"
     alone = project(tmp_path / "alone", files)
     assert findings(alone, "pkg/probe.py") == [("probe.py", 6, "SL201")]
+
+
+def test_a_parameter_used_as_only_a_tensor_can_be_is_the_tensor_in_that_function(tmp_path):
+    # `gather(..., mask)` is given a device mask by the worker and a Python list elsewhere: in
+    # doubt (low); but `mask.to(torch.bool)` here says this function is given the tensor.
+    worker = """\
+        import torch
+
+        from pkg.gather import gather, gather_plain
+
+
+        class Worker:
+            def step(self, table: torch.Tensor, lens, device):
+                pos = torch.arange(8, device=device)
+                mask = pos[None, :] < torch.tensor(lens, device=device)[:, None]
+                return gather(table, pos, mask), gather_plain(table, pos, mask)
+
+            def debug(self, table: torch.Tensor):
+                return gather(table, [0, 1], [True, False]), gather_plain(table, [0, 1], [True, False])
+        """
+    gather = """\
+        import torch
+
+
+        def gather(table: torch.Tensor, pos, mask: torch.Tensor):
+            if mask.dtype != torch.bool:
+                mask = mask.to(torch.bool)
+            return table[pos][mask]
+
+
+        def gather_plain(table: torch.Tensor, pos, mask: torch.Tensor):
+            return table[pos][mask]
+        """
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/worker.py": worker, "pkg/gather.py": gather})
+    assert [f for f in findings(root, "pkg/gather.py") if f[2] == "SL401"] == [("gather.py", 7, "SL401")]

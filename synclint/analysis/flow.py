@@ -13,7 +13,7 @@ from synclint.analysis import evidence
 from synclint.analysis.annotations import annotation_placement
 from synclint.analysis.scopeenv import FlowEnv
 from synclint import repo
-from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, string_value
+from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, resolve_by_method, string_value
 from synclint.analysis.values import UNKNOWN, Env, Place, Placement, join, placed
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
@@ -76,6 +76,8 @@ class FlowWalker:
                 # No evidence here (or a tensor of unsaid place): what every caller in the
                 # repository passes, or what the name says (synclint/repo.py).
                 found = repository_placement(repo.param_fact(_function_key(func, self.chain), name), param)
+                if found is not None and found.confidence == Confidence.LOW:
+                    found = _resolved_by_use(found, func, name)
                 if found is not None:
                     value = found
                 elif name in self.promoted:
@@ -594,3 +596,42 @@ def is_self_move(stmt, name: str) -> bool:
         and source.value.value == "self"
         and source.attr.value == name
     )
+
+
+# Attributes numpy arrays have too: reading them says nothing of a tensor.
+_NUMPY_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "T", "itemsize", "nbytes", "flat", "real", "imag",
+                               "strides", "data", "base", "flags"})
+
+
+def _resolved_by_use(value: Placement, func: cst.FunctionDef, name: str) -> Placement:
+    """A parameter the repository gives a device tensor in some calls and Python values (or
+    numpy arrays) in others (low): where this function uses it as only a tensor can be used
+    (`mask.to(torch.bool)`, `mask.dtype` where the other values are ints), this function is
+    given the tensor, at every use (medium; `sources.resolve_by_method` decides)."""
+    for attr, node in _attribute_uses(func.body, name):
+        if attr in _NUMPY_ATTRIBUTES and attr not in ("T",) and _numpy_possible(value):
+            continue
+        resolved = resolve_by_method(value, attr, node, how=f"`{name}.{attr}` in `{func.name.value}()` is a tensor's")
+        if resolved.confidence != value.confidence:
+            return resolved
+    return value
+
+
+def _numpy_possible(value: Placement) -> bool:
+    return any(repo.RESOLVABLE_NOTE_TORCH_ONLY in e.reason for e in value.evidence[:3])
+
+
+def _attribute_uses(body: cst.CSTNode, name: str):
+    """(attribute, node) of every `name.<attribute>` in `body`, in source order, not inside a
+    nested function or class."""
+    pending = [body]
+    out = []
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
+            continue
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
+            out.append((node.attr.value, node))
+        pending.extend(reversed(node.children))
+    return out
+

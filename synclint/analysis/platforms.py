@@ -16,7 +16,7 @@ The rules are conventions that hold across projects, not any one project's names
 
 Platform words: `cuda`, `nvidia` -> cuda; `rocm`, `hip`, `aiter`, `amd`, `gfx<N>` -> rocm;
 `xpu` -> xpu; `tpu` -> tpu; `npu`, `ascend` -> npu; `hpu`, `habana`, `gaudi` -> hpu;
-`mps`, `mlx` -> mps; `cpu` -> cpu. `is_cuda_alike()` is cuda or rocm. A path, class or function
+`mps`, `mlx` -> mps; `cpu`, `amx` (Intel's CPU matrix instructions) -> cpu. `is_cuda_alike()` is cuda or rocm. A path, class or function
 whose words also speak of moving data to the host (`offload`, `swap`, `transfer`,
 `connector`) or of a GPU (`gpu`) is not CPU-platform code: CPU offloading runs on an
 accelerator platform.
@@ -59,6 +59,7 @@ _WORDS = {
     "mps": "mps",
     "mlx": "mps",
     "cpu": "cpu",
+    "amx": "cpu",  # Intel AMX: matrix instructions of the CPU
 }
 # Words that make a `cpu` word mean "data moved to the host" rather than "the CPU platform".
 _HOST_MOVE_WORDS = frozenset({"offload", "offloading", "swap", "transfer", "connector", "gpu"})
