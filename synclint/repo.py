@@ -663,9 +663,21 @@ def _declared(annotation) -> int:
             return 0
     while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated"):
         expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    members = None
     if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
-        left, right = _declared(expr.left), _declared(expr.right)
-        return left | right if left and right or _is_none(expr.left) or _is_none(expr.right) else 0
+        members = (expr.left, expr.right)
+    elif type(expr) is ast.Subscript and places._last_name(expr.value) == "Union":
+        members = tuple(expr.slice.elts) if type(expr.slice) is ast.Tuple else (expr.slice,)
+    if members is not None:
+        masks = [_declared(m) for m in members]
+        if any(m & SCALAR for m in masks) and any(places.tensor_annotation(m) for m in members):
+            # `causal: bool | torch.Tensor`: the field may hold a Python value; the class says so
+            # (its tensor values do not make it a device field alone).
+            return SCALAR
+        if len(members) == 2 and type(expr) is ast.BinOp:
+            left, right = masks
+            return left | right if left and right or _is_none(expr.left) or _is_none(expr.right) else 0
+        return 0 if not all(masks) else _join_masks(masks)
     if type(expr) is ast.Name and expr.id in _SCALAR_TYPES:
         return SCALAR
     mask = places.annotation_mask(expr)
@@ -675,6 +687,13 @@ def _declared(annotation) -> int:
     if places._last_name(head) in ("dict", "Dict", "set", "Set", "tuple", "Tuple", "Sequence", "Callable"):
         return SCALAR  # a Python container: not a tensor
     return 0
+
+
+def _join_masks(masks) -> int:
+    out = 0
+    for mask in masks:
+        out |= mask
+    return out
 
 
 _NUMBER_TYPES = frozenset({"int", "float"})
