@@ -214,6 +214,8 @@ class LintContext:
             return  # an assert's message is evaluated only when the assert fails
         if not platforms.runs_on(platforms.code_platforms(self.filename, self.chain, self.stack), self.settings.target_platforms):
             return  # code for another platform than the targets
+        if _in_device_kernel(self.chain):
+            return  # the body of a `@triton.jit` / `@cute.jit` kernel runs on the device: no host to wait
         verdict = self.tier_verdict()
         self.findings.append(
             Finding(
@@ -269,3 +271,29 @@ def _bind(target, value: Placement, env) -> None:
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             _bind(element.value, value if value.is_tensor else UNKNOWN, env)
+
+
+# Decorators that compile a function into a device kernel (Triton, CuTe DSL, Numba, TileLang):
+# `@triton.jit`, `@cute.jit`, `@cute.kernel`, `@triton.autotune(...)`, a bare `@jit`. Not
+# `torch.jit.*`: a scripted function runs PyTorch ops from the host and syncs as Python does.
+_KERNEL_DECORATORS = frozenset({"jit", "kernel", "autotune", "heuristics"})
+
+
+def _in_device_kernel(chain) -> bool:
+    for node in chain:
+        if not isinstance(node, cst.FunctionDef):
+            continue
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            parts = []
+            while isinstance(expr, cst.Attribute):
+                parts.append(expr.attr.value)
+                expr = expr.value
+            if isinstance(expr, cst.Name):
+                parts.append(expr.value)
+            if parts and parts[0] in _KERNEL_DECORATORS and parts[-1] != "torch" and "torch" not in parts[1:]:
+                return True
+    return False
+

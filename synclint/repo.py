@@ -74,7 +74,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-5"
+INDEX_VERSION = "repo-index-6"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -398,7 +398,8 @@ class _Summarizer:
         self.signatures: list[tuple] = []
         self.mirrors: list[tuple] = []
         self.tensors: list[tuple] = []  # fields, parameters and results declared `torch.Tensor`
-        self.edges: set[tuple] = set()  # (caller, callee): the call graph, by name
+        # (caller, callee): the call graph (`_callees`), and ("", function) for each function defined
+        self.edges: set[tuple] = set()
         self._loop_names: dict[int, dict] = {}  # unit -> loop element names -> what their loops iterate
 
     def _flow(self, target: tuple, value, unit, line: int) -> None:
@@ -493,7 +494,8 @@ class _Summarizer:
         # cold caller. Not the calls of a thread's target: a serving loop runs on a thread or
         # process of its own (`Process(target=run_scheduler_process)`), and what it calls
         # runs every step.
-        caller = key
+        caller = self._qualified(func, unit)
+        self.edges.add(("", caller))  # a definition: a node of the call graph
         cold = {id(n) for n in coldcode.cold_subtrees(func)}
         pending = [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
         while pending:  # the calls this function makes (not those of functions nested in it)
@@ -504,11 +506,76 @@ class _Summarizer:
                     self.edges.add((source, node.name))  # a nested definition runs when called
                 continue
             if kind is ast.Call:
-                callee = node.func
-                name = callee.id if type(callee) is ast.Name else callee.attr if type(callee) is ast.Attribute else None
-                if name is not None and name != key:
-                    self.edges.add((source, name))
+                for callee in self._callees(node, unit):
+                    if callee != caller:
+                        self.edges.add((source, callee))
             pending.extend((child, caller + COLD_CALLER if id(child) in cold else source) for child in _children(node))
+
+    @staticmethod
+    def _qualified(func, unit) -> str:
+        """A function's node in the call graph: `Cls.method` for a method of a module-level
+        class, the bare name for a module-level or nested function."""
+        if unit.node is func and unit.method and unit.owner is not None:
+            return f"{unit.owner.header.node.name}.{func.name}"
+        return func.name
+
+    def _callees(self, call: ast.Call, unit) -> tuple:
+        """What a call may run, as the solve resolves it (`_CallGraph`): `f` a function by
+        name; `Cls.m` method `m` of an object of class `Cls` (`self.m()`, a typed object,
+        `Cls.m()`; where `Cls` has no `m`, the object its field `m` holds: `self.sub(x)`);
+        `Cls.a.m` method `m` of what field `a` of `Cls` holds (`self.a.m()`); `.m` a method
+        of an object of unknown class; `mod>f` function `f` of module `mod` (kept only when
+        `mod` is the repository's). A call into a library module or a constructor: nothing."""
+        func = call.func
+        if type(func) is ast.Name:
+            name = func.id
+            if name[:1].isupper() or name in api.SCALAR_BUILTINS or name in api.SEQUENCE_BUILTINS:
+                return ()  # a constructor (its `__init__` is a cold root) or a builtin
+            quals = self.imports.get(name)
+            if quals:
+                top = min(quals).split(".", 1)[0]
+                return () if top in _EXTERNAL else (f"{top}>{name}",)
+            if name in unit.bound:
+                cls = self._class_of(func, unit)  # `mod = Sub(...)`, then `mod(x)`
+                if cls:
+                    return (f"{cls}.__call__",)
+            return (name,)
+        if type(func) is not ast.Attribute:
+            return ()
+        method, obj = func.attr, func.value
+        head = obj
+        while type(head) is ast.Attribute:
+            head = head.value
+        if type(head) is ast.Name:
+            quals = self.imports.get(head.id)
+            if quals:
+                top = min(quals).split(".", 1)[0]
+                if top in _EXTERNAL:
+                    return ()
+                if obj is head:
+                    # `Cls.m()` of an imported class, `mod.f()` of an imported module
+                    if head.id[:1].isupper():
+                        return (f"{places.resolved_name(head.id, self.imports)}.{method}",)
+                    return (f"{top}>{method}",)
+        owner = unit.owner.header.node.name if unit.owner is not None else None
+        if owner is not None:
+            if type(obj) is ast.Name and obj.id in ("self", "cls"):
+                return (f"{owner}.{method}",)
+            if type(obj) is ast.Attribute and type(obj.value) is ast.Name and obj.value.id == "self":
+                return (f"{owner}.{obj.attr}.{method}",)
+            if type(obj) is ast.Call and type(obj.func) is ast.Name and obj.func.id == "super" and not obj.args:
+                bases = self.recorder.bases.get(owner, ())
+                return tuple(f"{base}.{method}" for base in bases) or (f".{method}",)
+        if type(obj) is ast.Name and obj.id[:1].isupper() and obj.id not in unit.bound:
+            return (f"{obj.id}.{method}",)  # `Cls.m()` of a class of this file
+        cls = self._class_of(obj, unit)
+        return (f"{cls}.{method}",) if cls else (f".{method}",)
+
+    def _class_of(self, expr, unit) -> str | None:
+        try:
+            return self.model.class_of(expr, unit)
+        except RecursionError:
+            return None
 
     def _own_method_params(self, unit, name: str) -> tuple | None:
         """The parameters (without `self`) of method `name` of `unit`'s own class, or None."""
@@ -637,9 +704,21 @@ def _declared(annotation) -> int:
             return 0
     while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated"):
         expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    members = None
     if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
-        left, right = _declared(expr.left), _declared(expr.right)
-        return left | right if left and right or _is_none(expr.left) or _is_none(expr.right) else 0
+        members = (expr.left, expr.right)
+    elif type(expr) is ast.Subscript and places._last_name(expr.value) == "Union":
+        members = tuple(expr.slice.elts) if type(expr.slice) is ast.Tuple else (expr.slice,)
+    if members is not None:
+        masks = [_declared(m) for m in members]
+        if any(m & SCALAR for m in masks) and any(places.tensor_annotation(m) for m in members):
+            # `causal: bool | torch.Tensor`: the field may hold a Python value; the class says so
+            # (its tensor values do not make it a device field alone).
+            return SCALAR
+        if len(members) == 2 and type(expr) is ast.BinOp:
+            left, right = masks
+            return left | right if left and right or _is_none(expr.left) or _is_none(expr.right) else 0
+        return 0 if not all(masks) else _join_masks(masks)
     if type(expr) is ast.Name and expr.id in _SCALAR_TYPES:
         return SCALAR
     mask = places.annotation_mask(expr)
@@ -649,6 +728,13 @@ def _declared(annotation) -> int:
     if places._last_name(head) in ("dict", "Dict", "set", "Set", "tuple", "Tuple", "Sequence", "Callable"):
         return SCALAR  # a Python container: not a tensor
     return 0
+
+
+def _join_masks(masks) -> int:
+    out = 0
+    for mask in masks:
+        out |= mask
+    return out
 
 
 _NUMBER_TYPES = frozenset({"int", "float"})
@@ -792,7 +878,7 @@ class Facts:
 
     values: dict[tuple, tuple[int, str]] = field(default_factory=dict)
     fingerprint: str = ""
-    callers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function -> who calls it, by name
+    callers: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function -> who calls it (`_CallGraph`)
     # While one file is linted (`recording`): every fact it asked for and the answer it got,
     # the call graph's tier verdicts ("t", function) included. A cached result stays valid
     # while the repository gives the same answers to the same questions (synclint/cache.py).
@@ -1051,14 +1137,12 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     `state`, when given, receives what an incremental solve after an edit starts from
     (`_State`)."""
     asm = _assemble(summaries)
-    flows, tensors, tupled, loop_flows, own_flows, types, signatures, callers = asm[:8]
+    flows, tensors, tupled, loop_flows, own_flows, types, signatures, calls = asm[:8]
     lines = {path: summary[0] for path, summary in summaries.items()}
     mirrored = _mirrored(summaries)
     definitions = Counter(key for summary in summaries.values() for key, _ in summary[1])
     facts, typed, first_device, value0, value = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions)
-    # Calls of functions the repository does not define (library calls, methods of tensors)
-    # say nothing of how often its own code runs.
-    graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in signatures}
+    graph = _CallGraph(types).graph(calls, summaries)
     # Citations patched after edits that only move lines: the facts whose reason is `_device_reason`.
     examples = {
         key: first_device[key]
@@ -1082,15 +1166,18 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     to that class's family), in file order; and the repository's tables they were resolved with."""
     signatures: dict[str, set[tuple]] = {}
     tensors: set[tuple] = set()
-    callers: dict[str, set[str]] = {}
     bases: dict[str, set] = {}
     fields_of: dict[str, tuple] = {}
     field_types: list = []
     returns: list = []
+    calls: dict[str, Counter] = {}  # callee (`_Summarizer._callees`) -> its callers' counts
     for _, sigs, _, declared, edges, *more in summaries.values():
         tensors.update(declared)
         for caller, callee in edges:
-            callers.setdefault(callee, set()).add(caller)
+            known = calls.get(callee)
+            if known is None:
+                known = calls[callee] = Counter()
+            known[caller] += 1
         for key, params in sigs:
             signatures.setdefault(key, set()).add(params)
         if more:
@@ -1114,7 +1201,7 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     family = _Family(types, {(t[1], t[2]) for t, *_ in flows if t[0] == "A"})
     expanded: dict[tuple, tuple] = {}
     flows = [(target, local, _expand(symbols, expanded, family) if symbols else symbols, where) for target, local, symbols, where in flows]
-    return flows, tensors, tupled, loop_flows, own_flows, types, signatures, callers, fields_of, expanded, family
+    return flows, tensors, tupled, loop_flows, own_flows, types, signatures, calls, fields_of, expanded, family
 
 
 def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tupled: set, loop_flows: list, own_flows: list) -> None:
@@ -2095,15 +2182,15 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         for key, (mask, reason) in facts.items()
         if key in region and key in first_device and key in tensors and mask == DEVICE and " is given only device tensors " in reason
     )
-    # The call graph and the vendored functions, from the counts.
-    graph = dict(callers)
-    for callee in edges_now.keys() | resigned:
-        counts = edges_now.get(callee)
-        found = tuple(sorted(c for c, n in (counts if counts is not None else edge_count.get(callee, {})).items() if n > 0))
-        if found and callee in sigs_now:
-            graph[callee] = found
-        else:
-            graph.pop(callee, None)
+    # The call graph and the vendored functions, from the counts: the graph resolved again
+    # whole where the edit changed a call or a definition (a definition changes how calls by
+    # name and through classes resolve).
+    if edges_now:
+        counts_now = {callee: counts for callee, counts in edge_count.items() if callee not in edges_now}
+        counts_now.update(edges_now)
+        graph = _CallGraph(Types(bases, field_types, returns)).graph(counts_now, paths)
+    else:
+        graph = callers
     vendored_now = frozenset(k for k, n in vendored_names.items() if n > 0 and names.get(k, 0) <= 0)
     declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
     classes_now = (typed_all, sorted(declared), *classes[2:])
@@ -2113,6 +2200,139 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
 # --- hot and cold through the call graph ---------------------------------------------------------
 
 _MAX_VISITED = 4000
+# A method name defined in more class families than this (classes that share no base of the
+# repository: `run`, `process`, `apply`, `build`) is called by name (`obj.run()`, the class
+# of `obj` unknown) only weakly: the call may reach any of them.
+_FEW_FAMILIES = 3
+
+
+class _CallGraph:
+    """The call graph of the summaries' edges (`_Summarizer._callees`), resolved through the
+    classes of the repository: `self.m()` reaches `m` of the object's class (the nearest
+    definition among it and its bases, and the overrides of its subclasses); `self.sub(x)`
+    the `__call__` or `forward` of the class field `sub` holds; a method of an object of
+    unknown class every definition of the name (`callers[".m"]`; `callers["?m"]`, a weak
+    way in, where many unrelated classes define it); a call of a function imported from a
+    library nothing of the repository."""
+
+    def __init__(self, types: _Types) -> None:
+        self.types = types
+        self.functions: set[str] = set()  # module-level and nested functions, by name
+        self.methods: dict[str, set[str]] = {}  # method name -> the classes defining it
+        self.modules: set[str] = set()  # names of the repository's folders and modules
+        self.children: dict[str, list] = {}
+        for name, parents in types.bases.items():
+            for parent in parents:
+                self.children.setdefault(parent, []).append(name)
+        self.memo: dict[str, tuple] = {}
+        self.roots: dict[str, str] = {}
+
+    def graph(self, calls: dict, paths) -> dict:
+        """callee -> its callers, from `calls`: callee (as `_Summarizer._callees` writes it)
+        -> {caller: count}, with the caller "" counting the definitions of a function."""
+        for path in paths:
+            parts = path.replace("\\", "/").split("/")
+            self.modules.update(parts[:-1])
+            self.modules.add(parts[-1].rsplit(".", 1)[0])
+        defined = set()
+        for callee, counts in calls.items():
+            if counts.get("", 0) > 0:
+                defined.add(callee)
+                cls, _, name = callee.rpartition(".")
+                if cls:
+                    self.methods.setdefault(name, set()).add(cls)
+                else:
+                    self.functions.add(name)
+        callers: dict[str, set[str]] = {}
+        for callee, counts in calls.items():
+            found = [caller for caller, n in counts.items() if caller and n > 0]
+            if not found:
+                continue
+            targets, name = self.resolve(callee)
+            if name:  # by name: one entry for every definition of the name
+                targets = (*targets, ("." if self._few(name) else "?") + name)
+            for target in targets:
+                known = callers.get(target)
+                if known is None:
+                    known = callers[target] = set()
+                known.update(found)
+        named = self.functions.union(self.methods)
+        return {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in defined or callee[:1] in ".?" and callee[1:] in named}
+
+    def resolve(self, ref: str) -> tuple[tuple, str]:
+        """(the functions a call reaches, the name it reaches every definition of, or "")."""
+        found = self.memo.get(ref)
+        if found is None:
+            found = self.memo[ref] = self._resolve(ref)
+        return found
+
+    def _resolve(self, ref: str) -> tuple[tuple, str]:
+        if ">" in ref:  # `mod>f`: a function of an imported module
+            module, _, name = ref.partition(">")
+            return ((name,) if module in self.modules and name in self.functions else ()), ""
+        if ref[:1] == ".":
+            return (), ref[1:]
+        parts = ref.split(".")
+        if len(parts) == 1:
+            return ((ref,) if ref in self.functions else ()), ""
+        if len(parts) == 3:  # `self.a.m()`: a method of what field `a` holds
+            held = self.types.field_type(parts[0], parts[1])
+            found = self._of_class(held, parts[2]) if held else ()
+            return (found, "") if found else ((), parts[2])
+        cls, name = parts
+        found = self._of_class(cls, name)
+        if not found:
+            held = self.types.field_type(cls, name)  # `self.sub(x)`: the object field `sub` holds
+            found = self._of_class(held, "__call__") if held else ()
+        return (found, "") if found else ((), name)
+
+    def _of_class(self, cls: str, name: str) -> tuple:
+        """The definitions `obj.<name>()` runs for an object of class `cls`: the nearest in
+        `cls` and its bases, and those of its subclasses; `__call__` of an `nn.Module` is
+        its `forward`."""
+        found = self._in_family(cls, name)
+        if not found and name == "__call__":
+            found = self._in_family(cls, "forward")
+        return found
+
+    def _in_family(self, cls: str, name: str) -> tuple:
+        classes = self.methods.get(name)
+        if not classes:
+            return ()
+        out = []
+        for one in self.types._lineage(cls):
+            if one in classes:
+                out.append(f"{one}.{name}")
+                break
+        pending, seen = [cls], {cls}
+        while pending and len(seen) < 256:
+            for child in self.children.get(pending.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    pending.append(child)
+                    if child in classes:
+                        out.append(f"{child}.{name}")
+        return tuple(out)
+
+    def _few(self, name: str) -> bool:
+        """At most `_FEW_FAMILIES` unrelated class families (module-level functions count as
+        one) define `name`: a call by name reaches them all."""
+        families = {self._root(cls) for cls in self.methods.get(name, ())}
+        return len(families) + (name in self.functions) <= _FEW_FAMILIES
+
+    def _root(self, cls: str) -> str:
+        """The topmost class of the repository above `cls` along its first bases."""
+        root = self.roots.get(cls)
+        if root is None:
+            root, seen = cls, {cls}
+            while True:
+                parents = [p for p in self.types.bases.get(root, ()) if p in self.types.bases and p not in seen]
+                if not parents:
+                    break
+                root = parents[0]
+                seen.add(root)
+            self.roots[cls] = root
+        return root
 
 
 def tiers_hook(settings):
@@ -2124,36 +2344,50 @@ def tiers_hook(settings):
 
 class _CallGraphTiers:
     """A function is hot when a hot root (`hot-functions`: `forward`, `execute_model`, ...)
-    reaches it through calls resolved by name; cold when every way in starts at a cold root
-    (`cold-functions`: loading, warm-up, profiling, capture; or a constructor, `Cls(...)`).
-    A function whose own name decides is left to the local signals."""
+    reaches it through the calls the index resolves (`_CallGraph`); cold when every way in
+    starts at a cold root (`cold-functions`: loading, warm-up, profiling, capture; or a
+    constructor). A function whose own name decides is left to the local signals.
+
+    The graph's functions are `Cls.method` for methods of module-level classes and bare
+    names for the rest; a pattern with a dot matches `Cls.method`, one without the name.
+    Calls by name of a method of an unknown object reach every definition of the name:
+    `callers[".m"]`, or `callers["?m"]` where many unrelated classes define `m` (a weak way
+    in: it makes a function hot only where no resolved call says it runs once)."""
 
     def __init__(self, facts: Facts, settings) -> None:
         self.facts = facts
         self.callers = facts.callers
-        self.hot = tuple(p for p in settings.hot_functions if "." not in p)
-        self.cold = tuple(p for p in getattr(settings, "cold_functions", ()) if "." not in p)
+        self.hot = tuple(settings.hot_functions)
+        self.cold = tuple(getattr(settings, "cold_functions", ()))
         self.memo: dict[str, object] = {}
         # Functions defined only in vendored folders: a vendored function every way into which
         # starts at one of them that nothing calls is code the repository does not use.
         self.vendored = facts.vendored
 
-    def _is_hot(self, name: str) -> bool:
-        return not name.endswith(COLD_CALLER) and any(fnmatchcase(name, p) for p in self.hot)
+    @staticmethod
+    def _matches(node: str, patterns: tuple) -> bool:
+        name = node.rpartition(".")[2]
+        return any(fnmatchcase(node if "." in p else name, p) for p in patterns)
 
-    def _is_cold(self, name: str) -> bool:
-        return (
-            name[:1].isupper()
-            or name == "__init__"
-            or name.endswith(COLD_CALLER)
-            or any(fnmatchcase(name, p) for p in self.cold)
-        )
+    def _is_hot(self, node: str) -> bool:
+        return not node.endswith(COLD_CALLER) and self._matches(node, self.hot)
+
+    def _is_cold(self, node: str) -> bool:
+        if node.endswith(COLD_CALLER):
+            return True
+        name = node.rpartition(".")[2]
+        return name[:1].isupper() or name == "__init__" or self._matches(node, self.cold)
+
+    def node(self, qualname: str) -> str:
+        """The graph's function for a finding's enclosing scopes (`Class.method`,
+        `outer.inner`, `Class.method.inner`)."""
+        parts = qualname.split(".")
+        if len(parts) >= 2 and self.facts.types.is_class(parts[-2]):
+            return f"{parts[-2]}.{parts[-1]}"
+        return parts[-1]
 
     def __call__(self, filename: str, qualname: str):
-        parts = qualname.split(".")
-        name = parts[-1]
-        if name == "__init__" and len(parts) > 1:
-            name = parts[-2]
+        name = self.node(qualname)
         reads = self.facts.reads
         if _vendored(filename):
             verdict = self.vendored_verdict(name)
@@ -2171,10 +2405,11 @@ class _CallGraphTiers:
         verdict = self.verdict(name)
         if verdict is None and self.callers and not (self._is_hot(name) or self._is_cold(name)):
             entries = self._entries(name)
-            if entries is not None and entries <= self.vendored:
+            if entries is not None and {e.rpartition(".")[2] for e in entries} <= self.vendored:
                 from synclint.analysis.tier import Tier, TierVerdict
 
-                return TierVerdict(Tier.COLD, f"vendored third-party code that no hot code of the repository calls (`{name}()`)")
+                shown = name.rpartition(".")[2]
+                return TierVerdict(Tier.COLD, f"vendored third-party code that no hot code of the repository calls (`{shown}()`)")
         return verdict
 
     def verdict(self, name: str):
@@ -2184,6 +2419,18 @@ class _CallGraphTiers:
         self.memo[name] = verdict
         return verdict
 
+    def _ways_in(self, node: str, weak: bool = True):
+        """(caller, by a weak call by name) for each call of `node`."""
+        callers = self.callers
+        name = node.rpartition(".")[2]
+        for caller in callers.get(node, ()):
+            yield caller, False
+        for caller in callers.get("." + name, ()):
+            yield caller, False
+        if weak:
+            for caller in callers.get("?" + name, ()):
+                yield caller, True
+
     def _entries(self, name: str) -> frozenset[str] | None:
         """The functions without callers that every way into `name` starts at (`name` itself
         when nothing calls it), or None when a hot root reaches it or the search is too big."""
@@ -2192,10 +2439,9 @@ class _CallGraphTiers:
         entries = set()
         while queue:
             current = queue.pop()
-            callers = self.callers.get(current, ())
-            if not callers:
-                entries.add(current)
-            for caller in callers:
+            empty = True
+            for caller, _ in self._ways_in(current):
+                empty = False
                 if self._is_hot(caller):
                     return None
                 if caller in seen or self._is_cold(caller):
@@ -2204,35 +2450,57 @@ class _CallGraphTiers:
                 if len(seen) > _MAX_VISITED:
                     return None
                 queue.append(caller)
+            if empty:
+                entries.add(current)
         return frozenset(entries)
 
     def _search(self, name: str):
+        """Hot when a hot root reaches `name` through resolved calls; else, through every
+        call (weak calls by name too), hot when one reaches it and no resolved call comes
+        from a cold root, no verdict when one does; cold when every way in ends at a cold
+        root; no verdict when a way in has no callers."""
         from synclint.analysis.tier import Tier, TierVerdict
 
+        found, _, _ = self._walk(name, weak=False)
+        if found is not None and found[0]:
+            return TierVerdict(Tier.HOT, f"runs every step (called from {found[1]})")
+        resolved_cold = found is not None
+        found, cold_root, open_entry = self._walk(name, weak=True)
+        if found is not None and found[0]:
+            if resolved_cold:
+                return None  # a weak way in from a hot root, a resolved one from a cold root
+            return TierVerdict(Tier.HOT, f"runs every step (called by name from {found[1]})")
+        if cold_root is not None and not open_entry:
+            return TierVerdict(Tier.COLD, f"reached only from cold code ({cold_root})")
+        return None
+
+    def _walk(self, name: str, weak: bool):
+        """Breadth first up the callers of `name`: ((True, path) at the first hot root, or
+        (False, path) of the first cold root, or None; the path of the first cold root;
+        whether a way in has no callers). None for all when the search is too big."""
         parent: dict[str, str | None] = {name: None}
         queue = [name]
         cold_root = None
         open_entry = False
-        while queue:
-            current = queue.pop(0)
-            callers = self.callers.get(current, ())
-            if not callers and current != name:
-                open_entry = True  # a way in the index cannot follow
-            for caller in callers:
+        for current in queue:
+            empty = True
+            for caller, _ in self._ways_in(current, weak):
+                empty = False
                 if caller in parent:
                     continue
                 parent[caller] = current
                 if self._is_hot(caller):
-                    return TierVerdict(Tier.HOT, f"runs every step (called from {caller}: {_path(parent, caller)})")
+                    return (True, f"{caller}: {_path(parent, caller)}"), None, False
                 if self._is_cold(caller):
                     cold_root = cold_root or caller
                     continue  # nothing above a cold root makes it hot
                 if len(parent) > _MAX_VISITED:
-                    return None
+                    return None, None, True
                 queue.append(caller)
-        if cold_root is not None and not open_entry:
-            return TierVerdict(Tier.COLD, f"reached only from cold code ({_path(parent, cold_root)})")
-        return None
+            if empty and current != name:
+                open_entry = True  # a way in the index cannot follow
+        shown = _path(parent, cold_root) if cold_root is not None else None
+        return ((False, shown) if shown else None), shown, open_entry
 
 
 def _vendored(filename: str) -> bool:
@@ -2243,7 +2511,14 @@ def _vendored(filename: str) -> bool:
 
 
 def _path(parent: dict, start: str) -> str:
+    """`Runner.execute_model -> _prepare_inputs -> plan_step`: a method's class is written
+    where the path enters it (the next methods of the same class go by their names)."""
     steps = [start]
     while parent.get(steps[-1]) is not None and len(steps) < 8:
         steps.append(parent[steps[-1]])
-    return " -> ".join(steps)
+    shown, previous = [], None
+    for step in steps:
+        cls, _, rest = step.partition(".") if "." in step.split(" ", 1)[0] else ("", "", step)
+        shown.append(rest if cls and cls == previous else step)
+        previous = cls
+    return " -> ".join(shown)

@@ -235,3 +235,42 @@ def test_guarded_imports_read_a_module_with_loops_withs_and_one_line_suites():
     )
     guarded = guarded_imports(module)
     assert set(guarded) == {"torch_npu"} and guarded["torch_npu"] == frozenset({"npu"})
+
+
+def test_the_body_of_a_device_kernel_is_not_host_code():
+    # A CuTe DSL / Triton kernel body is compiled for the device: its `if` on a value runs
+    # there. A `torch.jit.script` function runs PyTorch ops from the host: reported.
+    code = """\
+        import cutlass.cute as cute
+        import torch
+        import triton
+
+
+        class DecodeAttention:
+            def __init__(self, device):
+                self.splits = torch.zeros(1, dtype=torch.int32, device=device)
+
+            @cute.jit
+            def cluster_reduce(self, acc: cute.Tensor):
+                if self.splits > 1:
+                    acc.fill(0)
+
+            def host_reduce(self, acc):
+                if self.splits > 1:
+                    acc.zero_()
+
+
+        @triton.autotune(configs=[], key=["n"])
+        @triton.jit
+        def scale_kernel(x_ptr, n, flag):
+            t = torch.zeros(1, device="cuda")
+            if t:
+                pass
+
+
+        @torch.jit.script
+        def scripted(x: torch.Tensor):
+            y = torch.zeros(4, device="cuda")
+            return int(y.sum())
+        """
+    assert _rows(code) == [16, 31]

@@ -253,3 +253,43 @@ def test_a_parameter_used_as_only_a_tensor_can_be_is_the_tensor_in_that_function
         """
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/worker.py": worker, "pkg/gather.py": gather})
     assert [f for f in findings(root, "pkg/gather.py") if f[2] == "SL401"] == [("gather.py", 7, "SL401")]
+
+
+def test_a_field_declared_a_python_value_or_a_tensor_is_not_a_device_field(tmp_path):
+    # `causal: bool | torch.Tensor`: one builder puts a device tensor there, the others a bool;
+    # the declaration says a Python value is expected, so the field is not placed.
+    meta = """\
+        from dataclasses import dataclass
+        from typing import Union
+
+        import torch
+
+
+        @dataclass
+        class Metadata:
+            causal: bool | torch.Tensor = True
+            window: Union[int, torch.Tensor] = 0
+
+
+        def build(device) -> Metadata:
+            return Metadata(causal=torch.ones(4, dtype=torch.bool, device=device),
+                            window=torch.zeros(4, device=device))
+
+
+        def build_again(device) -> Metadata:
+            return Metadata(causal=torch.ones(4, dtype=torch.bool, device=device),
+                            window=torch.zeros(4, device=device))
+        """
+    backend = """\
+        from pkg.meta import Metadata
+
+
+        def plan(meta: Metadata):
+            if meta.causal:
+                return meta.window + 1
+            return 0
+        """
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/meta.py": meta, "pkg/backend.py": backend})
+    assert findings(root, "pkg/backend.py") == []
+    typed = repo.build(root, use_cache=False).typed
+    assert typed[("Metadata", "causal")][0] != repo.DEVICE

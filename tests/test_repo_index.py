@@ -289,7 +289,7 @@ def tiers(root: Path, *names: str) -> dict[int, tuple[str, str | None]]:
 def test_a_helper_reached_only_from_init_is_cold_and_one_reached_from_a_hot_root_is_hot(tmp_path):
     root = project(tmp_path / "proj", CALL_GRAPH)
     found = tiers(root, "helpers.py")
-    assert found[5][0] == "cold" and "Runner -> fill_table" in found[5][1]
+    assert found[5][0] == "cold" and "Runner.__init__ -> fill_table" in found[5][1]
     # _inner is hot through two calls: execute_model -> plan_step -> _inner.
     assert found[13][0] == "hot" and "execute_model -> plan_step -> _inner" in found[13][1]
     # The default report leaves cold findings out.

@@ -1,0 +1,275 @@
+"""The call graph's calls are resolved through classes (synclint/repo.py `_CallGraph`): a
+method reached from a model's forward is hot, its namesake in another class that only
+`__init__` calls is cold, on real-shaped multi-file projects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
+
+from synclint import repo, runner
+from synclint.config import Settings
+from synclint.violation import Confidence
+
+
+def tiers(root: Path, name: str, **settings) -> dict[int, tuple[str, str | None]]:
+    settings = Settings(include_cold=True, min_confidence=Confidence.LOW, **settings)
+    run = runner.lint_paths([root / name], settings, jobs=1, use_cache=False)
+    return {v.location.row: (v.tier, v.tier_reason) for v in run.violations}
+
+
+STAGES = {
+    "engine/preprocess.py": """\
+        import torch
+
+
+        class TokenizerStage:
+            def __init__(self, table: torch.Tensor):
+                self.limit = self.process(table)
+
+            def process(self, table: torch.Tensor):
+                return int(table.max().item())
+        """,
+    "engine/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class LogitsStage:
+            def process(self, logits: torch.Tensor):
+                return int(logits.argmax().item())
+
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stage = LogitsStage()
+
+            def forward(self, logits: torch.Tensor):
+                return self.stage.process(logits)
+        """,
+}
+
+
+def test_a_method_is_reached_through_its_class_not_through_a_namesake(tmp_path):
+    root = project(tmp_path / "proj", STAGES)
+    # `self.process(table)` in TokenizerStage.__init__ reaches TokenizerStage.process only;
+    # `self.stage.process(...)` in a forward reaches the class the field holds.
+    assert tiers(root, "engine/preprocess.py")[9] == ("cold", "reached only from cold code (TokenizerStage.__init__ -> process)")
+    assert tiers(root, "engine/model.py")[7] == ("hot", "runs every step (called from Head.forward: Head.forward -> LogitsStage.process)")
+    # The default report leaves the once-only call out.
+    default = runner.lint_paths([root / "engine/preprocess.py"], Settings(), jobs=1, use_cache=False)
+    assert default.violations == []
+
+
+def test_a_method_of_a_base_class_and_the_overrides_of_subclasses(tmp_path):
+    files = {
+        "engine/attention.py": """\
+            import torch
+
+
+            class AttentionBackend:
+                def forward(self, q: torch.Tensor):
+                    return self.plan(q)
+
+                def plan(self, q: torch.Tensor):
+                    return int(q.shape[0])
+
+
+            class FlashBackend(AttentionBackend):
+                def plan(self, q: torch.Tensor):
+                    return int(q.sum().item())
+
+
+            class Loader:
+                def __init__(self, weights: torch.Tensor):
+                    self.scale = self.plan(weights)
+
+                def plan(self, weights: torch.Tensor):
+                    return float(weights.abs().max().item())
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/attention.py")
+    # `self.plan(q)` in the base's forward runs a subclass's override.
+    assert found[14] == ("hot", "runs every step (called from AttentionBackend.forward: AttentionBackend.forward -> FlashBackend.plan)")
+    assert found[22] == ("cold", "reached only from cold code (Loader.__init__ -> plan)")
+
+
+def test_a_submodule_call_reaches_its_forward(tmp_path):
+    files = {
+        "engine/blocks.py": """\
+            import torch
+            from torch import nn
+
+
+            class Adapter(nn.Module):
+                def forward(self, x: torch.Tensor):
+                    return x * 2
+
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.adapter = Adapter()
+
+                def encode(self, x: torch.Tensor):
+                    return self.adapter(x)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    facts = repo.build(root, use_cache=False)
+    assert facts.callers["Adapter.forward"] == ("Encoder.encode",)
+    assert "adapter" not in facts.callers
+
+
+def test_a_cycle_of_methods_is_searched_once(tmp_path):
+    files = {
+        "engine/sched.py": """\
+            import torch
+
+
+            class Scheduler:
+                def __init__(self, budget: torch.Tensor):
+                    self.left = self.schedule(budget, 3)
+
+                def schedule(self, budget: torch.Tensor, depth: int):
+                    return self._retry(budget, depth)
+
+                def _retry(self, budget: torch.Tensor, depth: int):
+                    if depth and bool(budget.sum().item()):
+                        return self.schedule(budget, depth - 1)
+                    return depth
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/sched.py")
+    assert found[12] == ("cold", "reached only from cold code (Scheduler.__init__ -> schedule -> _retry)")
+
+
+def test_by_name_where_no_class_is_known(tmp_path):
+    files = {
+        "engine/runner.py": """\
+            import torch
+
+
+            class Runner:
+                def execute_model(self, batch, planner):
+                    return planner.plan_slots(batch.lengths)
+            """,
+        "engine/planner.py": """\
+            import torch
+
+
+            class SlotPlanner:
+                def plan_slots(self, lengths: torch.Tensor):
+                    return int(lengths.max().item())
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    # `planner` has no class the index knows: the one class defining `plan_slots` is reached.
+    assert tiers(root, "engine/planner.py")[6] == ("hot", "runs every step (called from Runner.execute_model: Runner.execute_model -> SlotPlanner.plan_slots)")
+
+
+GENERIC = {
+    "engine/stages.py": """\
+        import torch
+
+
+        class Prefetch:
+            def run(self, x: torch.Tensor):
+                return x
+
+
+        class Upload:
+            def run(self, x: torch.Tensor):
+                return x
+
+
+        class Flush:
+            def run(self, x: torch.Tensor):
+                return x
+
+
+        class Checker:
+            def __init__(self, table: torch.Tensor):
+                self.ok = self.run(table)
+
+            def run(self, table: torch.Tensor):
+                return bool(table.isfinite().all().item())
+
+
+        class Drain:
+            def run(self, x: torch.Tensor):
+                return int(x.sum().item())
+        """,
+    "engine/model.py": """\
+        import torch
+
+
+        class Model:
+            def forward(self, job, x: torch.Tensor):
+                return job.run(x)
+        """,
+}
+
+
+def test_a_name_many_unrelated_classes_define_makes_nothing_hot_by_name(tmp_path):
+    root = project(tmp_path / "proj", GENERIC)
+    # `job.run(x)` may be any of five unrelated classes' `run`: Checker.run, called by its
+    # own class only from __init__, is not made hot by it, and not cold either.
+    found = tiers(root, "engine/stages.py")
+    assert found[24] == ("unknown", "no signal says how often this code runs")
+    # Drain.run, which no call naming its class reaches, is hot by name as before.
+    assert found[29] == ("hot", "runs every step (called by name from Model.forward: Model.forward -> Drain.run)")
+    # With fewer unrelated classes defining the name, the call reaches them all.
+    fewer = dict(GENERIC)
+    fewer["engine/stages.py"] = GENERIC["engine/stages.py"].replace("class Upload:", "class Upload(Prefetch):").replace("class Flush:", "class Flush(Prefetch):")
+    other = project(tmp_path / "other", fewer)
+    assert tiers(other, "engine/stages.py")[24][0] == "hot"
+
+
+def test_a_function_imported_from_a_library_is_not_the_repositorys_namesake(tmp_path):
+    files = {
+        "engine/model.py": """\
+            import torch
+            from einops import rearrange
+
+
+            class Model:
+                def forward(self, x: torch.Tensor):
+                    return rearrange(x, "b n -> n b")
+            """,
+        "engine/balance.py": """\
+            import torch
+
+
+            def rearrange(load: torch.Tensor):
+                return int(load.argmax().item())
+
+
+            class Balancer:
+                def __init__(self, load: torch.Tensor):
+                    self.first = rearrange(load)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "engine/balance.py")[5] == ("cold", "reached only from cold code (Balancer.__init__ -> rearrange)")
+
+
+def test_a_field_given_another_class_re_lints_the_namesakes_file(tmp_path):
+    # The verdict on TokenizerStage.process depends on which class `self.stage` holds in
+    # another file: a cached result is checked by that answer.
+    root = project(tmp_path / "proj", STAGES)
+    settings = Settings(include_cold=True, min_confidence=Confidence.LOW, cache_dir=str(tmp_path / "cache"))
+    first = runner.lint_paths([root], settings, jobs=1, use_cache=True)
+    assert {(Path(v.filename).name, v.tier) for v in first.violations} == {("preprocess.py", "cold"), ("model.py", "hot")}
+    model = root / "engine/model.py"
+    text = model.read_text().replace("from torch import nn\n", "from torch import nn\nfrom engine.preprocess import TokenizerStage\n")
+    model.write_text(text.replace("self.stage = LogitsStage()", "self.stage = TokenizerStage(torch.zeros(2))"))
+    changed = runner.lint_paths([root], settings, jobs=1, use_cache=True)
+    assert {Path(name).name for name in changed.linted_files} == {"model.py", "preprocess.py"}
+    found = {(Path(v.filename).name, v.location.row): (v.tier, v.tier_reason) for v in changed.violations}
+    assert found[("preprocess.py", 9)] == ("hot", "runs every step (called from Head.forward: Head.forward -> TokenizerStage.process)")
+    assert found[("model.py", 8)][0] == "unknown"
