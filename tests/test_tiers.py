@@ -381,6 +381,33 @@ def test_vae_code_runs_once_per_generation():
     assert file_tier("pkg/models/vaedit/x.py") is None
 
 
+def test_a_generation_pipeline_runs_once_per_request_and_its_loop_every_step():
+    code = """
+        import torch
+        class FluxPipeline:
+            def __call__(self, prompt_ids, steps: int, device):
+                ids = torch.tensor(prompt_ids, device=device)
+                latents = torch.randn(1, 16, device=device)
+                for t in torch.linspace(1.0, 0.0, steps):
+                    if torch.isnan(latents).any():
+                        break
+                    latents = latents - 0.1 * t
+                return latents
+        class DecodingStage:
+            def forward(self, batch, device):
+                return torch.tensor(batch.sizes, device=device)
+        class TextEncoder(torch.nn.Module):
+            def forward(self, ids, device):
+                return torch.tensor(ids, device=device)
+    """
+    assert [(t, r.split(" (")[0]) for t, r in _tiers(code, "pkg/pipelines/flux.py")] == [
+        ("cold", "`FluxPipeline.__call__()` runs once per request"),
+        ("hot", "runs every step"),
+        ("cold", "`DecodingStage.forward()` runs once per request"),
+        ("hot", "runs every step"),
+    ]
+
+
 def test_default_hides_cold_and_include_cold_shows_it():
     code = textwrap.dedent("""
         import torch

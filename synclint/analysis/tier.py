@@ -88,6 +88,29 @@ def _vae_words(words) -> bool:
     return any(w.lower() in _VAE_WORDS for w in words)
 
 
+# A generation pipeline (`FluxPipeline.__call__`, `DecodingStage.forward`): called once per
+# request; the loop in it (the denoise loop) runs every step.
+_PIPELINE_WORDS = frozenset({"Pipeline", "Stage"})
+_PIPELINE_ENTRIES = frozenset({"__call__", "forward"})
+
+
+def _pipeline_verdict(chain, index: int, stack) -> TierVerdict | None:
+    func = chain[index]
+    owner = chain[index - 1] if index > 0 else None
+    if func.name.value not in _PIPELINE_ENTRIES or not isinstance(owner, cst.ClassDef):
+        return None
+    words = _CAMEL_WORDS.findall(owner.name.value)
+    if not words or words[-1] not in _PIPELINE_WORDS:
+        return None
+    inside = False
+    for node in stack:
+        if node is func:
+            inside = True
+        elif inside and isinstance(node, (cst.For, cst.While)):
+            return TierVerdict(Tier.HOT, f"runs every step (in the loop of `{owner.name.value}.{func.name.value}()`: the denoise loop)")
+    return TierVerdict(Tier.COLD, f"`{owner.name.value}.{func.name.value}()` runs once per request (a generation pipeline or stage); only its loop runs every step")
+
+
 def file_tier(filename: str) -> TierVerdict | None:
     """Tests and benchmarks, by folder or file name."""
     parts = re.split(r"[\\/]", filename.lower())
@@ -456,6 +479,10 @@ def local_tier(
     if graph_capture:
         return TierVerdict(Tier.HOT, "runs every step (under CUDA graph capture: replayed)")
     functions = [i for i, s in enumerate(chain) if isinstance(s, cst.FunctionDef)]
+    if functions:
+        staged = _pipeline_verdict(chain, functions[-1], stack)
+        if staged is not None:
+            return staged
     if functions:
         # What the innermost function says of itself when that is cold (memoised by a
         # decorator, run on a worker thread, a cold name) holds whoever calls it: the
