@@ -20,6 +20,10 @@ def _findings(code: str, filename: str = "m.py", settings: Settings = ALL, **kwa
     return lint_source(textwrap.dedent(code), filename, settings, **kwargs).violations
 
 
+def _tiers(code: str, filename: str = "m.py", **kwargs) -> list[tuple[str, str]]:
+    return [(v.tier, v.tier_reason) for v in _findings(code, filename, **kwargs)]
+
+
 def _tier(code: str, filename: str = "m.py", **kwargs) -> tuple[str, str]:
     found = _findings(code, filename, **kwargs)
     assert len(found) == 1, [(v.code, v.location.row) for v in found]
@@ -356,6 +360,52 @@ def test_tests_and_benchmarks_are_cold():
     for path in ("pkg/model_loader/utils.py", "pkg/distributed/weight_transfer/packed.py", "pkg/model_executor/weight_utils.py"):
         assert _tier(code, path) == ("cold", "in model or weight loading code (by its folder or file name)"), path
     assert file_tier("pkg/contest/x.py") is None
+
+
+def test_vae_code_runs_once_per_generation():
+    # A VAE decodes after the denoise loop (and encodes before it): once per generation.
+    code = """
+        import torch
+        class Flux3VideoVAE(torch.nn.Module):
+            def decode(self, z):
+                scale = torch.tensor(0.18, device=z.device)
+                return z / scale
+        class DecoderBlock(torch.nn.Module):
+            def forward(self, z):
+                return z * torch.tensor(2.0, device=z.device)
+    """
+    for path in ("pkg/models/vaes/wan.py", "pkg/models/autoencoders/autoencoder_kl.py", "pkg/models/hunyuan3d_vae.py"):
+        assert {t for t, _ in _tiers(code, path)} == {"cold"}, path
+    # By the class name alone: the VAE's method is cold, the transformer block beside it is not.
+    assert [t for t, _ in _tiers(code, "pkg/models/flux3.py")] == ["cold", "hot"]
+    assert file_tier("pkg/models/vaedit/x.py") is None
+
+
+def test_a_generation_pipeline_runs_once_per_request_and_its_loop_every_step():
+    code = """
+        import torch
+        class FluxPipeline:
+            def __call__(self, prompt_ids, steps: int, device):
+                ids = torch.tensor(prompt_ids, device=device)
+                latents = torch.randn(1, 16, device=device)
+                for t in torch.linspace(1.0, 0.0, steps):
+                    if torch.isnan(latents).any():
+                        break
+                    latents = latents - 0.1 * t
+                return latents
+        class DecodingStage:
+            def forward(self, batch, device):
+                return torch.tensor(batch.sizes, device=device)
+        class TextEncoder(torch.nn.Module):
+            def forward(self, ids, device):
+                return torch.tensor(ids, device=device)
+    """
+    assert [(t, r.split(" (")[0]) for t, r in _tiers(code, "pkg/pipelines/flux.py")] == [
+        ("cold", "`FluxPipeline.__call__()` runs once per request"),
+        ("hot", "runs every step"),
+        ("cold", "`DecodingStage.forward()` runs once per request"),
+        ("hot", "runs every step"),
+    ]
 
 
 def test_default_hides_cold_and_include_cold_shows_it():

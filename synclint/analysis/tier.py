@@ -75,6 +75,42 @@ _BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks|mock|mocks|fake)(_|\
 # Folders and files (without `.py`) of model and weight loading: run once at start-up.
 _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
 
+# A VAE (image/video autoencoder) encodes before the denoise loop and decodes after it: once
+# per generation, never per denoise step. By folder, file-name part or class-name word.
+_VAE_WORDS = frozenset({"vae", "vaes", "autoencoder", "autoencoders", "vqvae"})
+_VAE_REASON = "VAE code: encodes or decodes once per generation, not per denoise step"
+
+
+_CAMEL_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+")
+
+
+def _vae_words(words) -> bool:
+    return any(w.lower() in _VAE_WORDS for w in words)
+
+
+# A generation pipeline (`FluxPipeline.__call__`, `DecodingStage.forward`): called once per
+# request; the loop in it (the denoise loop) runs every step.
+_PIPELINE_WORDS = frozenset({"Pipeline", "Stage"})
+_PIPELINE_ENTRIES = frozenset({"__call__", "forward"})
+
+
+def _pipeline_verdict(chain, index: int, stack) -> TierVerdict | None:
+    func = chain[index]
+    owner = chain[index - 1] if index > 0 else None
+    if func.name.value not in _PIPELINE_ENTRIES or not isinstance(owner, cst.ClassDef):
+        return None
+    words = _CAMEL_WORDS.findall(owner.name.value)
+    if not words or words[-1] not in _PIPELINE_WORDS:
+        return None
+    inside = False
+    for node in stack:
+        if node is func:
+            inside = True
+        elif inside and isinstance(node, (cst.For, cst.While)):
+            return TierVerdict(Tier.HOT, f"runs every step (in the loop of `{owner.name.value}.{func.name.value}()`: the denoise loop)")
+    return TierVerdict(Tier.COLD, f"`{owner.name.value}.{func.name.value}()` runs once per request (a generation pipeline or stage); only its loop runs every step")
+
+
 def file_tier(filename: str) -> TierVerdict | None:
     """Tests and benchmarks, by folder or file name."""
     parts = re.split(r"[\\/]", filename.lower())
@@ -84,6 +120,8 @@ def file_tier(filename: str) -> TierVerdict | None:
         return TierVerdict(Tier.COLD, "in a test, mock or benchmark file")
     if any(p.removesuffix(".py") in _LOADING_PARTS for p in parts):
         return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
+    if _vae_words(parts[:-1]) or (parts and _vae_words(re.split(r"[_.\-]", parts[-1].removesuffix(".py")))):
+        return TierVerdict(Tier.COLD, f"{_VAE_REASON} (by its folder or file name)")
     return None
 
 
@@ -118,6 +156,8 @@ def function_verdict(
         if d in CACHING_DECORATORS or d.split(".")[-1] in ("cached_property", "cache", "lru_cache"):
             return TierVerdict(Tier.COLD, f"`{name}()` is memoised by @{d}: computed once")
     qualified = f"{class_name}.{name}" if class_name else name
+    if class_name and _vae_words(_CAMEL_WORDS.findall(class_name)):
+        return TierVerdict(Tier.COLD, f"{_VAE_REASON} (class `{class_name}`)")
     for pattern in settings.cold_functions:
         if fnmatchcase(name, pattern) or ("." in pattern and fnmatchcase(qualified, pattern)):
             return TierVerdict(Tier.COLD, f"in {name}(): matches cold-functions `{pattern}` (runs once or rarely)")
@@ -439,6 +479,10 @@ def local_tier(
     if graph_capture:
         return TierVerdict(Tier.HOT, "runs every step (under CUDA graph capture: replayed)")
     functions = [i for i, s in enumerate(chain) if isinstance(s, cst.FunctionDef)]
+    if functions:
+        staged = _pipeline_verdict(chain, functions[-1], stack)
+        if staged is not None:
+            return staged
     if functions:
         # What the innermost function says of itself when that is cold (memoised by a
         # decorator, run on a worker thread, a cold name) holds whoever calls it: the
