@@ -402,9 +402,11 @@ class _Summarizer:
         self.edges: set[tuple] = set()
         self._loop_names: dict[int, dict] = {}  # unit -> loop element names -> what their loops iterate
 
-    def _flow(self, target: tuple, value, unit, line: int) -> None:
+    def _flow(self, target: tuple, value, unit, line: int, more: tuple = ()) -> None:
+        """`target <- value` (and the same for each of `more`: one evaluation)."""
         if _scalar(value):
             self.flows.append((target, SCALAR, (), line))
+            self.flows.extend((t, SCALAR, (), line) for t in more)
             return
         if type(value) is ast.Constant:
             return  # None, `...`: says nothing
@@ -417,6 +419,7 @@ class _Summarizer:
         local, symbols = self.recorder.split(mask)
         if local or symbols:
             self.flows.append((target, local, symbols, line))
+            self.flows.extend((t, local, symbols, line) for t in more)
 
     def run(self, collected, classes) -> tuple:
         for cls in classes:
@@ -470,9 +473,17 @@ class _Summarizer:
         args = func.args
         params = tuple(a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls"))
         self.signatures.append((key, params))
+        # A method is also known by `Cls.method`: the calls whose class the code says reach
+        # its parameters alone (`_QualifiedCalls`), not those of every method of its name.
+        qualified = self._qualified(func, unit)
+        qualified = qualified if "." in qualified and key != unit.owner.header.node.name else None
+        if qualified:
+            self.signatures.append((qualified, params))
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
             if a.annotation is not None and places.tensor_annotation(a.annotation):
                 self.tensors.append(("p", key, a.arg))
+                if qualified:
+                    self.tensors.append(("p", qualified, a.arg))
             elif a.annotation is not None and _number_annotation(a.annotation):
                 self.tensors.append(("n", key, a.arg))  # declared a Python number
         if func.returns is not None and places.tensor_annotation(func.returns):
@@ -645,10 +656,14 @@ class _Summarizer:
         own = type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self" and _has_number_parameter(unit)
         own_params = self._own_method_params(unit, key) if own else None
         built = self._constructor(call, unit)
+        # The methods the call may reach where the code says the class (`self.m()`, a typed
+        # object, `self.sub(x)`), or `.m` (any method `m`): resolved in the solve.
+        refs = () if built or type(func) is not ast.Attribute else tuple(
+            r for r in self._callees(call, unit) if "." in r and ">" not in r)
         for position, arg in enumerate(call.args):
             if type(arg) is ast.Starred:
                 break
-            self._flow(("P", key, position), arg, unit, call.lineno)
+            self._flow(("P", key, position), arg, unit, call.lineno, tuple(("QP", r, position) for r in refs))
             if type(arg) is ast.Name and arg.id in loops:
                 for iterable in loops[arg.id]:
                     self._flow(("LP", key, position), iterable, unit, call.lineno)
@@ -659,7 +674,7 @@ class _Summarizer:
                 self._flow(("AP", built, position), arg, unit, call.lineno)
         for kw in call.keywords:
             if kw.arg is not None:
-                self._flow(("p", key, kw.arg), kw.value, unit, call.lineno)
+                self._flow(("p", key, kw.arg), kw.value, unit, call.lineno, tuple(("Qp", r, kw.arg) for r in refs))
                 if type(kw.value) is ast.Name and kw.value.id in loops:
                     for iterable in loops[kw.value.id]:
                         self._flow(("Lp", key, kw.arg), iterable, unit, call.lineno)
@@ -1193,8 +1208,9 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     tupled: set[tuple] = set()  # results that are tuples of values: joined, never a fact
     loop_flows: list[tuple] = []  # the element of a loop passed as an argument
     own_flows: list[tuple] = []  # an argument of a call of the object's own method (`self.f(x)`)
+    qualified = _QualifiedCalls(types, signatures)
     for path, (summary_flows, *_) in summaries.items():
-        _file_flows(path, summary_flows, signatures, fields_of, flows, tupled, loop_flows, own_flows)
+        _file_flows(path, summary_flows, signatures, fields_of, flows, tupled, loop_flows, own_flows, qualified)
     # A field read through a class (`("A", cls, x)`) reads what that class, its bases and its
     # subclasses are given, or what the name is given where none of them is: the symbols
     # it stands for, fixed before the solve.
@@ -1204,10 +1220,22 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     return flows, tensors, tupled, loop_flows, own_flows, types, signatures, calls, fields_of, expanded, family
 
 
-def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tupled: set, loop_flows: list, own_flows: list) -> None:
+def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tupled: set, loop_flows: list, own_flows: list,
+                qualified: _QualifiedCalls | None = None) -> None:
     """One file's flows, their targets resolved by the repository's signatures and fields."""
     for index, (target, local, symbols, _line) in enumerate(summary_flows):
         where = (path, index)
+        if target[0] in ("QP", "Qp"):
+            _, ref, slot = target
+            for function in qualified.methods_of(ref) if qualified is not None else ():
+                for params in sorted(signatures.get(function, ())):
+                    if target[0] == "Qp":
+                        if slot in params:
+                            flows.append((("p", function, slot), local, symbols, where))
+                            break
+                    elif slot < len(params):
+                        flows.append((("p", function, params[slot]), local, symbols, where))
+            continue
         if target[0] == "P":
             _, function, position = target
             for params in sorted(signatures.get(function, ())):
@@ -1235,6 +1263,34 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
                 flows.append((("A", cls, fields[position]), local, symbols, where))
         else:
             flows.append((target, local, symbols, where))
+
+
+class _QualifiedCalls:
+    """The methods (`Cls.m`) a call reaches, as the call graph resolves it (`_CallGraph`):
+    through the class the code says (`self.m()`, a typed object, `self.sub(x)` to the class
+    field `sub` holds), else every method of the name where few class families define it.
+    A method's parameters are then given what these calls pass, and not what calls of every
+    other method of its name pass (those go to the name, `("p", m, x)`, as before)."""
+
+    def __init__(self, types, names) -> None:
+        self.graph = _CallGraph(types)
+        for name in names:
+            cls, _, method = name.rpartition(".")
+            if cls:
+                self.graph.methods.setdefault(method, set()).add(cls)
+            else:
+                self.graph.functions.add(name)
+        self.graph.functions -= set(self.graph.methods)
+        self.memo: dict[str, tuple] = {}
+
+    def methods_of(self, ref: str) -> tuple:
+        found = self.memo.get(ref)
+        if found is None:
+            targets, name = self.graph.resolve(ref)
+            if not targets and name and self.graph._few(name):
+                targets = tuple(f"{cls}.{name}" for cls in sorted(self.graph.methods.get(name, ())))
+            found = self.memo[ref] = tuple(t for t in targets if "." in t)
+        return found
 
 
 def _expand(symbols: tuple, expanded: dict, family) -> tuple:
@@ -2053,6 +2109,10 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     resigned = {name for name in delta if sigs_now.get(name, set()) != sigs_before.get(name, set())}
     if any(targeted[name] > 0 for name in resigned):
         return None  # calls of a function whose signatures changed resolve differently
+    method_names = {name.rpartition(".")[2] for name in signatures if "." in name}
+    if any("." in name or name in method_names for name in resigned):
+        return None  # a method's signature: the calls resolved through classes (`_QualifiedCalls`) change
+    qualified = _QualifiedCalls(Types(bases, field_types, returns), [name for name in signatures if sigs_now.get(name)])
     # The changed files' flows, resolved now (their old ones are in the state).
     family = None
     new_flows: dict[int, list] = {}
@@ -2060,7 +2120,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     for i in changed:
         out: list = []
         relay: list = []
-        _file_flows(paths[i], news[i][0], sigs_now, fields_of, out, set(), relay, relay)
+        _file_flows(paths[i], news[i][0], sigs_now, fields_of, out, set(), relay, relay, qualified)
         resolved = []
         for target, local, symbols, where in out:
             if family is None and any(s[0] == "A" and s not in expanded for s in symbols):

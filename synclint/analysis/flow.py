@@ -75,7 +75,7 @@ class FlowWalker:
             if (value is None and param.annotation is None) or (value is not None and value.confidence == Confidence.LOW and value.is_(Place.HOST, Place.DEVICE)):
                 # No evidence here (or a tensor of unsaid place): what every caller in the
                 # repository passes, or what the name says (synclint/repo.py).
-                found = repository_placement(repo.param_fact(_function_key(func, self.chain), name), param)
+                found = repository_placement(_param_fact(func, self.chain, name), param)
                 if found is not None and found.confidence == Confidence.LOW:
                     found = _resolved_by_use(found, func, name)
                 if found is not None:
@@ -373,6 +373,16 @@ class FlowWalker:
                 inner = el.value if isinstance(el, cst.StarredElement) else el
                 self._bind_target(inner, part, env, stmt)
         # Attribute and subscript targets change no name's placement.
+
+
+def _param_fact(func: cst.FunctionDef, chain, name: str):
+    """What the repository passes parameter `name`: to this method (`Cls.method`) where the
+    calls that reach it through their class say it, else to every function of its name."""
+    if func.name.value != "__init__" and len(chain) == 3 and isinstance(chain[1], cst.ClassDef) and chain[-1] is func:
+        found = repo.param_fact(f"{chain[1].name.value}.{func.name.value}", name)
+        if found is not None:
+            return found
+    return repo.param_fact(_function_key(func, chain), name)
 
 
 def _function_key(func: cst.FunctionDef, chain) -> str:

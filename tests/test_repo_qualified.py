@@ -1,0 +1,87 @@
+"""A method's parameters are given what the calls that reach it through their class pass
+(`self.pool.free(x)` with `self.pool = DevicePool(...)`), not what every method of its name
+is passed (`HostPool.free`, `MirrorPool.free`): synclint/repo.py `_QualifiedCalls`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
+
+from synclint import repo, runner
+from synclint.config import Settings
+from synclint.violation import Confidence
+
+POOLS = """\
+    import torch
+
+
+    class DevicePool:
+        def __init__(self, n: int, device):
+            self.free_slots = torch.arange(n, device=device)
+
+        def free(self, free_index: torch.Tensor):
+            pages = torch.unique(free_index // 16)
+            self.free_slots = torch.cat((self.free_slots, pages))
+
+
+    class HostPool:
+        def __init__(self, n: int):
+            self.free_slots = torch.arange(n)
+
+        def free(self, free_index: torch.Tensor):
+            pages = torch.unique(free_index // 16)
+            self.free_slots = torch.cat((self.free_slots, pages))
+
+
+    class MirrorPool:
+        def free(self, free_index: torch.Tensor):
+            return torch.unique(free_index)
+    """
+
+CACHE = """\
+    import torch
+
+    from pkg.pools import DevicePool, HostPool
+
+
+    class Cache:
+        def __init__(self, device):
+            self.pool = DevicePool(64, device)
+            self.host_pool = HostPool(64)
+
+        def evict(self, indices: torch.Tensor, host_indices: torch.Tensor):
+            self.pool.free(indices.to(self.pool.free_slots.device))
+            self.host_pool.free(torch.tensor(host_indices.tolist()))
+
+        def release(self, req_to_token: torch.Tensor, rows):
+            self.pool.free(req_to_token[rows])
+    """
+
+
+def _violations(root: Path, name: str, **settings):
+    return runner.lint_paths([root / name], Settings(**settings), jobs=1, use_cache=False).violations
+
+
+def test_each_method_is_given_what_the_calls_through_its_class_pass(tmp_path):
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": POOLS, "pkg/cache.py": CACHE})
+    found = _violations(root, "pkg/pools.py", min_confidence=Confidence.LOW)
+    by_row = {v.location.row: v for v in found}
+    assert by_row[9].confidence is Confidence.MEDIUM  # DevicePool.free: device indices
+    assert 18 not in by_row  # HostPool.free: host indices only
+    assert by_row[24].confidence is Confidence.LOW  # MirrorPool.free: no call says; the name is mixed
+    facts = repo.build(root, use_cache=False)
+    assert facts.values[("p", "DevicePool.free", "free_index")][0] == repo.DEVICE
+    assert facts.values[("p", "HostPool.free", "free_index")][0] == repo.HOST
+
+
+def test_a_call_of_unknown_class_reaches_every_method_of_the_name(tmp_path):
+    # `pool.free(x)` with nothing saying what `pool` is: both methods may run, both are given x.
+    cache = CACHE + """
+
+    def drop(pool, idx_cpu: torch.Tensor):
+        pool.free(idx_cpu)
+    """
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": POOLS, "pkg/cache.py": cache})
+    facts = repo.build(root, use_cache=False)
+    assert facts.values[("p", "DevicePool.free", "free_index")][0] != repo.DEVICE
