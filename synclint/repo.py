@@ -74,7 +74,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-6"
+INDEX_VERSION = "repo-index-7"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -523,7 +523,8 @@ class _Summarizer:
         """What a call may run, as the solve resolves it (`_CallGraph`): `f` a function by
         name; `Cls.m` method `m` of an object of class `Cls` (`self.m()`, a typed object,
         `Cls.m()`; where `Cls` has no `m`, the object its field `m` holds: `self.sub(x)`);
-        `Cls.a.m` method `m` of what field `a` of `Cls` holds (`self.a.m()`); `.m` a method
+        `Cls.a.m` method `m` of what field `a` of `Cls` holds (`self.a.m()`); `Cls:m` the
+        `m` that class `Cls` has itself or inherits (`Cls.m()`, `super().m()`); `.m` a method
         of an object of unknown class; `mod>f` function `f` of module `mod` (kept only when
         `mod` is the repository's). A call into a library module or a constructor: nothing."""
         func = call.func
@@ -555,7 +556,7 @@ class _Summarizer:
                 if obj is head:
                     # `Cls.m()` of an imported class, `mod.f()` of an imported module
                     if head.id[:1].isupper():
-                        return (f"{places.resolved_name(head.id, self.imports)}.{method}",)
+                        return (f"{places.resolved_name(head.id, self.imports)}:{method}",)
                     return (f"{top}>{method}",)
         owner = unit.owner.header.node.name if unit.owner is not None else None
         if owner is not None:
@@ -565,9 +566,9 @@ class _Summarizer:
                 return (f"{owner}.{obj.attr}.{method}",)
             if type(obj) is ast.Call and type(obj.func) is ast.Name and obj.func.id == "super" and not obj.args:
                 bases = self.recorder.bases.get(owner, ())
-                return tuple(f"{base}.{method}" for base in bases) or (f".{method}",)
+                return tuple(f"{base}:{method}" for base in bases) or (f".{method}",)
         if type(obj) is ast.Name and obj.id[:1].isupper() and obj.id not in unit.bound:
-            return (f"{obj.id}.{method}",)  # `Cls.m()` of a class of this file
+            return (f"{obj.id}:{method}",)  # `Cls.m()` of a class of this file
         cls = self._class_of(obj, unit)
         return (f"{cls}.{method}",) if cls else (f".{method}",)
 
@@ -2272,6 +2273,12 @@ class _CallGraph:
             return ((name,) if module in self.modules and name in self.functions else ()), ""
         if ref[:1] == ".":
             return (), ref[1:]
+        if ":" in ref:  # `Cls.m()`, `super().m()`: the class's own or inherited `m`
+            cls, _, name = ref.partition(":")
+            if name == "__init__":
+                return (), ""  # a constructor's: a cold root whoever calls it
+            found = self._in_family(cls, name, overrides=False)
+            return (found, "") if found or cls in self.types.bases else ((), name)
         parts = ref.split(".")
         if len(parts) == 1:
             return ((ref,) if ref in self.functions else ()), ""
@@ -2295,15 +2302,20 @@ class _CallGraph:
             found = self._in_family(cls, "forward")
         return found
 
-    def _in_family(self, cls: str, name: str) -> tuple:
+    def _in_family(self, cls: str, name: str, overrides: bool = True) -> tuple:
+        """The nearest `name` in `cls` and its bases, and (`overrides`) those of its
+        subclasses; nothing for a class the repository does not define (`nn.Module`: the
+        call goes by name)."""
         classes = self.methods.get(name)
-        if not classes:
+        if not classes or cls not in self.types.bases:
             return ()
         out = []
         for one in self.types._lineage(cls):
             if one in classes:
                 out.append(f"{one}.{name}")
                 break
+        if not overrides:
+            return tuple(out)
         pending, seen = [cls], {cls}
         while pending and len(seen) < 256:
             for child in self.children.get(pending.pop(), ()):

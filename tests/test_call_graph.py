@@ -105,8 +105,17 @@ def test_a_submodule_call_reaches_its_forward(tmp_path):
 
 
             class Adapter(nn.Module):
+                def __init__(self, scale: float = 2.0):
+                    super().__init__()
+                    self.scale = scale
+
                 def forward(self, x: torch.Tensor):
-                    return x * 2
+                    return x * self.scale
+
+
+            class ScaledAdapter(Adapter):
+                def forward(self, x: torch.Tensor):
+                    return super().forward(x) + 1
 
 
             class Encoder(nn.Module):
@@ -120,8 +129,12 @@ def test_a_submodule_call_reaches_its_forward(tmp_path):
     }
     root = project(tmp_path / "proj", files)
     facts = repo.build(root, use_cache=False)
-    assert facts.callers["Adapter.forward"] == ("Encoder.encode",)
+    # `self.adapter` holds an Adapter, or a subclass: both forwards.
+    assert facts.callers["Adapter.forward"] == ("Encoder.encode", "ScaledAdapter.forward")
+    assert facts.callers["ScaledAdapter.forward"] == ("Encoder.encode",)
     assert "adapter" not in facts.callers
+    # `super().__init__()` runs the base's constructor, not every subclass's of nn.Module.
+    assert not any(name.endswith("__init__") for name in facts.callers)
 
 
 def test_a_cycle_of_methods_is_searched_once(tmp_path):
