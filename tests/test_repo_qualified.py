@@ -85,3 +85,37 @@ def test_a_call_of_unknown_class_reaches_every_method_of_the_name(tmp_path):
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": POOLS, "pkg/cache.py": cache})
     facts = repo.build(root, use_cache=False)
     assert facts.values[("p", "DevicePool.free", "free_index")][0] != repo.DEVICE
+
+
+def test_a_module_forward_whose_callers_pass_host_data_is_not_assumed_on_the_device(tmp_path):
+    # `self.merger(x, meta.grid_thw_cpu)`: the merger's forward is given the host mirror, so its
+    # `int(grid_h)` reads host data; the same forward of a module nothing calls is assumed on
+    # the device (the inputs of forward() live where the module runs).
+    vision = """\
+        import torch
+        from torch import nn
+
+
+        class PatchMerger(nn.Module):
+            def forward(self, x: torch.Tensor, grid_thw: torch.Tensor):
+                t, h, w = grid_thw[0]
+                return x.reshape(int(h), int(w), -1)
+
+
+        class OrphanMerger(nn.Module):
+            def forward(self, x: torch.Tensor, grid_thw: torch.Tensor):
+                t, h, w = grid_thw[0]
+                return x.reshape(int(h), int(w), -1)
+
+
+        class VisionModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.merger = PatchMerger()
+
+            def forward(self, x: torch.Tensor, grid_thw_cpu: torch.Tensor):
+                return self.merger(x, grid_thw_cpu)
+        """
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/vision.py": vision})
+    rows = sorted({v.location.row for v in _violations(root, "pkg/vision.py")})
+    assert rows == [14]

@@ -68,7 +68,7 @@ class FlowWalker:
             if name in ("self", "cls"):
                 continue
             value = annotation_placement(param.annotation, self.analysis.imports, param)
-            if value is not None and value.is_(Place.HOST, Place.DEVICE) and self._is_module_forward(func):
+            if value is not None and value.is_(Place.HOST, Place.DEVICE) and self._is_module_forward(func) and not repo.convention(name) & (repo.HOST | repo.NUMPY | repo.LIST) and not _given_host_data(func, self.chain, name):
                 # A tensor input of an nn.Module's forward(): it lives where the module runs.
                 reason = f"tensor input `{name}` of an nn.Module's forward() (inferred: inputs live where the module runs)"
                 value = placed(Place.DEVICE, MEDIUM, param, reason)
@@ -383,6 +383,16 @@ def _param_fact(func: cst.FunctionDef, chain, name: str):
         if found is not None:
             return found
     return repo.param_fact(_function_key(func, chain), name)
+
+
+def _given_host_data(func: cst.FunctionDef, chain, name: str) -> bool:
+    """Whether the calls that reach this method through its class pass parameter `name`
+    host data only (`self.merger(x, meta.grid_thw_cpu)` with `self.merger = Merger(...)`):
+    then "the inputs of forward() live where the module runs" is not assumed for it."""
+    if len(chain) != 3 or not isinstance(chain[1], cst.ClassDef) or chain[-1] is not func:
+        return False
+    found = repo.FACTS.get(("p", f"{chain[1].name.value}.{func.name.value}", name))
+    return found is not None and found[0] in (repo.HOST, repo.NUMPY, repo.HOST | repo.NUMPY)
 
 
 def _function_key(func: cst.FunctionDef, chain) -> str:

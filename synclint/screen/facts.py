@@ -396,7 +396,8 @@ class FactReader:
                 known = t.REPO.param(key, name)
                 if known:
                     unit.bindings.append(((name,), known))
-            if (forward and arg.annotation is not None and t.tensor_annotation(arg.annotation)) or name in t.DEVICE_NAMES:
+            host_named = name.lower().endswith(_api.HOST_MIRROR_SUFFIXES)  # `grid_thw_cpu`: not on the device
+            if (forward and not host_named and arg.annotation is not None and t.tensor_annotation(arg.annotation)) or name in t.DEVICE_NAMES:
                 unit.bindings.append(((name,), t.DEVICE))
             if arg.annotation is not None:
                 declared = t.annotation_mask(arg.annotation)
