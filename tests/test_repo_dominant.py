@@ -293,3 +293,41 @@ def test_a_field_declared_a_python_value_or_a_tensor_is_not_a_device_field(tmp_p
     assert findings(root, "pkg/backend.py") == []
     typed = repo.build(root, use_cache=False).typed
     assert typed[("Metadata", "causal")][0] != repo.DEVICE
+
+
+def test_a_field_of_a_configuration_object_is_a_python_value(tmp_path):
+    # Some class holds `linear_num_value_heads` beside a `_cpu` mirror (the name alone would say
+    # "the device copy"); read from `config`, it is the model's configuration: a Python value.
+    state = """\
+        import torch
+
+
+        class LinearAttnState:
+            def __init__(self, heads: torch.Tensor):
+                self.linear_num_value_heads = heads.cuda()
+                self.linear_num_value_heads_cpu = heads
+        """
+    model = """\
+        import torch
+        from torch import nn
+
+
+        class GatedDeltaNet(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.num_v_heads = config.linear_num_value_heads
+
+            def forward(self, x: torch.Tensor):
+                return x.reshape(x.shape[0], self.num_v_heads, -1)
+
+
+        class Counter(nn.Module):
+            def __init__(self, state):
+                super().__init__()
+                self.num_v_heads = state.linear_num_value_heads
+
+            def forward(self, x: torch.Tensor):
+                return x.reshape(x.shape[0], self.num_v_heads, -1)
+        """
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/state.py": state, "pkg/model.py": model})
+    assert findings(root, "pkg/model.py") == [("model.py", 20, "SL208")]

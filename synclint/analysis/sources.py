@@ -320,6 +320,9 @@ class Evaluator:
             return placed(Place.SCALAR, MEDIUM, expr, f"`.{attr}` is host metadata")
         if attr in api.OTHER_ATTRIBUTES:
             return placed(Place.OTHER, HIGH, expr, f"`.{attr}` is metadata")
+        if not base.is_tensor and _config_object(expr.value):
+            # `config.num_heads`, `self.model_config.max_len`: a configuration holds Python values.
+            return placed(Place.SCALAR, MEDIUM, expr, f"a field of a configuration object `{_last_name(expr.value)}`: a Python value (inferred from the name)")
         if not base.is_tensor:
             # A field: what the repository assigns to it through the object's class where
             # the code says the class, else to any field of that name (synclint/repo.py).
@@ -944,3 +947,18 @@ def _names_in(target) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return _names_in(target.value)
     return []
+
+
+def _last_name(expr: cst.BaseExpression) -> str:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return ""
+
+
+def _config_object(expr: cst.BaseExpression) -> bool:
+    """`config`, `hf_config`, `self.model_config`, `cfg`: an object named as a configuration."""
+    name = _last_name(expr).lower()
+    return name in ("config", "cfg", "conf") or name.endswith(("_config", "_cfg"))
+
