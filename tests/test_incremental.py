@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from index_projects import _store  # noqa: F401 - _store is an autouse fixture
+from index_projects import BATCH_INFO, _store  # noqa: F401 - _store is an autouse fixture
 
 from synclint import repo, runner
 from synclint.config import Settings
@@ -51,22 +51,7 @@ def assert_same_as_cold(root: Path, settings: Settings, warm) -> None:
 
 
 FILES = {
-    "batch_info.py": """\
-        from dataclasses import dataclass
-        import torch
-
-
-        @dataclass
-        class StepBatch:
-            lengths: torch.Tensor
-            slots: torch.Tensor
-
-
-        def build(requests, device):
-            lengths = torch.tensor([len(r) for r in requests], dtype=torch.int32).to(device, non_blocking=True)
-            slots = torch.zeros(len(requests), dtype=torch.int64, device=device)
-            return StepBatch(lengths=lengths, slots=slots)
-        """,
+    "batch_info.py": BATCH_INFO,
     # Reads a field the index places: depends on batch_info.py.
     "backend.py": """\
         class Backend:

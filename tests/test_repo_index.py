@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
+from index_projects import BATCH_INFO, _store, project  # noqa: F401 - _store is an autouse fixture
 
 from synclint import repo, runner
 from synclint.config import Settings
@@ -24,22 +24,7 @@ def findings(root: Path, *names: str, **settings) -> list[tuple[str, int, str, s
 
 
 METADATA = {
-    "batch_info.py": """\
-        from dataclasses import dataclass
-        import torch
-
-
-        @dataclass
-        class StepBatch:
-            lengths: torch.Tensor
-            slots: torch.Tensor
-
-
-        def build(requests, device):
-            lengths = torch.tensor([len(r) for r in requests], dtype=torch.int32).to(device, non_blocking=True)
-            slots = torch.zeros(len(requests), dtype=torch.int64, device=device)
-            return StepBatch(lengths=lengths, slots=slots)
-        """,
+    "batch_info.py": BATCH_INFO,
     "backend.py": """\
         class Backend:
             def plan(self, batch):
