@@ -508,6 +508,9 @@ class _Summarizer:
         caller = self._qualified(func, unit)
         self.edges.add(("", caller))  # a definition: a node of the call graph
         cold = {id(n) for n in coldcode.cold_subtrees(func)}
+        if unit.owner is not None and unit.node is func and coldcode.pipeline_entry(unit.owner.header.node.name, func.name):
+            # A pipeline or stage entry: what it calls outside its loops, once per request.
+            cold.update(id(n) for n in coldcode.once_per_request(func))
         pending = [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
         while pending:  # the calls this function makes (not those of functions nested in it)
             node, source = pending.pop()

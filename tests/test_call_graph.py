@@ -286,3 +286,39 @@ def test_a_field_given_another_class_re_lints_the_namesakes_file(tmp_path):
     found = {(Path(v.filename).name, v.location.row): (v.tier, v.tier_reason) for v in changed.violations}
     assert found[("preprocess.py", 9)] == ("hot", "runs every step (called from Head.forward: Head.forward -> TokenizerStage.process)")
     assert found[("model.py", 8)][0] == "unknown"
+
+
+def test_what_a_pipeline_stage_calls_outside_its_loop_runs_once_per_request(tmp_path):
+    files = {
+        "gen/stages.py": """\
+            import torch
+
+            from gen.helpers import prepare_cond, predict
+
+
+            class DenoisingStage:
+                def forward(self, batch, timesteps, device):
+                    cond = prepare_cond(batch.sizes, device)
+                    latents = batch.latents
+                    for t in timesteps:
+                        latents = predict(latents, cond, t)
+                    return latents
+            """,
+        "gen/helpers.py": """\
+            import torch
+
+
+            def prepare_cond(sizes, device):
+                return torch.tensor(sizes, device=device)
+
+
+            def predict(latents: torch.Tensor, cond: torch.Tensor, t):
+                if torch.isnan(latents).any():
+                    latents = torch.nan_to_num(latents)
+                return latents - cond.mean() * t
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "gen/helpers.py")
+    assert found[5] == ("cold", "reached only from cold code (DenoisingStage.forward [on a branch that runs once] -> prepare_cond)")
+    assert found[9][0] == "hot"

@@ -218,6 +218,28 @@ def _memo_hit(stmt: ast.stmt, block: list[ast.stmt]) -> bool:
     return False
 
 
+# A generation pipeline or stage (`FluxPipeline.__call__`, `DecodingStage.forward`): called
+# once per request; the loop in it (the denoise loop) runs every step. Read by the tiers
+# (synclint/analysis/tier.py) and by the call graph of the repository index.
+_PIPELINE_WORDS = frozenset({"Pipeline", "Stage"})
+_PIPELINE_ENTRIES = frozenset({"__call__", "forward"})
+CAMEL_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+")
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def pipeline_entry(class_name: str | None, function_name: str) -> bool:
+    """`__call__` / `forward` of a class whose last CamelCase word is `Pipeline` or `Stage`."""
+    if not class_name or function_name not in _PIPELINE_ENTRIES:
+        return False
+    words = CAMEL_WORDS.findall(class_name)
+    return bool(words) and words[-1] in _PIPELINE_WORDS
+
+
+def once_per_request(func: ast.AST) -> list[ast.stmt]:
+    """The statements of a pipeline entry's body that hold no loop: they run once per request."""
+    return [stmt for stmt in func.body if not any(isinstance(n, _LOOPS) for n in ast.walk(stmt))]
+
+
 def cold_subtrees(func: ast.AST) -> list[ast.AST]:
     """The nodes of `func`'s own body (not of functions nested in it) that run once or rarely:
     every node in their subtrees is cold."""

@@ -39,7 +39,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from synclint.analysis import hotpath
-from synclint.analysis.coldcode import debug_word
+from synclint.analysis.coldcode import CAMEL_WORDS, debug_word, pipeline_entry
 from synclint.analysis.coldcode import worker_functions as worker_functions
 from synclint.analysis.pathkinds import TEST_FILE as _TEST_FILE
 from synclint.analysis.pathkinds import TEST_FOLDERS as _TEST_FOLDERS
@@ -81,26 +81,18 @@ _VAE_WORDS = frozenset({"vae", "vaes", "autoencoder", "autoencoders", "vqvae"})
 _VAE_REASON = "VAE code: encodes or decodes once per generation, not per denoise step"
 
 
-_CAMEL_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+")
 
 
 def _vae_words(words) -> bool:
     return any(w.lower() in _VAE_WORDS for w in words)
 
 
-# A generation pipeline (`FluxPipeline.__call__`, `DecodingStage.forward`): called once per
-# request; the loop in it (the denoise loop) runs every step.
-_PIPELINE_WORDS = frozenset({"Pipeline", "Stage"})
-_PIPELINE_ENTRIES = frozenset({"__call__", "forward"})
-
-
 def _pipeline_verdict(chain, index: int, stack) -> TierVerdict | None:
+    """A generation pipeline or stage's entry (`coldcode.pipeline_entry`): called once per
+    request; the loop in it (the denoise loop) runs every step."""
     func = chain[index]
     owner = chain[index - 1] if index > 0 else None
-    if func.name.value not in _PIPELINE_ENTRIES or not isinstance(owner, cst.ClassDef):
-        return None
-    words = _CAMEL_WORDS.findall(owner.name.value)
-    if not words or words[-1] not in _PIPELINE_WORDS:
+    if not isinstance(owner, cst.ClassDef) or not pipeline_entry(owner.name.value, func.name.value):
         return None
     inside = False
     for node in stack:
@@ -156,7 +148,7 @@ def function_verdict(
         if d in CACHING_DECORATORS or d.split(".")[-1] in ("cached_property", "cache", "lru_cache"):
             return TierVerdict(Tier.COLD, f"`{name}()` is memoised by @{d}: computed once")
     qualified = f"{class_name}.{name}" if class_name else name
-    if class_name and _vae_words(_CAMEL_WORDS.findall(class_name)):
+    if class_name and _vae_words(CAMEL_WORDS.findall(class_name)):
         return TierVerdict(Tier.COLD, f"{_VAE_REASON} (class `{class_name}`)")
     for pattern in settings.cold_functions:
         if fnmatchcase(name, pattern) or ("." in pattern and fnmatchcase(qualified, pattern)):
