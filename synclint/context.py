@@ -8,6 +8,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from synclint.analysis import hotpath, platforms, tier
+from synclint.analysis.evidence import kernel_decorator
 from synclint.analysis.flow import loop_bindings
 from synclint.analysis.sources import resolve_by_method
 from synclint.analysis.imports import ImportTable, dotted_name
@@ -273,27 +274,7 @@ def _bind(target, value: Placement, env) -> None:
             _bind(element.value, value if value.is_tensor else UNKNOWN, env)
 
 
-# Decorators that compile a function into a device kernel (Triton, CuTe DSL, Numba, TileLang):
-# `@triton.jit`, `@cute.jit`, `@cute.kernel`, `@triton.autotune(...)`, a bare `@jit`. Not
-# `torch.jit.*`: a scripted function runs PyTorch ops from the host and syncs as Python does.
-_KERNEL_DECORATORS = frozenset({"jit", "kernel", "autotune", "heuristics"})
-
 
 def _in_device_kernel(chain) -> bool:
-    for node in chain:
-        if not isinstance(node, cst.FunctionDef):
-            continue
-        for decorator in node.decorators:
-            expr = decorator.decorator
-            if isinstance(expr, cst.Call):
-                expr = expr.func
-            parts = []
-            while isinstance(expr, cst.Attribute):
-                parts.append(expr.attr.value)
-                expr = expr.value
-            if isinstance(expr, cst.Name):
-                parts.append(expr.value)
-            if parts and parts[0] in _KERNEL_DECORATORS and parts[-1] != "torch" and "torch" not in parts[1:]:
-                return True
-    return False
-
+    """Inside a function compiled into a device kernel (`evidence.kernel_decorator`)."""
+    return any(isinstance(node, cst.FunctionDef) and any(map(kernel_decorator, node.decorators)) for node in chain)

@@ -49,10 +49,10 @@ import time
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import lru_cache
+from functools import lru_cache, reduce
 from itertools import accumulate, chain, repeat
 from itertools import count as numbers
-from operator import itemgetter
+from operator import itemgetter, or_
 from pathlib import Path
 
 from synclint.analysis import coldcode
@@ -737,7 +737,7 @@ def _declared(annotation) -> int:
         if len(members) == 2 and type(expr) is ast.BinOp:
             left, right = masks
             return left | right if left and right or _is_none(expr.left) or _is_none(expr.right) else 0
-        return 0 if not all(masks) else _join_masks(masks)
+        return 0 if not all(masks) else reduce(or_, masks)
     if type(expr) is ast.Name and expr.id in _SCALAR_TYPES:
         return SCALAR
     mask = places.annotation_mask(expr)
@@ -747,13 +747,6 @@ def _declared(annotation) -> int:
     if places._last_name(head) in ("dict", "Dict", "set", "Set", "tuple", "Tuple", "Sequence", "Callable"):
         return SCALAR  # a Python container: not a tensor
     return 0
-
-
-def _join_masks(masks) -> int:
-    out = 0
-    for mask in masks:
-        out |= mask
-    return out
 
 
 _NUMBER_TYPES = frozenset({"int", "float"})

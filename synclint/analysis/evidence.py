@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from synclint.analysis.imports import dotted_name
 from synclint.analysis.values import Env, Place, Placement, placed
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
@@ -348,16 +349,24 @@ class _Uses:
 
 
 def _jit_functions(module: cst.Module) -> frozenset[str]:
-    names = set()
-    for stmt in module.body:
-        if isinstance(stmt, cst.FunctionDef):
-            for decorator in stmt.decorators:
-                expr = decorator.decorator
-                if isinstance(expr, cst.Call):
-                    expr = expr.func
-                if isinstance(expr, cst.Attribute) and expr.attr.value in ("jit", "autotune", "heuristics"):
-                    names.add(stmt.name.value)
-    return frozenset(names)
+    return frozenset(
+        stmt.name.value
+        for stmt in module.body
+        if isinstance(stmt, cst.FunctionDef) and any(kernel_decorator(d) for d in stmt.decorators)
+    )
+
+
+# Decorators that compile a function into a device kernel (Triton, CuTe DSL, Numba, TileLang):
+# `@triton.jit`, `@cute.jit`, `@cute.kernel`, `@triton.autotune(...)`, a bare `@jit`. Not
+# `torch.jit.*`: a scripted function runs PyTorch ops from the host and syncs as Python does.
+_KERNEL_DECORATORS = frozenset({"jit", "kernel", "autotune", "heuristics"})
+
+
+def kernel_decorator(decorator: cst.Decorator) -> bool:
+    expr = decorator.decorator
+    name = dotted_name(expr.func if isinstance(expr, cst.Call) else expr) or ""
+    parts = name.split(".")
+    return parts[-1] in _KERNEL_DECORATORS and "torch" not in parts[:-1]
 
 
 def device_uses(analysis: PlacementAnalysis, chain, facts: ScopeFacts, candidates: dict[str, cst.Param]) -> dict[str, Placement]:

@@ -375,23 +375,27 @@ class FlowWalker:
         # Attribute and subscript targets change no name's placement.
 
 
+def _method_key(func: cst.FunctionDef, chain) -> str | None:
+    """`Cls.method` for a method of a module-level class (the index's qualified name), else None."""
+    if len(chain) == 3 and isinstance(chain[1], cst.ClassDef) and chain[-1] is func:
+        return f"{chain[1].name.value}.{func.name.value}"
+    return None
+
+
 def _param_fact(func: cst.FunctionDef, chain, name: str):
     """What the repository passes parameter `name`: to this method (`Cls.method`) where the
     calls that reach it through their class say it, else to every function of its name."""
-    if func.name.value != "__init__" and len(chain) == 3 and isinstance(chain[1], cst.ClassDef) and chain[-1] is func:
-        found = repo.param_fact(f"{chain[1].name.value}.{func.name.value}", name)
-        if found is not None:
-            return found
-    return repo.param_fact(_function_key(func, chain), name)
+    method = _method_key(func, chain) if func.name.value != "__init__" else None
+    found = repo.param_fact(method, name) if method else None
+    return found if found is not None else repo.param_fact(_function_key(func, chain), name)
 
 
 def _given_host_data(func: cst.FunctionDef, chain, name: str) -> bool:
     """Whether the calls that reach this method through its class pass parameter `name`
     host data only (`self.merger(x, meta.grid_thw_cpu)` with `self.merger = Merger(...)`):
     then "the inputs of forward() live where the module runs" is not assumed for it."""
-    if len(chain) != 3 or not isinstance(chain[1], cst.ClassDef) or chain[-1] is not func:
-        return False
-    found = repo.FACTS.get(("p", f"{chain[1].name.value}.{func.name.value}", name))
+    method = _method_key(func, chain)
+    found = repo.FACTS.get(("p", method, name)) if method else None
     return found is not None and found[0] in (repo.HOST, repo.NUMPY, repo.HOST | repo.NUMPY)
 
 
