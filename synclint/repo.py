@@ -55,7 +55,7 @@ from itertools import count as numbers
 from operator import itemgetter, or_
 from pathlib import Path
 
-from synclint.analysis import coldcode
+from synclint.analysis import coldcode, guards
 from synclint.apis import torch_api as api
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key
@@ -74,7 +74,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-7"
+INDEX_VERSION = "repo-index-8"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -506,24 +506,33 @@ class _Summarizer:
         # process of its own (`Process(target=run_scheduler_process)`), and what it calls
         # runs every step.
         caller = self._qualified(func, unit)
-        self.edges.add(("", caller))  # a definition: a node of the call graph
-        cold = {id(n) for n in coldcode.cold_subtrees(func)}
+        own = guards.parameters(func)
+        none_names = guards.none_assigned(func) if own else frozenset()
+        signatures: set[str] = set()
+        # A memoised function (`@lru_cache`) runs its body once per key: what it calls too.
+        cold = {id(n) for n in (func.body if coldcode.memoised(func) else coldcode.cold_subtrees(func))}
         if unit.owner is not None and unit.node is func and coldcode.pipeline_entry(unit.owner.header.node.name, func.name):
             # A pipeline or stage entry: what it calls outside its loops, once per request.
-            cold.update(id(n) for n in coldcode.once_per_request(func))
-        pending = [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
+            cold.update(id(n) for n in coldcode.once_per_request(func, unit.owner.header.node.name))
+        # A device kernel's body (`@triton.jit`) calls device functions, not host code.
+        pending = [] if _device_kernel(func) else [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
         while pending:  # the calls this function makes (not those of functions nested in it)
             node, source = pending.pop()
             kind = type(node)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                 if kind is not ast.Lambda:
-                    self.edges.add((source, node.name))  # a nested definition runs when called
+                    self.edges.add((source, node.name, "*"))  # a nested definition runs when called
                 continue
             if kind is ast.Call:
-                for callee in self._callees(node, unit):
-                    if callee != caller:
-                        self.edges.add((source, callee))
+                callees = [c for c in self._callees(node, unit) if c != caller]
+                if callees:
+                    # What the call passes for each parameter (synclint/analysis/guards.py).
+                    signature = guards.argument_signature(node, own, none_names)
+                    signatures.add(signature)
+                    self.edges.update((source, callee, signature) for callee in callees)
             pending.extend((child, caller + COLD_CALLER if id(child) in cold else source) for child in _children(node))
+        # A definition: a node of the call graph, with the parameters that decide its branches.
+        self.edges.add(("", caller, ",".join(guards.decisive_parameters(func, own, signatures))))
 
     @staticmethod
     def _qualified(func, unit) -> str:
@@ -707,6 +716,17 @@ class _Summarizer:
             return None
         name = places.resolved_name(func.id, self.imports)
         return name if self.recorder.is_class(name) else None
+
+
+def _device_kernel(func) -> bool:
+    for decorator in func.decorator_list:
+        target = decorator.func if type(decorator) is ast.Call else decorator
+        try:
+            if api.kernel_decorator_name(ast.unparse(target)):
+                return True
+        except Exception:  # noqa: BLE001 - a decorator that cannot be written back
+            continue
+    return False
 
 
 _SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "complex", "bytes"})
@@ -902,6 +922,9 @@ class Facts:
     # (typed fields (class, field) -> (mask, where a device value is given), declared tensors,
     #  bases, field classes, returned classes): the classes of the repository
     classes: tuple = ({}, (), {}, {}, {})
+    # function -> ((caller, arguments), ...): the kinds of argument each call passes, for the
+    # functions whose branches a parameter decides (synclint/analysis/guards.py)
+    arguments: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     symbolic = False  # answers are places, not symbols (as places.NoRepository)
 
     def passed(self, mask: int, func, func_unit, call, place) -> int:
@@ -1054,6 +1077,8 @@ class Verifier:
                 found = _CLASS_QUESTIONS[key[0]](self.facts, *key[1:])
             elif key[0] == "tv":
                 found = _plain_verdict(self.tiers.vendored_verdict(key[1]))
+            elif key[0] == "g":
+                found = self.tiers.passed_kinds(*key[1:])
             else:
                 found = self.facts.values.get(key)
             self.answers[key] = found
@@ -1154,7 +1179,9 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     mirrored = _mirrored(summaries)
     definitions = Counter(key for summary in summaries.values() for key, _ in summary[1])
     facts, typed, first_device, value0, value = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions)
-    graph = _CallGraph(types).graph(calls, summaries)
+    call_graph = _CallGraph(types)
+    graph = call_graph.graph(calls, summaries)
+    arguments = call_graph.arguments
     # Citations patched after edits that only move lines: the facts whose reason is `_device_reason`.
     examples = {
         key: first_device[key]
@@ -1169,7 +1196,8 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     classes = (typed, sorted(declared), types.bases, types.field_types, types.returns)
     if state is not None:
         state.update(summaries=summaries, asm=asm, value0=value0, value=value, mirrored=mirrored)
-    return Facts(facts, _fingerprint(facts, graph, classes), graph, examples=examples, vendored=frozenset(vendored - elsewhere), classes=classes)
+    return Facts(facts, _fingerprint(facts, graph, classes, arguments), graph, examples=examples, vendored=frozenset(vendored - elsewhere),
+                 classes=classes, arguments=arguments)
 
 
 def _assemble(summaries: dict[str, tuple]) -> tuple:
@@ -1182,14 +1210,14 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     fields_of: dict[str, tuple] = {}
     field_types: list = []
     returns: list = []
-    calls: dict[str, Counter] = {}  # callee (`_Summarizer._callees`) -> its callers' counts
+    calls: dict[str, Counter] = {}  # callee (`_Summarizer._callees`) -> its (caller, arguments)' counts
     for _, sigs, _, declared, edges, *more in summaries.values():
         tensors.update(declared)
-        for caller, callee in edges:
+        for caller, callee, arguments in edges:
             known = calls.get(callee)
             if known is None:
                 known = calls[callee] = Counter()
-            known[caller] += 1
+            known[(caller, arguments)] += 1
         for key, params in sigs:
             signatures.setdefault(key, set()).add(params)
         if more:
@@ -1373,12 +1401,12 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
     return facts, typed, first_device, value0, value
 
 
-def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {})) -> str:
+def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {}), arguments: dict | None = None) -> str:
     # repr, not marshal: the same facts read back from disk must give the same fingerprint.
     typed, declared, bases, field_types, returns = classes
     blob = repr((sorted(values.items()), sorted(graph.items()), sorted((k, v[0]) for k, v in typed.items()),
                  sorted(tuple(d) for d in declared), sorted((k, tuple(v)) for k, v in bases.items()),
-                 sorted(field_types.items()), sorted(returns.items())))
+                 sorted(field_types.items()), sorted(returns.items()), sorted((arguments or {}).items())))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -1417,7 +1445,8 @@ def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
     for key, (path, index) in facts.examples.items():
         if path in changed and key in values:
             values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
-    return Facts(values, _fingerprint(values, facts.callers, facts.classes), facts.callers, examples=facts.examples, vendored=facts.vendored, classes=facts.classes)
+    return Facts(values, _fingerprint(values, facts.callers, facts.classes, facts.arguments), facts.callers, examples=facts.examples,
+                 vendored=facts.vendored, classes=facts.classes, arguments=facts.arguments)
 
 
 def _mask_of(local: int, symbols: tuple, value: dict) -> int:
@@ -1817,12 +1846,22 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
 _MAX_PATCHED = 16
 
 
+def _facts_blob(facts: Facts) -> tuple:
+    """What is stored of solved facts (read back by `_facts_of`)."""
+    return (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes, facts.arguments)
+
+
+def _facts_of(blob: tuple) -> Facts:
+    values, fingerprint, callers, examples, vendored, classes, arguments = blob
+    return Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes, arguments=arguments)
+
+
 def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> None:
     # A file modified just before this run may change again within the same mtime tick and
     # size: its stat is not trusted next time (its content is hashed again).
     trusted = {p: (st if st[1] < started - RACY_WINDOW_NS else (-1, *st[1:])) for p, st in stats.items()}
     _write(os.path.join(folder, "roots", tag), marshal.dumps(trusted))
-    _write(os.path.join(folder, "facts", tag), marshal.dumps((facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes)))
+    _write(os.path.join(folder, "facts", tag), marshal.dumps(_facts_blob(facts)))
 
 
 def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], started: int, files: list[str]) -> Facts | None:
@@ -1832,10 +1871,9 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
     full solve for what the changed summaries reach (`_incremental`); None when the repository
     must be solved whole."""
     solved = _read(os.path.join(folder, "facts", tag))
-    if not (isinstance(solved, tuple) and len(solved) == 6):
+    if not (isinstance(solved, tuple) and len(solved) == 7):
         return None
-    values, fingerprint, callers, examples, vendored, classes = solved
-    facts = Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes)
+    facts = _facts_of(solved)
     if not changed:
         return facts
     moved: dict[str, tuple] = {}
@@ -1912,7 +1950,7 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
 # The state is that of the last full solve; each later run starts from it with every file
 # changed since (at most `_MAX_PATCHED`).
 
-_STATE_VERSION = "state-1"
+_STATE_VERSION = "state-2"
 _MAX_INCREMENTAL_TARGETS = 4000
 _CALL_TARGETS = ("P", "p", "LP", "Lp", "SP", "Sp", "AP")
 _RELAY_TARGETS = ("LP", "Lp", "SP", "Sp")
@@ -1982,11 +2020,11 @@ def _save_state(folder: str, tag: str, state: dict, digests: dict, facts: Facts)
         targeted.update(tg)
         tupled.update(tp)
         tensors.update(dec)
-        for (caller, callee), count in edg.items():
+        for (caller, callee, arguments), count in edg.items():
             known = edges.get(callee)
             if known is None:
                 known = edges[callee] = Counter()
-            known[caller] += count
+            known[(caller, arguments)] += count
         (vendored_names if vend else names).update(nm)
     toff = by_target[0]
     typed = {(k[1], k[2]): toff[i + 1] - toff[i] for i, k in enumerate(keys) if k[0] == "A" and toff[i + 1] > toff[i]}
@@ -1997,7 +2035,7 @@ def _save_state(folder: str, tag: str, state: dict, digests: dict, facts: Facts)
         {name: dict(c) for name, c in signatures.items()}, dict(targeted), dict(tupled), dict(tensors), {callee: dict(c) for callee, c in edges.items()}, dict(names),
         dict(vendored_names), dict(typed), tuple(relayed), state["mirrored"], fields_of,
         (types.bases, types.field_types, types.returns), expanded,
-        (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes),
+        _facts_blob(facts),
     )
     _write(os.path.join(folder, "state", tag), marshal.dumps(blob))
 
@@ -2059,9 +2097,11 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     if list(paths) != files:
         return None
     changed = [i for i, p in enumerate(paths) if digests.get(p) != base_digests[i]]
-    values_of, fingerprint, callers, examples, vendored, classes = base
+    if not (isinstance(base, tuple) and len(base) == 7):
+        return None
+    values_of, fingerprint, callers, examples, vendored, classes, arguments = base
     if not changed:
-        return Facts(values_of, fingerprint, callers, examples=examples, vendored=vendored, classes=classes)
+        return _facts_of(base)
     if len(changed) > _MAX_PATCHED:
         return None
     ftgt, floc, fsym, fsoff, fpath, findex, file_off, toff, titems, roff, ritems, values, plain = (
@@ -2092,10 +2132,10 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
             for count, c in zip((targeted, tupled_count, tensor_count), part[1:4]):
                 for k, n in c.items():
                     count[k] += sign * n
-            for (caller, callee), n in part[4].items():
+            for (caller, callee, passed), n in part[4].items():
                 if callee not in edges_now:
                     edges_now[callee] = Counter(edge_count.get(callee, {}))
-                edges_now[callee][caller] += sign * n
+                edges_now[callee][(caller, passed)] += sign * n
             for k, n in part[6].items():
                 (vendored_names if part[7] else names)[k] += sign * n
             touched_keys.update(part[2])
@@ -2245,18 +2285,23 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     if edges_now:
         counts_now = {callee: counts for callee, counts in edge_count.items() if callee not in edges_now}
         counts_now.update(edges_now)
-        graph = _CallGraph(Types(bases, field_types, returns)).graph(counts_now, paths)
+        call_graph = _CallGraph(Types(bases, field_types, returns))
+        graph = call_graph.graph(counts_now, paths)
+        arguments = call_graph.arguments
     else:
         graph = callers
     vendored_now = frozenset(k for k, n in vendored_names.items() if n > 0 and names.get(k, 0) <= 0)
     declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
     classes_now = (typed_all, sorted(declared), *classes[2:])
-    return Facts(values_now, _fingerprint(values_now, graph, classes_now), graph, examples=examples_now, vendored=vendored_now, classes=classes_now)
+    return Facts(values_now, _fingerprint(values_now, graph, classes_now, arguments), graph, examples=examples_now, vendored=vendored_now,
+                 classes=classes_now, arguments=arguments)
 
 
 # --- hot and cold through the call graph ---------------------------------------------------------
 
 _MAX_VISITED = 4000
+# A parameter passed on through at most this many callers is followed (`passed_kinds`).
+_MAX_PASSED_ON = 4
 # A method name defined in more class families than this (classes that share no base of the
 # repository: `run`, `process`, `apply`, `build`) is called by name (`obj.run()`, the class
 # of `obj` unknown) only weakly: the call may reach any of them.
@@ -2286,23 +2331,34 @@ class _CallGraph:
 
     def graph(self, calls: dict, paths) -> dict:
         """callee -> its callers, from `calls`: callee (as `_Summarizer._callees` writes it)
-        -> {caller: count}, with the caller "" counting the definitions of a function."""
+        -> {(caller, arguments): count}, with the caller "" counting the definitions of a
+        function (its `arguments`: the parameters that decide its branches). Also fills
+        `self.arguments`: function -> ((caller, arguments), ...) of the calls that reach it,
+        for the functions with deciding parameters (synclint/analysis/guards.py)."""
         for path in paths:
             parts = path.replace("\\", "/").split("/")
             self.modules.update(parts[:-1])
             self.modules.add(parts[-1].rsplit(".", 1)[0])
         defined = set()
+        decisive = set()  # functions (and names) with parameters that decide a branch
         for callee, counts in calls.items():
-            if counts.get("", 0) > 0:
-                defined.add(callee)
-                cls, _, name = callee.rpartition(".")
-                if cls:
-                    self.methods.setdefault(name, set()).add(cls)
-                else:
-                    self.functions.add(name)
+            for (caller, arguments), n in counts.items():
+                if caller or n <= 0:
+                    continue
+                if callee not in defined:
+                    defined.add(callee)
+                    cls, _, name = callee.rpartition(".")
+                    if cls:
+                        self.methods.setdefault(name, set()).add(cls)
+                    else:
+                        self.functions.add(name)
+                if arguments:
+                    decisive.add(callee)
+                    decisive.add(callee.rpartition(".")[2])
         callers: dict[str, set[str]] = {}
+        passed: dict[str, set[tuple]] = {}
         for callee, counts in calls.items():
-            found = [caller for caller, n in counts.items() if caller and n > 0]
+            found = [key for key, n in counts.items() if key[0] and n > 0]
             if not found:
                 continue
             targets, name = self.resolve(callee)
@@ -2312,8 +2368,11 @@ class _CallGraph:
                 known = callers.get(target)
                 if known is None:
                     known = callers[target] = set()
-                known.update(found)
+                known.update(caller for caller, _ in found)
+                if target in decisive or target[:1] in ".?" and target[1:] in decisive:
+                    passed.setdefault(target, set()).update(found)
         named = self.functions.union(self.methods)
+        self.arguments = {target: tuple(sorted(found)) for target, found in passed.items()}
         return {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in defined or callee[:1] in ".?" and callee[1:] in named}
 
     def resolve(self, ref: str) -> tuple[tuple, str]:
@@ -2444,7 +2503,7 @@ class _CallGraphTiers:
         if node.endswith(COLD_CALLER):
             return True
         name = node.rpartition(".")[2]
-        return name[:1].isupper() or name == "__init__" or self._matches(node, self.cold)
+        return name[:1].isupper() or name == "__init__" or self._matches(node, self.cold) or coldcode.vae_function(name)
 
     def node(self, qualname: str) -> str:
         """The graph's function for a finding's enclosing scopes (`Class.method`,
@@ -2466,6 +2525,47 @@ class _CallGraphTiers:
         if reads is not None:
             reads[("t", name)] = _plain_verdict(verdict)
         return verdict
+
+    def passed(self, filename: str, qualname: str, param: str, position: int, default: str) -> tuple[str, ...] | None:
+        """The kinds of argument (synclint/analysis/guards.py) that the calls of the function
+        enclosing a finding pass for its parameter `param`, from code not known to be cold;
+        None where the index knows no call of it."""
+        name = self.node(qualname)
+        found = self.passed_kinds(name, param, position, default)
+        reads = self.facts.reads
+        if reads is not None:
+            reads[("g", name, param, position, default)] = found
+        return found
+
+    def passed_kinds(self, name: str, param: str, position: int, default: str, depth: int = 0) -> tuple[str, ...] | None:
+        key = ("g", name, param, position, default)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = None  # a cycle of calls passing the parameter on: unknown
+        arguments = self.facts.arguments
+        short = name.rpartition(".")[2]
+        calls = [*arguments.get(name, ()), *arguments.get("." + short, ()), *arguments.get("?" + short, ())]
+        found = None
+        if calls and depth <= _MAX_PASSED_ON:
+            from synclint.analysis.tier import Tier
+
+            kinds: set[str] = set()
+            for caller, signature in calls:
+                if self._is_cold(caller):
+                    continue
+                verdict = self.verdict(caller)
+                if verdict is not None and verdict.tier is Tier.COLD:
+                    continue
+                kind = guards.passed_kind(signature, param, position, default)
+                if kind.startswith("@"):  # the caller's own parameter, passed on
+                    outer, at, outer_default = kind[1:].split("#")
+                    upstream = self.passed_kinds(caller, outer, int(at), outer_default, depth + 1)
+                    kinds.update(upstream if upstream is not None else (guards.UNKNOWN,))
+                else:
+                    kinds.add(kind)
+            found = tuple(sorted(kinds))
+        self.memo[key] = found
+        return found
 
     def vendored_verdict(self, name: str):
         """The verdict on a function of a vendored folder: as any other, but cold when every

@@ -322,3 +322,159 @@ def test_what_a_pipeline_stage_calls_outside_its_loop_runs_once_per_request(tmp_
     found = tiers(root, "gen/helpers.py")
     assert found[5] == ("cold", "reached only from cold code (DenoisingStage.forward [on a branch that runs once] -> prepare_cond)")
     assert found[9][0] == "hot"
+
+
+def test_a_text_encoding_stage_loop_and_a_memoised_caller_run_once(tmp_path):
+    files = {
+        "gen/stages.py": """\
+            import functools
+
+            import torch
+
+            from gen.helpers import encode, layout
+
+
+            class TextEncodingStage:
+                def forward(self, batch, device):
+                    for prompt in batch.prompts:
+                        batch.embeds.append(encode(prompt, device))
+                    return batch
+
+
+            class Attention(torch.nn.Module):
+                def forward(self, x: torch.Tensor, lengths):
+                    return x + varlen_meta(tuple(lengths), x.device)
+
+
+            @functools.lru_cache(maxsize=16)
+            def varlen_meta(lengths, device):
+                return layout(lengths, device)
+            """,
+        "gen/helpers.py": """\
+            import torch
+
+
+            def encode(prompt, device):
+                return torch.tensor(prompt, device=device)
+
+
+            def layout(lengths, device):
+                return torch.tensor(lengths, device=device)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "gen/helpers.py")
+    # The loop of a text-encoding stage goes over prompts, once per request.
+    assert found[5] == ("cold", "reached only from cold code (TextEncodingStage.forward [on a branch that runs once] -> encode)")
+    # What an `lru_cache` function calls runs on a cache miss, once per key.
+    assert found[9] == ("cold", "reached only from cold code (varlen_meta [on a branch that runs once] -> layout)")
+
+
+ARGUMENT_GUARDS = {
+    "serve/ops.py": """\
+        import torch
+
+
+        def scaled(q: torch.Tensor, k_scale=None):
+            if k_scale is None:
+                k_scale = torch.tensor(1.0, device=q.device)
+            return q * k_scale
+
+
+        def flush(event: torch.cuda.Event, wait=False):
+            if wait:
+                event.synchronize()
+
+
+        def lengths(x: torch.Tensor, lengths_cpu=None):
+            return lengths_cpu if lengths_cpu is not None else x.tolist()
+
+
+        def split(x: torch.Tensor, sizes_cpu=None):
+            return inner_split(x, sizes_cpu=sizes_cpu)
+
+
+        def inner_split(x: torch.Tensor, sizes_cpu=None):
+            if sizes_cpu is None:
+                sizes_cpu = x.tolist()
+            return sizes_cpu
+        """,
+    "serve/model.py": """\
+        import torch
+        from torch import nn
+
+        from serve.ops import flush, lengths, scaled, split
+
+
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.k_scale = torch.ones(1)
+
+            def forward(self, q: torch.Tensor, event, sizes):
+                out = scaled(q, self.k_scale)
+                flush(event)
+                n = lengths(q)
+                parts = split(q, sizes_cpu=list(sizes))
+                return out, n, parts
+
+            def shutdown(self, event):
+                flush(event, wait=True)
+        """,
+}
+
+
+def test_a_branch_no_hot_call_takes_is_cold(tmp_path):
+    root = project(tmp_path / "proj", ARGUMENT_GUARDS)
+    found = tiers(root, "serve/ops.py")
+    # Every call on a hot path passes `k_scale`: the fallback never runs in steady state.
+    assert found[6] == ("cold", "runs only when `k_scale` is None, and no call of `scaled()` outside cold code passes that")
+    # `wait=True` comes only from shutdown (cold); the forward leaves the default False.
+    assert found[12] == ("cold", "runs only when `wait` is true, and no call of `flush()` outside cold code passes that")
+    # The forward leaves `lengths_cpu` out: the `.tolist()` fallback runs every step.
+    assert found[16][0] == "hot"
+    # `sizes_cpu` passed on by `split()` from a forward that gives it: followed up the calls.
+    assert found[25] == ("cold", "runs only when `sizes_cpu` is None, and no call of `inner_split()` outside cold code passes that")
+
+
+def test_an_unknown_argument_leaves_the_branch_as_it_was(tmp_path):
+    files = dict(ARGUMENT_GUARDS)
+    files["serve/model.py"] = files["serve/model.py"].replace("scaled(q, self.k_scale)", "scaled(q, getattr(self, 'k', None))").replace(
+        "flush(event)", "flush(event, wait=self.blocking)")
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "serve/ops.py")
+    assert found[6][0] == "hot" and found[12][0] == "hot"
+
+
+def test_a_device_kernel_calls_no_host_code(tmp_path):
+    files = {
+        "quant/lm_head.py": """\
+            import torch
+
+
+            def quantize(weight: torch.Tensor):
+                return weight / weight.abs().max().item()
+
+
+            class Method:
+                def process_weights_after_loading(self, layer):
+                    layer.weight = quantize(layer.weight)
+            """,
+        "quant/kernels.py": """\
+            import triton
+
+
+            @triton.jit
+            def quantize(x, BLOCK: triton.language.constexpr):
+                return x
+
+
+            @triton.jit
+            def prepare_kernel(x_ptr, BLOCK: triton.language.constexpr):
+                quantize(x_ptr, BLOCK)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    # The kernel's call of its own device function is not a way into the host `quantize`.
+    assert tiers(root, "quant/lm_head.py")[5] == (
+        "cold", "reached only from cold code (Method.process_weights_after_loading -> quantize)")

@@ -408,6 +408,36 @@ def test_a_generation_pipeline_runs_once_per_request_and_its_loop_every_step():
     ]
 
 
+def test_only_the_denoise_loop_of_a_stage_runs_every_step():
+    code = """
+        import torch
+        class TextEncodingStage:
+            def forward(self, batch, device):
+                for prompt in batch.prompts:
+                    batch.ids.append(torch.tensor(prompt, device=device))
+                return batch
+        class ChunkedStage:
+            def forward(self, batch, device):
+                for i, t in enumerate(batch.timesteps):
+                    batch.t = torch.tensor([t], device=device)
+                return batch
+        class WanDenoisingStage:
+            def forward(self, batch, device):
+                while batch.pending:
+                    batch.t = torch.tensor(batch.pending.pop(), device=device)
+                return batch
+        class Decoder:
+            def vae_decode(self, latents, device):
+                return latents / torch.tensor(0.18, device=device)
+    """
+    assert [(t, r.split(" (")[0]) for t, r in _tiers(code, "pkg/stages/wan.py")] == [
+        ("cold", "`TextEncodingStage.forward()` runs once per request"),
+        ("hot", "runs every step"),
+        ("hot", "runs every step"),
+        ("cold", "VAE code: encodes or decodes once per generation, not per denoise step"),
+    ]
+
+
 def test_default_hides_cold_and_include_cold_shows_it():
     code = textwrap.dedent("""
         import torch

@@ -235,9 +235,62 @@ def pipeline_entry(class_name: str | None, function_name: str) -> bool:
     return bool(words) and words[-1] in _PIPELINE_WORDS
 
 
-def once_per_request(func: ast.AST) -> list[ast.stmt]:
-    """The statements of a pipeline entry's body that hold no loop: they run once per request."""
-    return [stmt for stmt in func.body if not any(isinstance(n, _LOOPS) for n in ast.walk(stmt))]
+# A VAE (image/video autoencoder) encodes before the denoise loop and decodes after it: once
+# per generation, never per denoise step. By folder, file-name part, class-name or
+# function-name word (`vae_decode`, `_encode_vae_image`).
+VAE_WORDS = frozenset({"vae", "vaes", "autoencoder", "autoencoders", "vqvae"})
+# Decorators whose function computes its value once per key: what it calls runs on a miss.
+MEMO_DECORATORS = frozenset({"cache", "lru_cache", "cached_property", "cache_on_self"})
+
+
+def vae_function(name: str) -> bool:
+    """A function named for VAE work: `vae_decode`, `_encode_with_vae`."""
+    return any(w.lower() in VAE_WORDS for w in name.split("_"))
+
+
+def memoised(func: ast.AST) -> bool:
+    """`@functools.lru_cache(...)`, `@cache`, `@cached_property`: computed once per key."""
+    for decorator in getattr(func, "decorator_list", ()):
+        target = decorator.func if type(decorator) is ast.Call else decorator
+        name = target.attr if type(target) is ast.Attribute else target.id if type(target) is ast.Name else ""
+        if name in MEMO_DECORATORS:
+            return True
+    return False
+
+
+def once_per_request(func: ast.AST, class_name: str) -> list[ast.stmt]:
+    """The statements of a pipeline entry's body that hold no step loop
+    (`step_loop`): they run once per request."""
+    return [stmt for stmt in func.body if not any(isinstance(n, _LOOPS) and step_loop(class_name, n) for n in ast.walk(stmt))]
+
+
+# A stage whose class names a generation loop: its loops are the denoise (or rollout) loop.
+_LOOP_STAGE_WORDS = frozenset({"Denoising", "Denoise", "Denoiser", "Rollout", "Sampling", "Sampler", "Refinement", "Step", "Generation"})
+# A loop over these runs once per denoise step: `for i, t in enumerate(timesteps)`,
+# `for sigma in sigmas`, `while step < num_steps`, `with self.progress_bar(...)`.
+_STEP_WORD = re.compile(r"(^|_)(timesteps?|steps?|sigmas?|progress_bar|num_inference_steps|denois\w*)(_|$)", re.I)
+
+
+def step_loop(class_name: str, loop_header: str | ast.AST) -> bool:
+    """Whether a loop of a pipeline or stage entry runs every step: every loop of a
+    `*Pipeline` (its `__call__` holds the denoise loop); in a `*Stage`, a loop of a stage
+    named for a generation loop (`DenoisingStage`, `RolloutStage`) or one whose header names
+    steps (`for i, t in enumerate(timesteps)`). The loops of the other stages (text
+    encoding, image preprocessing, decoding) go over prompts and images, once per request."""
+    words = CAMEL_WORDS.findall(class_name or "")
+    if not words or words[-1] != "Stage" or any(w in _LOOP_STAGE_WORDS for w in words):
+        return True
+    if not isinstance(loop_header, str):
+        loop_header = _loop_header(loop_header)
+    return any(_STEP_WORD.search(w) for w in re.findall(r"[A-Za-z_]\w*", loop_header))
+
+
+def _loop_header(loop: ast.AST) -> str:
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        return f"{_text(loop.target)} {_text(loop.iter)}"
+    if isinstance(loop, ast.While):
+        return _text(loop.test)
+    return ""
 
 
 def cold_subtrees(func: ast.AST) -> list[ast.AST]:

@@ -359,14 +359,9 @@ def _jit_functions(module: cst.Module) -> frozenset[str]:
 # Decorators that compile a function into a device kernel (Triton, CuTe DSL, Numba, TileLang):
 # `@triton.jit`, `@cute.jit`, `@cute.kernel`, `@triton.autotune(...)`, a bare `@jit`. Not
 # `torch.jit.*`: a scripted function runs PyTorch ops from the host and syncs as Python does.
-_KERNEL_DECORATORS = frozenset({"jit", "kernel", "autotune", "heuristics"})
-
-
 def kernel_decorator(decorator: cst.Decorator) -> bool:
     expr = decorator.decorator
-    name = dotted_name(expr.func if isinstance(expr, cst.Call) else expr) or ""
-    parts = name.split(".")
-    return parts[-1] in _KERNEL_DECORATORS and "torch" not in parts[:-1]
+    return api.kernel_decorator_name(dotted_name(expr.func if isinstance(expr, cst.Call) else expr) or "")
 
 
 def device_uses(analysis: PlacementAnalysis, chain, facts: ScopeFacts, candidates: dict[str, cst.Param]) -> dict[str, Placement]:

@@ -38,8 +38,8 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from synclint.analysis import hotpath
-from synclint.analysis.coldcode import CAMEL_WORDS, debug_word, pipeline_entry
+from synclint.analysis import guards, hotpath
+from synclint.analysis.coldcode import CAMEL_WORDS, VAE_WORDS, debug_word, pipeline_entry, step_loop, vae_function
 from synclint.analysis.coldcode import worker_functions as worker_functions
 from synclint.analysis.pathkinds import TEST_FILE as _TEST_FILE
 from synclint.analysis.pathkinds import TEST_FOLDERS as _TEST_FOLDERS
@@ -75,16 +75,13 @@ _BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks|mock|mocks|fake)(_|\
 # Folders and files (without `.py`) of model and weight loading: run once at start-up.
 _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
 
-# A VAE (image/video autoencoder) encodes before the denoise loop and decodes after it: once
-# per generation, never per denoise step. By folder, file-name part or class-name word.
-_VAE_WORDS = frozenset({"vae", "vaes", "autoencoder", "autoencoders", "vqvae"})
 _VAE_REASON = "VAE code: encodes or decodes once per generation, not per denoise step"
 
 
 
 
 def _vae_words(words) -> bool:
-    return any(w.lower() in _VAE_WORDS for w in words)
+    return any(w.lower() in VAE_WORDS for w in words)
 
 
 def _pipeline_verdict(chain, index: int, stack) -> TierVerdict | None:
@@ -98,9 +95,14 @@ def _pipeline_verdict(chain, index: int, stack) -> TierVerdict | None:
     for node in stack:
         if node is func:
             inside = True
-        elif inside and isinstance(node, (cst.For, cst.While)):
+        elif inside and isinstance(node, (cst.For, cst.While)) and step_loop(owner.name.value, _loop_header(node)):
             return TierVerdict(Tier.HOT, f"runs every step (in the loop of `{owner.name.value}.{func.name.value}()`: the denoise loop)")
-    return TierVerdict(Tier.COLD, f"`{owner.name.value}.{func.name.value}()` runs once per request (a generation pipeline or stage); only its loop runs every step")
+    return TierVerdict(Tier.COLD, f"`{owner.name.value}.{func.name.value}()` runs once per request (a generation pipeline or stage); only its denoise loop runs every step")
+
+
+def _loop_header(loop: cst.For | cst.While) -> str:
+    code = cst.Module([]).code_for_node
+    return f"{code(loop.target)} {code(loop.iter)}" if isinstance(loop, cst.For) else code(loop.test)
 
 
 def file_tier(filename: str) -> TierVerdict | None:
@@ -150,6 +152,8 @@ def function_verdict(
     qualified = f"{class_name}.{name}" if class_name else name
     if class_name and _vae_words(CAMEL_WORDS.findall(class_name)):
         return TierVerdict(Tier.COLD, f"{_VAE_REASON} (class `{class_name}`)")
+    if vae_function(name):
+        return TierVerdict(Tier.COLD, f"{_VAE_REASON} (`{name}()`)")
     for pattern in settings.cold_functions:
         if fnmatchcase(name, pattern) or ("." in pattern and fnmatchcase(qualified, pattern)):
             return TierVerdict(Tier.COLD, f"in {name}(): matches cold-functions `{pattern}` (runs once or rarely)")
@@ -451,6 +455,29 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
     return None
 
 
+def _untaken_branch(filename: str, chain, stack, function_tiers) -> TierVerdict | None:
+    """Cold: a branch that a parameter decides (`if k_scale is None:`, `if wait:`) and that
+    no call of the function from code not known to be cold takes, by the kinds of argument
+    the repository's calls pass (synclint/analysis/guards.py)."""
+    passed = getattr(function_tiers, "passed", None)
+    if passed is None:
+        return None
+    func, conditions = guards.branch_conditions(stack)
+    functions = [i for i, s in enumerate(chain) if isinstance(s, cst.FunctionDef)]
+    if not conditions or not functions or chain[functions[-1]] is not func:
+        return None
+    qualname = function_qualname(chain[: functions[-1] + 1])
+    own = guards.function_parameters(func)
+    for name, condition in conditions:
+        position, default = own[name]
+        kinds = passed(filename, qualname, name, position, default)
+        if kinds is not None and not guards.can_take(condition, kinds):
+            return TierVerdict(
+                Tier.COLD, f"runs only when `{name}` {condition}, and no call of `{func.name.value}()` outside cold code passes that"
+            )
+    return None
+
+
 def local_tier(
     filename: str,
     chain: Sequence[cst.CSTNode],
@@ -466,6 +493,8 @@ def local_tier(
     """The tier of code at the end of `stack`, inside the scopes `chain` (Module, ClassDef?,
     FunctionDef...), in the order described in the module docstring."""
     verdict = file_tier(filename) or branch_verdict(stack)
+    if verdict is None and function_tiers is not None:
+        verdict = _untaken_branch(filename, chain, stack, function_tiers)
     if verdict is not None:
         return verdict
     if graph_capture:

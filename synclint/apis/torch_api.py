@@ -83,6 +83,18 @@ HOST_RESULT_FUNCTIONS = frozenset(
 DTYPE_RESULT_FUNCTIONS = frozenset({"get_default_dtype", "result_type", "promote_types"})
 
 # Builtins whose result is a host scalar or a host sequence whatever they are given.
+# Decorators that compile a function into a device kernel (`@triton.jit`, `@cute.kernel`,
+# `@triton.autotune(...)`; not `torch.jit`): its body runs on the device, its calls are not
+# host calls.
+KERNEL_DECORATORS = frozenset({"jit", "kernel", "autotune", "heuristics"})
+
+
+def kernel_decorator_name(dotted: str) -> bool:
+    """`triton.jit`, `cute.kernel`, `jit`: a device-kernel decorator (not `torch.jit.*`)."""
+    parts = dotted.split(".")
+    return parts[-1] in KERNEL_DECORATORS and "torch" not in parts[:-1]
+
+
 SCALAR_BUILTINS = frozenset({"int", "float", "bool", "len", "round", "abs", "hash", "ord", "id"})
 SEQUENCE_BUILTINS = frozenset({"list", "tuple", "sorted", "range", "reversed", "enumerate", "zip", "set"})
 # Python max/min/sum on tensors return a tensor (and compare on the host, which syncs).

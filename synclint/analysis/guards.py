@@ -1,0 +1,297 @@
+"""Branches guarded by a parameter, and what the callers pass for it.
+
+A sync in `if k_scale is None: k_scale = torch.tensor(1.0, device=d)` runs only for calls
+that leave `k_scale` out; one in `if wait: event.synchronize()` only for calls that pass a
+true `wait`. Where every caller on a hot path passes `k_scale`, or none passes `wait=True`
+(shutdown does, and shutdown is cold), the branch never runs in steady state.
+
+Two halves, one vocabulary of argument kinds:
+
+- the repository index (`ast`, synclint/repo.py) writes, for every call a function makes, the
+  kind of each argument (`argument_signature`), and for every function the parameters whose
+  value can decide a branch (`decisive_parameters`: tested or passed on);
+- the tiers (`libcst`, synclint/analysis/tier.py) read the conditions a finding sits under
+  (`branch_conditions`), ask the call graph which kinds the callers on hot paths pass for
+  that parameter, and call the branch cold when none can take it (`can_take`).
+
+Argument kinds:
+
+| kind | the argument |
+|---|---|
+| `N` | `None`, or left out where the default is `None` |
+| `T` / `F` | a true / false literal (`True`, `1`, `"x"` / `False`, `0`, `""`), or left out for such a default |
+| `g` | given: any other expression (a name, a field, a call) is taken to be a value, not `None` |
+| `?` | unknown: a name the caller assigns `None`, a conditional expression, a `.get(...)`, a `*args`/`**kwargs` call |
+| `@q#i#d` | the caller's own parameter `q` (at position `i`, default kind `d`) passed on: what the caller's callers pass for it |
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+import libcst as cst
+
+NONE, TRUE, FALSE, GIVEN, UNKNOWN = "N", "T", "F", "g", "?"
+
+# What each condition on a parameter needs the parameter to be.
+IS_NONE, NOT_NONE, TRUTHY, FALSY = "is None", "is not None", "is true", "is false"
+_TAKES = {
+    IS_NONE: frozenset({NONE, UNKNOWN}),
+    NOT_NONE: frozenset({TRUE, FALSE, GIVEN, UNKNOWN}),
+    TRUTHY: frozenset({TRUE, GIVEN, UNKNOWN}),
+    FALSY: frozenset({FALSE, NONE, GIVEN, UNKNOWN}),
+}
+
+
+def can_take(condition: str, kinds) -> bool:
+    """Whether an argument of one of `kinds` can satisfy `condition`."""
+    return any(k in _TAKES[condition] for k in kinds)
+
+
+# --- the index's half (ast) ----------------------------------------------------------------
+
+
+def _constant_kind(value) -> str:
+    if value is None:
+        return NONE
+    if value is Ellipsis:
+        return UNKNOWN
+    return TRUE if value else FALSE
+
+
+def parameters(func: ast.AST) -> dict[str, tuple[int, str]]:
+    """A function's parameters (without `self`/`cls`) -> (position, or -1 for keyword-only;
+    the kind of its default, `-` where it has none)."""
+    args = func.args
+    positional = [a for a in [*args.posonlyargs, *args.args]]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    out: dict[str, tuple[int, str]] = {}
+    position = 0
+    for a, default in zip(positional, defaults):
+        if a.arg in ("self", "cls") and not out and position == 0:
+            continue
+        out[a.arg] = (position, _default_kind(default))
+        position += 1
+    for a, default in zip(args.kwonlyargs, args.kw_defaults):
+        out[a.arg] = (-1, _default_kind(default))
+    return out
+
+
+def _default_kind(default) -> str:
+    if default is None:
+        return "-"
+    if type(default) is ast.Constant:
+        return _constant_kind(default.value)
+    return GIVEN
+
+
+def none_assigned(func: ast.AST) -> frozenset[str]:
+    """Names the function's own body assigns `None` (or a conditional value) somewhere."""
+    out = set()
+    for node in ast.walk(func):
+        if type(node) is ast.Assign and (type(node.value) is ast.Constant and node.value.value is None or type(node.value) is ast.IfExp):
+            out.update(t.id for t in node.targets if type(t) is ast.Name)
+        elif type(node) is ast.AnnAssign and type(node.target) is ast.Name and node.value is not None:
+            if type(node.value) is ast.Constant and node.value.value is None:
+                out.add(node.target.id)
+    return frozenset(out)
+
+
+def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str]) -> str:
+    kind = type(expr)
+    if kind is ast.Constant:
+        return _constant_kind(expr.value)
+    if kind is ast.Name:
+        if expr.id in own:
+            position, default = own[expr.id]
+            return f"@{expr.id}#{position}#{default}"
+        return UNKNOWN if expr.id in none_names else GIVEN
+    if kind in (ast.IfExp, ast.BoolOp, ast.NamedExpr, ast.Await, ast.Subscript):
+        return UNKNOWN
+    if kind is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr in ("get", "pop", "getattr"):
+        return UNKNOWN
+    if kind is ast.Call and type(expr.func) is ast.Name and expr.func.id == "getattr":
+        return UNKNOWN
+    return GIVEN
+
+
+def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_names: frozenset[str]) -> str:
+    """`g,N,@hint#1#N;wait=T`: the kinds of a call's positional arguments, then `;` and its
+    keywords; `*` where a `*args` or `**kwargs` makes the rest unknown."""
+    positional = []
+    for arg in call.args:
+        if type(arg) is ast.Starred:
+            positional.append("*")
+            break
+        positional.append(argument_kind(arg, own, none_names))
+    keywords = []
+    for kw in call.keywords:
+        keywords.append("*" if kw.arg is None else f"{kw.arg}={argument_kind(kw.value, own, none_names)}")
+    return ",".join(positional) + ";" + ",".join(keywords)
+
+
+def passed_kind(signature: str, name: str, position: int, default: str) -> str:
+    """The kind a call with `signature` passes for parameter `name` (at `position`, -1 for
+    keyword-only, with `default` the kind of its default)."""
+    positional, _, keywords = signature.partition(";")
+    args = positional.split(",") if positional else []
+    if "*" in args[: position + 1] if position >= 0 else "*" in args:
+        return UNKNOWN
+    if 0 <= position < len(args):
+        return args[position]
+    for kw in keywords.split(",") if keywords else ():
+        if kw == "*":
+            return UNKNOWN
+        key, _, kind = kw.partition("=")
+        if key == name:
+            return kind
+    return UNKNOWN if default == "-" else default
+
+
+def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatures) -> tuple[str, ...]:
+    """The parameters whose value a branch of `func` tests (`if p is None`, `if p:`,
+    `x if p is not None else y`) or that `func` passes on to a call (`signatures`)."""
+    found = set()
+    for node in ast.walk(func):
+        if type(node) in (ast.If, ast.IfExp, ast.While):
+            for sub in ast.walk(node.test):
+                if type(sub) is ast.Name and sub.id in own:
+                    found.add(sub.id)
+    for signature in signatures:
+        for part in signature.replace(";", ",").split(","):
+            kind = part.partition("=")[2] if "=" in part else part
+            if kind.startswith("@"):
+                found.add(kind[1:].split("#", 1)[0])
+    return tuple(sorted(found))
+
+
+# --- the tiers' half (libcst) ----------------------------------------------------------------
+
+
+def _requirements(test: cst.BaseExpression, positive: bool) -> list[tuple[str, str]]:
+    """(name, condition) that hold when `test` is `positive`."""
+    if isinstance(test, cst.Name):
+        return [(test.value, TRUTHY if positive else FALSY)]
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _requirements(test.expression, not positive)
+    if isinstance(test, cst.BooleanOperation):
+        if isinstance(test.operator, cst.And) and positive:
+            return _requirements(test.left, True) + _requirements(test.right, True)
+        if isinstance(test.operator, cst.Or) and not positive:
+            return _requirements(test.left, False) + _requirements(test.right, False)
+        return []
+    if (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.left, cst.Name)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        operator = test.comparisons[0].operator
+        if isinstance(operator, cst.Is):
+            return [(test.left.value, IS_NONE if positive else NOT_NONE)]
+        if isinstance(operator, cst.IsNot):
+            return [(test.left.value, NOT_NONE if positive else IS_NONE)]
+    return []
+
+
+def _assigned_outside(func: cst.FunctionDef, name: str, branch: cst.CSTNode) -> bool:
+    """Whether `func` rebinds `name` anywhere but inside `branch`."""
+
+    class Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_If(self, node: cst.If) -> bool:
+            return node is not branch
+
+        def visit_IfExp(self, node: cst.IfExp) -> bool:
+            return node is not branch
+
+        def visit_Name(self, node: cst.Name) -> None:
+            pass
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self.found = self.found or any(isinstance(n, cst.Name) and n.value == name for n in _targets(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self.found = self.found or (isinstance(node.target, cst.Name) and node.target.value == name)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self.found = self.found or (isinstance(node.target, cst.Name) and node.target.value == name and node.value is not None)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self.found = self.found or (isinstance(node.target, cst.Name) and node.target.value == name)
+
+        def visit_For(self, node: cst.For) -> None:
+            self.found = self.found or any(isinstance(n, cst.Name) and n.value == name for n in _targets(node.target))
+
+    finder = Finder()
+    func.body.visit(finder)
+    return finder.found
+
+
+def _targets(node: cst.CSTNode):
+    if isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            yield from _targets(element.value)
+    else:
+        yield node
+
+
+def function_parameters(func: cst.FunctionDef) -> dict[str, tuple[int, str]]:
+    """As `parameters`, from libcst."""
+    params = func.params
+    out: dict[str, tuple[int, str]] = {}
+    position = 0
+    for param in [*params.posonly_params, *params.params]:
+        name = param.name.value
+        if name in ("self", "cls") and position == 0 and not out:
+            continue
+        out[name] = (position, _cst_default_kind(param.default))
+        position += 1
+    for param in params.kwonly_params:
+        out[param.name.value] = (-1, _cst_default_kind(param.default))
+    return out
+
+
+def _cst_default_kind(default) -> str:
+    if default is None:
+        return "-"
+    if isinstance(default, cst.Name) and default.value in ("None", "True", "False"):
+        return {"None": NONE, "True": TRUE, "False": FALSE}[default.value]
+    if isinstance(default, (cst.Integer, cst.Float)):
+        return TRUE if default.evaluated_value else FALSE
+    if isinstance(default, cst.SimpleString):
+        return TRUE if default.evaluated_value else FALSE
+    return GIVEN
+
+
+def branch_conditions(stack: Sequence[cst.CSTNode]) -> tuple[cst.FunctionDef | None, list[tuple[str, str]]]:
+    """The innermost function around the end of `stack`, and the (parameter, condition)
+    pairs its branches put the finding under: the body of `if p is None:` needs `p` None,
+    the `else` of `x if p is not None else y` too, the body of `if wait:` a true `wait`.
+    Only parameters the function does not rebind outside the branch."""
+    start = None
+    for i in range(len(stack) - 1, -1, -1):
+        if isinstance(stack[i], cst.FunctionDef):
+            start = i
+            break
+        if isinstance(stack[i], cst.Lambda):
+            return None, []
+    if start is None:
+        return None, []
+    func = stack[start]
+    own = function_parameters(func)
+    found: list[tuple[str, str]] = []
+    for i in range(start + 1, len(stack) - 1):
+        node, child = stack[i], stack[i + 1]
+        if isinstance(node, (cst.If, cst.IfExp)):
+            if child is node.body:
+                pairs = _requirements(node.test, True)
+            elif child is node.orelse:
+                pairs = _requirements(node.test, False)
+            else:
+                continue
+            found.extend((name, condition) for name, condition in pairs if name in own and not _assigned_outside(func, name, node))
+    return func, found
