@@ -47,7 +47,7 @@ import os
 import tempfile
 import time
 from collections import Counter, defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from functools import lru_cache, reduce
 from itertools import accumulate, chain, repeat
@@ -384,6 +384,9 @@ def summarize(text: str) -> tuple:
         places.LIST_ELEMENTS = True
 
 
+# `Cls.sub!`: a call of the object field `sub` of a `Cls` holds (`self.sub(x)`), not of a method.
+_FIELD_CALL = "!"
+
 # Calls into these are not calls of the repository's functions.
 _EXTERNAL = ("torch", "numpy", "math", "os", "re", "sys", "logging", "typing", "dataclasses", "functools",
              "itertools", "collections", "json", "time", "triton", "enum", "copy", "warnings", "threading", "asyncio")
@@ -401,6 +404,7 @@ class _Summarizer:
         # (caller, callee): the call graph (`_callees`), and ("", function) for each function defined
         self.edges: set[tuple] = set()
         self._loop_names: dict[int, dict] = {}  # unit -> loop element names -> what their loops iterate
+        self._fields_memo: dict[int, frozenset] = {}
 
     def _flow(self, target: tuple, value, unit, line: int, more: tuple = ()) -> None:
         """`target <- value` (and the same for each of `more`: one evaluation)."""
@@ -584,6 +588,8 @@ class _Summarizer:
         owner = unit.owner.header.node.name if unit.owner is not None else None
         if owner is not None:
             if type(obj) is ast.Name and obj.id in ("self", "cls"):
+                if method in self._written_fields(unit.owner):
+                    return (f"{owner}.{method}{_FIELD_CALL}",)  # `self.score(x)`: a submodule the field holds
                 return (f"{owner}.{method}",)
             if type(obj) is ast.Attribute and type(obj.value) is ast.Name and obj.value.id == "self":
                 return (f"{owner}.{obj.attr}.{method}",)
@@ -594,6 +600,20 @@ class _Summarizer:
             return (f"{obj.id}:{method}",)  # `Cls.m()` of a class of this file
         cls = self._class_of(obj, unit)
         return (f"{cls}.{method}",) if cls else (f".{method}",)
+
+    def _written_fields(self, owner) -> frozenset[str]:
+        """The fields a class's methods assign (`self.score = nn.Linear(...)`) and that it
+        does not define as methods."""
+        found = self._fields_memo.get(id(owner))
+        if found is None:
+            written = set()
+            methods = set()
+            for member in owner.members:
+                written.update(member.self_writes)
+                if member.method:
+                    methods.add(member.name)
+            found = self._fields_memo[id(owner)] = frozenset(written - methods)
+        return found
 
     def _class_of(self, expr, unit) -> str | None:
         try:
@@ -925,6 +945,9 @@ class Facts:
     # function -> ((caller, arguments), ...): the kinds of argument each call passes, for the
     # functions whose branches a parameter decides (synclint/analysis/guards.py)
     arguments: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # method names that more than `_FEW_FAMILIES` unrelated class families define (`free`,
+    # `run`, `plan`): what calls of the name pass says nothing of one class's method
+    crowded: frozenset[str] = frozenset()
     symbolic = False  # answers are places, not symbols (as places.NoRepository)
 
     def passed(self, mask: int, func, func_unit, call, place) -> int:
@@ -1095,6 +1118,7 @@ _CLASS_QUESTIONS = {
     "T": lambda facts, cls, name: facts.types.field_type(cls, name),
     "R": lambda facts, owner, name: facts.types.returns_class(owner, name),
     "C": lambda facts, name: facts.types.is_class(name),
+    "K": lambda facts, name: name in facts.crowded,
 }
 
 
@@ -1116,6 +1140,14 @@ def attr_fact(name: str) -> tuple[int, str] | None:
     if name in api.DEVICE_LIKE_NAMES:
         return None
     return _name_fact(name, "field") or FACTS.get(("a", name))
+
+
+def crowded_method(name: str) -> bool:
+    """Whether many unrelated class families define a method `name` (`Facts.crowded`)."""
+    found = name in FACTS.crowded
+    if FACTS.reads is not None:
+        FACTS.reads[("K", name)] = found
+    return found
 
 
 def param_fact(function: str, name: str) -> tuple[int, str] | None:
@@ -1181,7 +1213,7 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     facts, typed, first_device, value0, value = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions)
     call_graph = _CallGraph(types)
     graph = call_graph.graph(calls, summaries)
-    arguments = call_graph.arguments
+    arguments, crowded = call_graph.arguments, call_graph.crowded()
     # Citations patched after edits that only move lines: the facts whose reason is `_device_reason`.
     examples = {
         key: first_device[key]
@@ -1196,8 +1228,8 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     classes = (typed, sorted(declared), types.bases, types.field_types, types.returns)
     if state is not None:
         state.update(summaries=summaries, asm=asm, value0=value0, value=value, mirrored=mirrored)
-    return Facts(facts, _fingerprint(facts, graph, classes, arguments), graph, examples=examples, vendored=frozenset(vendored - elsewhere),
-                 classes=classes, arguments=arguments)
+    return Facts(facts, _fingerprint(facts, graph, classes, arguments, crowded), graph, examples=examples, vendored=frozenset(vendored - elsewhere),
+                 classes=classes, arguments=arguments, crowded=crowded)
 
 
 def _assemble(summaries: dict[str, tuple]) -> tuple:
@@ -1401,12 +1433,13 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
     return facts, typed, first_device, value0, value
 
 
-def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {}), arguments: dict | None = None) -> str:
+def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {}), arguments: dict | None = None,
+                 crowded: frozenset = frozenset()) -> str:
     # repr, not marshal: the same facts read back from disk must give the same fingerprint.
     typed, declared, bases, field_types, returns = classes
     blob = repr((sorted(values.items()), sorted(graph.items()), sorted((k, v[0]) for k, v in typed.items()),
                  sorted(tuple(d) for d in declared), sorted((k, tuple(v)) for k, v in bases.items()),
-                 sorted(field_types.items()), sorted(returns.items()), sorted((arguments or {}).items())))
+                 sorted(field_types.items()), sorted(returns.items()), sorted((arguments or {}).items()), sorted(crowded)))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -1445,8 +1478,7 @@ def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
     for key, (path, index) in facts.examples.items():
         if path in changed and key in values:
             values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
-    return Facts(values, _fingerprint(values, facts.callers, facts.classes, facts.arguments), facts.callers, examples=facts.examples,
-                 vendored=facts.vendored, classes=facts.classes, arguments=facts.arguments)
+    return replace(facts, values=values, fingerprint=_fingerprint(values, facts.callers, facts.classes, facts.arguments, facts.crowded))
 
 
 def _mask_of(local: int, symbols: tuple, value: dict) -> int:
@@ -1814,6 +1846,10 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     stats = (_read(os.path.join(folder, "roots", tag)) if folder else None) or {}
     if not isinstance(stats, dict):
         stats = {}
+    if folder:
+        from synclint import index_store
+
+        index_store.touch(folder, tag)  # in use: a concurrent prune keeps it
     if folder and len(files) == len(stats):
         # Nothing added or removed: when no file's stat changed, the solved facts are kept.
         changed: list[str] = []
@@ -1831,6 +1867,7 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
         if len(changed) <= _MAX_PATCHED:
             facts = _reuse(root, folder, tag, stats, changed, started, files)
             if facts is not None:
+                index_store.keep_bounded(folder, tag)
                 return facts
     results = _summarize_many([(f, folder, stats.get(f)) for f in files], jobs)
     summaries = {path: summary for path, summary, _ in results if summary is not None}
@@ -1839,6 +1876,7 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     if folder:
         _save(folder, tag, {p: st for p, _, st in results if st is not None}, facts, started)
         _save_state(folder, tag, state, {p: st[2] for p, _, st in results if st is not None}, facts)
+        index_store.keep_bounded(folder, tag)
     return facts
 
 
@@ -1846,14 +1884,17 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
 _MAX_PATCHED = 16
 
 
+_FACTS_FIELDS = 8
+
+
 def _facts_blob(facts: Facts) -> tuple:
     """What is stored of solved facts (read back by `_facts_of`)."""
-    return (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes, facts.arguments)
+    return (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes, facts.arguments, facts.crowded)
 
 
 def _facts_of(blob: tuple) -> Facts:
-    values, fingerprint, callers, examples, vendored, classes, arguments = blob
-    return Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes, arguments=arguments)
+    values, fingerprint, callers, examples, vendored, classes, arguments, crowded = blob
+    return Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes, arguments=arguments, crowded=crowded)
 
 
 def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> None:
@@ -1871,7 +1912,7 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
     full solve for what the changed summaries reach (`_incremental`); None when the repository
     must be solved whole."""
     solved = _read(os.path.join(folder, "facts", tag))
-    if not (isinstance(solved, tuple) and len(solved) == 7):
+    if not (isinstance(solved, tuple) and len(solved) == _FACTS_FIELDS):
         return None
     facts = _facts_of(solved)
     if not changed:
@@ -2097,9 +2138,9 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     if list(paths) != files:
         return None
     changed = [i for i, p in enumerate(paths) if digests.get(p) != base_digests[i]]
-    if not (isinstance(base, tuple) and len(base) == 7):
+    if not (isinstance(base, tuple) and len(base) == _FACTS_FIELDS):
         return None
-    values_of, fingerprint, callers, examples, vendored, classes, arguments = base
+    values_of, fingerprint, callers, examples, vendored, classes, arguments, crowded = base
     if not changed:
         return _facts_of(base)
     if len(changed) > _MAX_PATCHED:
@@ -2287,14 +2328,14 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         counts_now.update(edges_now)
         call_graph = _CallGraph(Types(bases, field_types, returns))
         graph = call_graph.graph(counts_now, paths)
-        arguments = call_graph.arguments
+        arguments, crowded = call_graph.arguments, call_graph.crowded()
     else:
         graph = callers
     vendored_now = frozenset(k for k, n in vendored_names.items() if n > 0 and names.get(k, 0) <= 0)
     declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
     classes_now = (typed_all, sorted(declared), *classes[2:])
-    return Facts(values_now, _fingerprint(values_now, graph, classes_now, arguments), graph, examples=examples_now, vendored=vendored_now,
-                 classes=classes_now, arguments=arguments)
+    return Facts(values_now, _fingerprint(values_now, graph, classes_now, arguments, crowded), graph, examples=examples_now, vendored=vendored_now,
+                 classes=classes_now, arguments=arguments, crowded=crowded)
 
 
 # --- hot and cold through the call graph ---------------------------------------------------------
@@ -2402,6 +2443,9 @@ class _CallGraph:
             found = self._of_class(held, parts[2]) if held else ()
             return (found, "") if found else ((), parts[2])
         cls, name = parts
+        if name.endswith(_FIELD_CALL):  # `self.sub(x)` of a field the class assigns: what it holds, never by name
+            held = self.types.field_type(cls, name[: -len(_FIELD_CALL)])
+            return (self._of_class(held, "__call__") if held else ()), ""
         found = self._of_class(cls, name)
         if not found:
             held = self.types.field_type(cls, name)  # `self.sub(x)`: the object field `sub` holds
@@ -2440,6 +2484,10 @@ class _CallGraph:
                     if child in classes:
                         out.append(f"{child}.{name}")
         return tuple(out)
+
+    def crowded(self) -> frozenset[str]:
+        """The method names more than `_FEW_FAMILIES` unrelated class families define."""
+        return frozenset(name for name in self.methods if not self._few(name))
 
     def _few(self, name: str) -> bool:
         """At most `_FEW_FAMILIES` unrelated class families (module-level functions count as

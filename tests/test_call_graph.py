@@ -412,7 +412,7 @@ ARGUMENT_GUARDS = {
                 self.k_scale = torch.ones(1)
 
             def forward(self, q: torch.Tensor, event, sizes):
-                out = scaled(q, self.k_scale)
+                out = scaled(q, self.k_scale.float())
                 flush(event)
                 n = lengths(q)
                 parts = split(q, sizes_cpu=list(sizes))
@@ -439,11 +439,13 @@ def test_a_branch_no_hot_call_takes_is_cold(tmp_path):
 
 def test_an_unknown_argument_leaves_the_branch_as_it_was(tmp_path):
     files = dict(ARGUMENT_GUARDS)
-    files["serve/model.py"] = files["serve/model.py"].replace("scaled(q, self.k_scale)", "scaled(q, getattr(self, 'k', None))").replace(
-        "flush(event)", "flush(event, wait=self.blocking)")
+    # A field may hold None (`batch.k_scale` of a batch without one); a flag read from a
+    # field may be true.
+    files["serve/model.py"] = files["serve/model.py"].replace("scaled(q, self.k_scale.float())", "scaled(q, self.k_scale)").replace(
+        "flush(event)", "flush(event, wait=self.blocking)").replace("split(q, sizes_cpu=list(sizes))", "split(q, sizes_cpu=sizes.get('cpu'))")
     root = project(tmp_path / "proj", files)
     found = tiers(root, "serve/ops.py")
-    assert found[6][0] == "hot" and found[12][0] == "hot"
+    assert found[6][0] == "hot" and found[12][0] == "hot" and found[25][0] == "hot"
 
 
 def test_a_device_kernel_calls_no_host_code(tmp_path):
@@ -478,3 +480,32 @@ def test_a_device_kernel_calls_no_host_code(tmp_path):
     # The kernel's call of its own device function is not a way into the host `quantize`.
     assert tiers(root, "quant/lm_head.py")[5] == (
         "cold", "reached only from cold code (Method.process_weights_after_loading -> quantize)")
+
+
+def test_a_call_of_a_submodule_field_is_not_a_call_of_a_method_of_its_name(tmp_path):
+    files = {
+        "srv/reward.py": """\
+            import torch
+            from torch import nn
+
+
+            class RewardModel(nn.Module):
+                def __init__(self, hidden: int):
+                    super().__init__()
+                    self.score = nn.Linear(hidden, 1)
+
+                def forward(self, h: torch.Tensor):
+                    return self.score(h)
+            """,
+        "srv/engine.py": """\
+            import torch
+
+
+            class ScoreMixin:
+                def score(self, request, device):
+                    return torch.tensor(request.token_ids, device=device)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    # `self.score(h)` runs the `nn.Linear` the field holds, not `ScoreMixin.score`.
+    assert tiers(root, "srv/engine.py")[6][0] == "unknown"

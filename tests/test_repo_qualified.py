@@ -4,6 +4,7 @@ is passed (`HostPool.free`, `MirrorPool.free`): synclint/repo.py `_QualifiedCall
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
@@ -119,3 +120,42 @@ def test_a_module_forward_whose_callers_pass_host_data_is_not_assumed_on_the_dev
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/vision.py": vision})
     rows = sorted({v.location.row for v in _violations(root, "pkg/vision.py")})
     assert rows == [14]
+
+
+def _pools(n: int) -> str:
+    """`n` unrelated pool classes with a `free()`, the last a host pool."""
+    classes = [
+        f"""
+        class Pool{i}:
+            def free(self, indices: torch.Tensor):
+                self.slots = torch.cat((self.slots, indices))
+        """
+        for i in range(n - 1)
+    ]
+    classes.append("""
+        class PagedHostPool:
+            def free(self, indices: torch.Tensor):
+                return indices.cpu().tolist()
+        """)
+    return "import torch\n" + "".join(textwrap.dedent(c) for c in classes)
+
+
+SCHEDULER = """\
+    import torch
+
+
+    def release(allocator, rows: torch.Tensor, req_to_token: torch.Tensor):
+        allocator.free(req_to_token[rows].cuda())
+    """
+
+
+def test_calls_of_a_crowded_method_name_say_nothing_of_one_class(tmp_path):
+    # `allocator.free(device_indices)` with the allocator's class unknown: where many unrelated
+    # classes define `free()`, the host pool's `free()` is not taken to be given device indices.
+    root = project(tmp_path / "crowded", {"pkg/__init__.py": "", "pkg/pools.py": _pools(5), "pkg/sched.py": SCHEDULER})
+    found = [v for v in _violations(root, "pkg/pools.py") if v.location.row >= 18]
+    assert found == []
+    assert "free" in repo.build(root, use_cache=False).crowded
+    # Two classes: the calls of the name still reach both, and say device.
+    root = project(tmp_path / "few", {"pkg/__init__.py": "", "pkg/pools.py": _pools(2), "pkg/sched.py": SCHEDULER})
+    assert [v.code for v in _violations(root, "pkg/pools.py") if v.location.row >= 6] == ["SL202"]

@@ -384,9 +384,12 @@ def _method_key(func: cst.FunctionDef, chain) -> str | None:
 
 def _param_fact(func: cst.FunctionDef, chain, name: str):
     """What the repository passes parameter `name`: to this method (`Cls.method`) where the
-    calls that reach it through their class say it, else to every function of its name."""
+    calls that reach it through their class say it, else to every function of its name
+    (not where many unrelated classes define a method of that name)."""
     method = _method_key(func, chain) if func.name.value != "__init__" else None
     found = repo.param_fact(method, name) if method else None
+    if found is None and method and repo.crowded_method(func.name.value):
+        return None  # `free()` of many unrelated classes: their calls pooled say nothing of this one
     return found if found is not None else repo.param_fact(_function_key(func, chain), name)
 
 

@@ -20,8 +20,8 @@ Argument kinds:
 |---|---|
 | `N` | `None`, or left out where the default is `None` |
 | `T` / `F` | a true / false literal (`True`, `1`, `"x"` / `False`, `0`, `""`), or left out for such a default |
-| `g` | given: any other expression (a name, a field, a call) is taken to be a value, not `None` |
-| `?` | unknown: a name the caller assigns `None`, a conditional expression, a `.get(...)`, a `*args`/`**kwargs` call |
+| `g` | given: a call, a computed value, a local name never bound to what may be `None`: taken to be a value |
+| `?` | unknown: what may be `None` (a field `batch.x_cpu`, an item, a conditional expression, a `.get(...)`, a name bound to one of these), or a `*args`/`**kwargs` call |
 | `@q#i#d` | the caller's own parameter `q` (at position `i`, default kind `d`) passed on: what the caller's callers pass for it |
 """
 
@@ -87,15 +87,33 @@ def _default_kind(default) -> str:
 
 
 def none_assigned(func: ast.AST) -> frozenset[str]:
-    """Names the function's own body assigns `None` (or a conditional value) somewhere."""
+    """Names the function's own body binds to what may be `None` somewhere (`None`, a
+    field, an item, a conditional value, a `.get(...)`; see `argument_kind`)."""
     out = set()
     for node in ast.walk(func):
-        if type(node) is ast.Assign and (type(node.value) is ast.Constant and node.value.value is None or type(node.value) is ast.IfExp):
-            out.update(t.id for t in node.targets if type(t) is ast.Name)
-        elif type(node) is ast.AnnAssign and type(node.target) is ast.Name and node.value is not None:
-            if type(node.value) is ast.Constant and node.value.value is None:
+        if type(node) is ast.Assign:
+            if _maybe_none(node.value):
+                out.update(t.id for t in node.targets if type(t) is ast.Name)
+        elif type(node) in (ast.AnnAssign, ast.NamedExpr) and type(node.target) is ast.Name and node.value is not None:
+            if _maybe_none(node.value):
                 out.add(node.target.id)
     return frozenset(out)
+
+
+def _maybe_none(expr: ast.expr) -> bool:
+    kind = type(expr)
+    if kind is ast.Constant:
+        return expr.value is None
+    if kind in (ast.Attribute, ast.Subscript, ast.IfExp, ast.BoolOp, ast.Await):
+        return True
+    if kind is ast.Call:
+        func = expr.func
+        return (type(func) is ast.Attribute and func.attr in _MAYBE_NONE_CALLS) or (type(func) is ast.Name and func.id == "getattr")
+    return False
+
+
+# Calls that return `None` for a missing key: `d.get(k)`, `d.pop(k, None)`, `getattr(o, n, None)`.
+_MAYBE_NONE_CALLS = frozenset({"get", "pop", "getattr"})
 
 
 def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str]) -> str:
@@ -107,11 +125,7 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
             position, default = own[expr.id]
             return f"@{expr.id}#{position}#{default}"
         return UNKNOWN if expr.id in none_names else GIVEN
-    if kind in (ast.IfExp, ast.BoolOp, ast.NamedExpr, ast.Await, ast.Subscript):
-        return UNKNOWN
-    if kind is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr in ("get", "pop", "getattr"):
-        return UNKNOWN
-    if kind is ast.Call and type(expr.func) is ast.Name and expr.func.id == "getattr":
+    if kind is ast.NamedExpr or _maybe_none(expr):
         return UNKNOWN
     return GIVEN
 
