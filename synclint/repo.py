@@ -384,6 +384,10 @@ def summarize(text: str) -> tuple:
         places.LIST_ELEMENTS = True
 
 
+# Library base classes whose methods are no method of the repository (`self.to()` of an
+# `nn.Module` subclass does not call the repository's `to()`).
+_LIBRARY_BASES = frozenset({"Module", "nn.Module", "object", "ABC", "Enum", "IntEnum", "Exception", "Generic", "Protocol", "NamedTuple", "dict", "list"})
+
 # `Cls.sub!`: a call of the object field `sub` of a `Cls` holds (`self.sub(x)`), not of a method.
 _FIELD_CALL = "!"
 
@@ -2450,7 +2454,31 @@ class _CallGraph:
         if not found:
             held = self.types.field_type(cls, name)  # `self.sub(x)`: the object field `sub` holds
             found = self._of_class(held, "__call__") if held else ()
-        return (found, "") if found else ((), name)
+        if found:
+            return found, ""
+        # Not a method of the class, its bases or subclasses in the repository: inherited from
+        # a library base (`self.to()`, `self.generate()`) or a field assigned elsewhere, not a
+        # method of an unrelated class that happens to share the name. By name only where the
+        # class's lineage leaves the repository through a base it cannot follow.
+        return (), ("" if self._whole_lineage(cls) else name)
+
+    def _whole_lineage(self, cls: str) -> bool:
+        """Whether every base of `cls`, up its lineage, is a class of the repository or a
+        well-known library base (`nn.Module`, `object`)."""
+        bases = self.types.bases
+        if cls not in bases:
+            return False
+        pending, seen = [cls], {cls}
+        while pending:
+            for parent in bases.get(pending.pop(), ()):
+                if parent in seen:
+                    continue
+                seen.add(parent)
+                if parent in bases:
+                    pending.append(parent)
+                elif parent.rpartition(".")[2] not in _LIBRARY_BASES:
+                    return False
+        return True
 
     def _of_class(self, cls: str, name: str) -> tuple:
         """The definitions `obj.<name>()` runs for an object of class `cls`: the nearest in
