@@ -509,3 +509,13 @@ def test_a_call_of_a_submodule_field_is_not_a_call_of_a_method_of_its_name(tmp_p
     root = project(tmp_path / "proj", files)
     # `self.score(h)` runs the `nn.Linear` the field holds, not `ScoreMixin.score`.
     assert tiers(root, "srv/engine.py")[6][0] == "unknown"
+    # Also from a subclass, where the field is assigned in its base's `__init__`.
+    files["srv/reward.py"] += """
+
+            class NormalizedReward(RewardModel):
+                def forward(self, h: torch.Tensor):
+                    return self.score(h / h.norm())
+            """
+    files["srv/reward.py"] = files["srv/reward.py"].replace("return self.score(h)\n", "return h\n")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/engine.py")[6][0] == "unknown"
