@@ -2602,19 +2602,19 @@ class _CallGraphTiers:
             reads[("t", name)] = _plain_verdict(verdict)
         return verdict
 
-    def passed(self, filename: str, qualname: str, param: str, position: int, default: str) -> tuple[str, ...] | None:
+    def passed(self, filename: str, qualname: str, param: str, position: int, default: str, shape: str = "") -> tuple[str, ...] | None:
         """The kinds of argument (synclint/analysis/guards.py) that the calls of the function
-        enclosing a finding pass for its parameter `param`, from code not known to be cold;
-        None where the index knows no call of it."""
+        enclosing a finding pass for its parameter `param`, from code not known to be cold,
+        of the calls that fit its `shape`; None where the index knows no call of it."""
         name = self.node(qualname)
-        found = self.passed_kinds(name, param, position, default)
+        found = self.passed_kinds(name, param, position, default, shape)
         reads = self.facts.reads
         if reads is not None:
-            reads[("g", name, param, position, default)] = found
+            reads[("g", name, param, position, default, shape)] = found
         return found
 
-    def passed_kinds(self, name: str, param: str, position: int, default: str, depth: int = 0) -> tuple[str, ...] | None:
-        key = ("g", name, param, position, default)
+    def passed_kinds(self, name: str, param: str, position: int, default: str, shape: str = "", depth: int = 0) -> tuple[str, ...] | None:
+        key = ("g", name, param, position, default, shape)
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = None  # a cycle of calls passing the parameter on: unknown
@@ -2627,7 +2627,7 @@ class _CallGraphTiers:
 
             kinds: set[str] = set()
             for caller, signature in calls:
-                if self._is_cold(caller):
+                if self._is_cold(caller) or not guards.fits(signature, shape):
                     continue
                 verdict = self.verdict(caller)
                 if verdict is not None and verdict.tier is Tier.COLD:
@@ -2635,7 +2635,7 @@ class _CallGraphTiers:
                 kind = guards.passed_kind(signature, param, position, default)
                 if kind.startswith("@"):  # the caller's own parameter, passed on
                     outer, at, outer_default = kind[1:].split("#")
-                    upstream = self.passed_kinds(caller, outer, int(at), outer_default, depth + 1)
+                    upstream = self.passed_kinds(caller, outer, int(at), outer_default, "", depth + 1)
                     kinds.update(upstream if upstream is not None else (guards.UNKNOWN,))
                 else:
                     kinds.add(kind)

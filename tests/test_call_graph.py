@@ -519,3 +519,47 @@ def test_a_call_of_a_submodule_field_is_not_a_call_of_a_method_of_its_name(tmp_p
     files["srv/reward.py"] = files["srv/reward.py"].replace("return self.score(h)\n", "return h\n")
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "srv/engine.py")[6][0] == "unknown"
+
+
+def test_calls_of_a_crowded_name_that_cannot_reach_the_function_say_nothing_of_its_branch(tmp_path):
+    # `filter_batch` is defined by many classes; the relay's is reached by name only. The calls
+    # that name a keyword it lacks, or leave out its required `new_indices`, are not its calls.
+    pools = "".join(
+        f"""
+            class Batch{i}:
+                def filter_batch(self, keep_indices=None, reqs_to_exclude=None):
+                    return keep_indices
+            """
+        for i in range(4)
+    )
+    files = {
+        "srv/batches.py": "import torch\n" + pools,
+        "srv/relay.py": """\
+            import torch
+
+
+            class Relay:
+                def filter_batch(self, new_indices: torch.Tensor, new_indices_cpu=None):
+                    keep = new_indices_cpu if new_indices_cpu is not None else new_indices.tolist()
+                    return keep
+            """,
+        "srv/model.py": """\
+            import torch
+            from torch import nn
+
+
+            class Model(nn.Module):
+                def forward(self, batch, spec, idx: torch.Tensor, keep: list):
+                    batch.filter_batch(reqs_to_exclude=keep)
+                    batch.filter_batch()
+                    spec.filter_batch(idx.cuda(), new_indices_cpu=list(keep))
+                    return idx
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "srv/relay.py")[6] == (
+        "cold", "runs only when `new_indices_cpu` is None, and no call of `filter_batch()` outside cold code passes that")
+    # A call that could be the relay's and leaves the hint out: the fallback may run.
+    files["srv/model.py"] = files["srv/model.py"].replace("batch.filter_batch()", "batch.filter_batch(idx)")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/relay.py")[6][0] == "hot"

@@ -163,6 +163,40 @@ def passed_kind(signature: str, name: str, position: int, default: str) -> str:
     return UNKNOWN if default == "-" else default
 
 
+def fits(signature: str, shape: str) -> bool:
+    """Whether a call with `signature` can be a call of a function of `shape` (`shape_of`):
+    no more positional arguments than it takes, no keyword it does not name, every parameter
+    without a default given. A call by name of another class's method
+    (`batch.filter_batch(reqs_to_exclude=...)`, `batch.filter_batch()`) does not fit."""
+    if not shape:
+        return True
+    count, names, required, stars = shape.split("|")
+    positional, _, keywords = signature.partition(";")
+    args = positional.split(",") if positional else []
+    given = [kw.partition("=")[0] for kw in keywords.split(",")] if keywords else []
+    if "*" in args or "*" in given:
+        return True  # `f(*args)`, `f(**kwargs)`: anything may be passed
+    if len(args) > int(count) and "a" not in stars:
+        return False
+    accepted = names.split(",")
+    if "k" not in stars and any(k not in accepted for k in given):
+        return False
+    passed = set(accepted[: len(args)]) | set(given)
+    return all(r in passed for r in required.split(",") if r)
+
+
+def shape_of(func: cst.FunctionDef) -> str:
+    """`2|x,hint,wait|x|ak`: how many positional parameters a function takes (without
+    `self`), every name it accepts (positional ones first, in order), those without a
+    default, and whether it takes `*args` (a) and `**kwargs` (k)."""
+    own = function_parameters(func)
+    count = sum(1 for position, _ in own.values() if position >= 0)
+    params = func.params
+    stars = ("a" if isinstance(params.star_arg, cst.Param) else "") + ("k" if params.star_kwarg is not None else "")
+    required = ",".join(name for name, (_, default) in own.items() if default == "-")
+    return f"{count}|{','.join(own)}|{required}|{stars}"
+
+
 def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatures) -> tuple[str, ...]:
     """The parameters whose value a branch of `func` tests (`if p is None`, `if p:`,
     `x if p is not None else y`) or that `func` passes on to a call (`signatures`)."""

@@ -468,9 +468,10 @@ def _untaken_branch(filename: str, chain, stack, function_tiers) -> TierVerdict 
         return None
     qualname = function_qualname(chain[: functions[-1] + 1])
     own = guards.function_parameters(func)
+    shape = guards.shape_of(func)
     for name, condition in conditions:
         position, default = own[name]
-        kinds = passed(filename, qualname, name, position, default)
+        kinds = passed(filename, qualname, name, position, default, shape)
         if kinds is not None and not guards.can_take(condition, kinds):
             return TierVerdict(
                 Tier.COLD, f"runs only when `{name}` {condition}, and no call of `{func.name.value}()` outside cold code passes that"
