@@ -2562,6 +2562,7 @@ class _CallGraphTiers:
         self.callers = facts.callers
         self.hot = tuple(settings.hot_functions)
         self.cold = tuple(getattr(settings, "cold_functions", ()))
+        self.targets = frozenset(getattr(settings, "target_platforms", ("cuda",)))
         self.memo: dict[str, object] = {}
         # Functions defined only in vendored folders: a vendored function every way into which
         # starts at one of them that nothing calls is code the repository does not use.
@@ -2633,6 +2634,8 @@ class _CallGraphTiers:
                 if verdict is not None and verdict.tier is Tier.COLD:
                     continue
                 kind = guards.passed_kind(signature, param, position, default)
+                if kind.startswith(guards.PLATFORM):
+                    kind = guards.on_targets(kind, self.targets)
                 if kind.startswith("@"):  # the caller's own parameter, passed on
                     outer, at, outer_default = kind[1:].split("#")
                     upstream = self.passed_kinds(caller, outer, int(at), outer_default, "", depth + 1)

@@ -563,3 +563,38 @@ def test_calls_of_a_crowded_name_that_cannot_reach_the_function_say_nothing_of_i
     files["srv/model.py"] = files["srv/model.py"].replace("batch.filter_batch()", "batch.filter_batch(idx)")
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "srv/relay.py")[6][0] == "hot"
+
+
+def test_a_flag_passed_as_a_platform_check_decides_by_the_target_platforms(tmp_path):
+    files = {
+        "srv/sampler.py": """\
+            import torch
+
+            from srv.platform import current_platform
+
+
+            def top_k_only(logits: torch.Tensor, k: torch.Tensor, allow_cpu_sync=False):
+                if allow_cpu_sync:
+                    return logits.topk(int(k.max().item())).values
+                return logits
+
+
+            class Sampler(torch.nn.Module):
+                def forward(self, logits: torch.Tensor, k: torch.Tensor):
+                    return top_k_only(logits, k, allow_cpu_sync=current_platform.is_cpu())
+            """,
+        "srv/platform.py": """\
+            class Platform:
+                def is_cpu(self) -> bool:
+                    return False
+
+
+            current_platform = Platform()
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    # On a CUDA target, `current_platform.is_cpu()` is false: the branch never runs.
+    assert tiers(root, "srv/sampler.py")[8] == (
+        "cold", "runs only when `allow_cpu_sync` is true, and no call of `top_k_only()` outside cold code passes that")
+    # For the CPU platform it does.
+    assert tiers(root, "srv/sampler.py", target_platforms=("cpu",))[8][0] == "hot"

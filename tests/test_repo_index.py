@@ -806,3 +806,13 @@ def test_a_sequence_parameter_rebound_to_the_schedulers_tensor_is_followed(tmp_p
     root = project(tmp_path / "proj", {"scheduling_ddim.py": SCHEDULER, "pipeline.py": pipeline})
     found = {(row, code) for name, row, code, _ in findings(root, "scheduling_ddim.py")}
     assert {(25, "SL208"), (26, "SL203")} <= found
+
+
+def test_the_index_does_not_import_libcst():
+    # The index summarises every file with `ast` in worker processes; importing libcst there
+    # would cost each worker its start-up time for nothing.
+    import subprocess
+    import sys
+
+    code = "import sys, synclint.repo; sys.exit('libcst' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

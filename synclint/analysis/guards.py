@@ -10,9 +10,12 @@ Two halves, one vocabulary of argument kinds:
 - the repository index (`ast`, synclint/repo.py) writes, for every call a function makes, the
   kind of each argument (`argument_signature`), and for every function the parameters whose
   value can decide a branch (`decisive_parameters`: tested or passed on);
-- the tiers (`libcst`, synclint/analysis/tier.py) read the conditions a finding sits under
-  (`branch_conditions`), ask the call graph which kinds the callers on hot paths pass for
-  that parameter, and call the branch cold when none can take it (`can_take`).
+- the tiers (`libcst`, synclint/analysis/guarded_branches.py and tier.py) read the
+  conditions a finding sits under, ask the call graph which kinds the callers on hot paths
+  pass for that parameter, and call the branch cold when none can take it (`can_take`).
+
+This module is the index's half and the shared vocabulary: `ast` only (the index does not
+import libcst).
 
 Argument kinds:
 
@@ -23,16 +26,17 @@ Argument kinds:
 | `g` | given: a call, a computed value, a local name never bound to what may be `None`: taken to be a value |
 | `?` | unknown: what may be `None` (a field `batch.x_cpu`, an item, a conditional expression, a `.get(...)`, a name bound to one of these), or a `*args`/`**kwargs` call |
 | `@q#i#d` | the caller's own parameter `q` (at position `i`, default kind `d`) passed on: what the caller's callers pass for it |
+| `Pcpu` | a platform predicate (`current_platform.is_cpu()`, `_is_npu`): false where the target platforms (`target-platforms`) are none of its own |
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
 
-import libcst as cst
+from synclint.analysis.platform_words import predicate_platforms
 
 NONE, TRUE, FALSE, GIVEN, UNKNOWN = "N", "T", "F", "g", "?"
+PLATFORM = "P"  # `P<platform>+<platform>`: a platform predicate (`current_platform.is_cpu()`)
 
 # What each condition on a parameter needs the parameter to be.
 IS_NONE, NOT_NONE, TRUTHY, FALSY = "is None", "is not None", "is true", "is false"
@@ -125,9 +129,31 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
             position, default = own[expr.id]
             return f"@{expr.id}#{position}#{default}"
         return UNKNOWN if expr.id in none_names else GIVEN
+    platforms = _platform_predicate(expr)
+    if platforms is not None:  # `current_platform.is_cpu()`: true on those platforms only
+        return PLATFORM + "+".join(sorted(platforms))
     if kind is ast.NamedExpr or _maybe_none(expr):
         return UNKNOWN
     return GIVEN
+
+
+def _platform_predicate(expr: ast.expr) -> frozenset[str] | None:
+    if type(expr) is ast.Call and not expr.args and not expr.keywords:
+        expr = expr.func
+    if type(expr) is ast.Attribute:
+        return predicate_platforms(expr.attr)
+    if type(expr) is ast.Name:
+        return predicate_platforms(expr.id)
+    return None
+
+
+def on_targets(kind: str, targets: frozenset[str]) -> str:
+    """A platform predicate's kind on the target platforms: false where it holds on none of
+    them, true where on all, unknown where on some."""
+    platforms = set(kind[len(PLATFORM):].split("+"))
+    if not platforms & targets:
+        return FALSE
+    return TRUE if targets <= platforms else UNKNOWN
 
 
 def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_names: frozenset[str]) -> str:
@@ -164,7 +190,8 @@ def passed_kind(signature: str, name: str, position: int, default: str) -> str:
 
 
 def fits(signature: str, shape: str) -> bool:
-    """Whether a call with `signature` can be a call of a function of `shape` (`shape_of`):
+    """Whether a call with `signature` can be a call of a function of `shape`
+    (guarded_branches.shape_of):
     no more positional arguments than it takes, no keyword it does not name, every parameter
     without a default given. A call by name of another class's method
     (`batch.filter_batch(reqs_to_exclude=...)`, `batch.filter_batch()`) does not fit."""
@@ -185,18 +212,6 @@ def fits(signature: str, shape: str) -> bool:
     return all(r in passed for r in required.split(",") if r)
 
 
-def shape_of(func: cst.FunctionDef) -> str:
-    """`2|x,hint,wait|x|ak`: how many positional parameters a function takes (without
-    `self`), every name it accepts (positional ones first, in order), those without a
-    default, and whether it takes `*args` (a) and `**kwargs` (k)."""
-    own = function_parameters(func)
-    count = sum(1 for position, _ in own.values() if position >= 0)
-    params = func.params
-    stars = ("a" if isinstance(params.star_arg, cst.Param) else "") + ("k" if params.star_kwarg is not None else "")
-    required = ",".join(name for name, (_, default) in own.items() if default == "-")
-    return f"{count}|{','.join(own)}|{required}|{stars}"
-
-
 def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatures) -> tuple[str, ...]:
     """The parameters whose value a branch of `func` tests (`if p is None`, `if p:`,
     `x if p is not None else y`) or that `func` passes on to a call (`signatures`)."""
@@ -212,134 +227,3 @@ def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatur
             if kind.startswith("@"):
                 found.add(kind[1:].split("#", 1)[0])
     return tuple(sorted(found))
-
-
-# --- the tiers' half (libcst) ----------------------------------------------------------------
-
-
-def _requirements(test: cst.BaseExpression, positive: bool) -> list[tuple[str, str]]:
-    """(name, condition) that hold when `test` is `positive`."""
-    if isinstance(test, cst.Name):
-        return [(test.value, TRUTHY if positive else FALSY)]
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _requirements(test.expression, not positive)
-    if isinstance(test, cst.BooleanOperation):
-        if isinstance(test.operator, cst.And) and positive:
-            return _requirements(test.left, True) + _requirements(test.right, True)
-        if isinstance(test.operator, cst.Or) and not positive:
-            return _requirements(test.left, False) + _requirements(test.right, False)
-        return []
-    if (
-        isinstance(test, cst.Comparison)
-        and len(test.comparisons) == 1
-        and isinstance(test.left, cst.Name)
-        and isinstance(test.comparisons[0].comparator, cst.Name)
-        and test.comparisons[0].comparator.value == "None"
-    ):
-        operator = test.comparisons[0].operator
-        if isinstance(operator, cst.Is):
-            return [(test.left.value, IS_NONE if positive else NOT_NONE)]
-        if isinstance(operator, cst.IsNot):
-            return [(test.left.value, NOT_NONE if positive else IS_NONE)]
-    return []
-
-
-def _assigned_outside(func: cst.FunctionDef, name: str, branch: cst.CSTNode) -> bool:
-    """Whether `func` rebinds `name` anywhere but inside `branch`."""
-
-    class Finder(cst.CSTVisitor):
-        found = False
-
-        def visit_If(self, node: cst.If) -> bool:
-            return node is not branch
-
-        def visit_IfExp(self, node: cst.IfExp) -> bool:
-            return node is not branch
-
-        def visit_Name(self, node: cst.Name) -> None:
-            pass
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            self.found = self.found or any(isinstance(n, cst.Name) and n.value == name for n in _targets(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            self.found = self.found or (isinstance(node.target, cst.Name) and node.target.value == name)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            self.found = self.found or (isinstance(node.target, cst.Name) and node.target.value == name and node.value is not None)
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            self.found = self.found or (isinstance(node.target, cst.Name) and node.target.value == name)
-
-        def visit_For(self, node: cst.For) -> None:
-            self.found = self.found or any(isinstance(n, cst.Name) and n.value == name for n in _targets(node.target))
-
-    finder = Finder()
-    func.body.visit(finder)
-    return finder.found
-
-
-def _targets(node: cst.CSTNode):
-    if isinstance(node, (cst.Tuple, cst.List)):
-        for element in node.elements:
-            yield from _targets(element.value)
-    else:
-        yield node
-
-
-def function_parameters(func: cst.FunctionDef) -> dict[str, tuple[int, str]]:
-    """As `parameters`, from libcst."""
-    params = func.params
-    out: dict[str, tuple[int, str]] = {}
-    position = 0
-    for param in [*params.posonly_params, *params.params]:
-        name = param.name.value
-        if name in ("self", "cls") and position == 0 and not out:
-            continue
-        out[name] = (position, _cst_default_kind(param.default))
-        position += 1
-    for param in params.kwonly_params:
-        out[param.name.value] = (-1, _cst_default_kind(param.default))
-    return out
-
-
-def _cst_default_kind(default) -> str:
-    if default is None:
-        return "-"
-    if isinstance(default, cst.Name) and default.value in ("None", "True", "False"):
-        return {"None": NONE, "True": TRUE, "False": FALSE}[default.value]
-    if isinstance(default, (cst.Integer, cst.Float)):
-        return TRUE if default.evaluated_value else FALSE
-    if isinstance(default, cst.SimpleString):
-        return TRUE if default.evaluated_value else FALSE
-    return GIVEN
-
-
-def branch_conditions(stack: Sequence[cst.CSTNode]) -> tuple[cst.FunctionDef | None, list[tuple[str, str]]]:
-    """The innermost function around the end of `stack`, and the (parameter, condition)
-    pairs its branches put the finding under: the body of `if p is None:` needs `p` None,
-    the `else` of `x if p is not None else y` too, the body of `if wait:` a true `wait`.
-    Only parameters the function does not rebind outside the branch."""
-    start = None
-    for i in range(len(stack) - 1, -1, -1):
-        if isinstance(stack[i], cst.FunctionDef):
-            start = i
-            break
-        if isinstance(stack[i], cst.Lambda):
-            return None, []
-    if start is None:
-        return None, []
-    func = stack[start]
-    own = function_parameters(func)
-    found: list[tuple[str, str]] = []
-    for i in range(start + 1, len(stack) - 1):
-        node, child = stack[i], stack[i + 1]
-        if isinstance(node, (cst.If, cst.IfExp)):
-            if child is node.body:
-                pairs = _requirements(node.test, True)
-            elif child is node.orelse:
-                pairs = _requirements(node.test, False)
-            else:
-                continue
-            found.extend((name, condition) for name, condition in pairs if name in own and not _assigned_outside(func, name, node))
-    return func, found

@@ -40,40 +40,15 @@ from functools import lru_cache
 
 import libcst as cst
 
+from synclint.analysis.platform_words import WORDS as _WORDS
+from synclint.analysis.platform_words import predicate_platforms
+from synclint.analysis.platform_words import word_platform as _word_platform
+
 PLATFORMS = frozenset({"cuda", "rocm", "xpu", "tpu", "npu", "hpu", "mps", "cpu"})
 
-_WORDS = {
-    "cuda": "cuda",
-    "nvidia": "cuda",
-    "rocm": "rocm",
-    "hip": "rocm",
-    "aiter": "rocm",
-    "amd": "rocm",
-    "xpu": "xpu",
-    "tpu": "tpu",
-    "npu": "npu",
-    "ascend": "npu",
-    "hpu": "hpu",
-    "habana": "hpu",
-    "gaudi": "hpu",
-    "mps": "mps",
-    "mlx": "mps",
-    "cpu": "cpu",
-    "amx": "cpu",  # Intel AMX: matrix instructions of the CPU
-}
 # Words that make a `cpu` word mean "data moved to the host" rather than "the CPU platform".
 _HOST_MOVE_WORDS = frozenset({"offload", "offloading", "swap", "transfer", "connector", "gpu"})
-_GFX = re.compile(r"^gfx\d+\w*$")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+")
-
-
-def _word_platform(word: str) -> str | None:
-    word = word.lower()
-    if word in _WORDS:
-        return _WORDS[word]
-    if _GFX.match(word):
-        return "rocm"
-    return None
 
 
 def _from_words(words: Sequence[str], cpu_anywhere: bool = True, cpu_positions: tuple[int, ...] = ()) -> frozenset[str] | None:
@@ -137,24 +112,9 @@ def _predicate(expr: cst.BaseExpression) -> frozenset[str] | None:
     if isinstance(expr, cst.Call) and not expr.args:
         expr = expr.func
     if isinstance(expr, cst.Attribute):
-        name = expr.attr.value
-    elif isinstance(expr, cst.Name):
-        name = expr.value
-    else:
-        return None
-    name = name.lstrip("_").lower()
-    if name.startswith("is_"):
-        rest = name[3:]
-        if rest == "cuda_alike":
-            return frozenset({"cuda", "rocm"})
-        platform = _word_platform(rest) if "_" not in rest else None
-        return frozenset({platform}) if platform is not None else None
-    if name.startswith("use_"):
-        # `use_aiter`, `_use_aiter_moe`: a library that exists on one platform only. Not
-        # `use_cuda_graph` / `use_cpu_offload`: options, not platforms.
-        platform = _word_platform(name[4:].split("_")[0])
-        if platform is not None and platform not in ("cuda", "cpu"):
-            return frozenset({platform})
+        return predicate_platforms(expr.attr.value)
+    if isinstance(expr, cst.Name):
+        return predicate_platforms(expr.value)
     return None
 
 

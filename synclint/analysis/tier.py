@@ -38,7 +38,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from synclint.analysis import guards, hotpath
+from synclint.analysis import guarded_branches, guards, hotpath
 from synclint.analysis.coldcode import CAMEL_WORDS, VAE_WORDS, debug_word, pipeline_entry, step_loop, vae_function
 from synclint.analysis.coldcode import worker_functions as worker_functions
 from synclint.analysis.pathkinds import TEST_FILE as _TEST_FILE
@@ -462,13 +462,13 @@ def _untaken_branch(filename: str, chain, stack, function_tiers) -> TierVerdict 
     passed = getattr(function_tiers, "passed", None)
     if passed is None:
         return None
-    func, conditions = guards.branch_conditions(stack)
+    func, conditions = guarded_branches.branch_conditions(stack)
     functions = [i for i, s in enumerate(chain) if isinstance(s, cst.FunctionDef)]
     if not conditions or not functions or chain[functions[-1]] is not func:
         return None
     qualname = function_qualname(chain[: functions[-1] + 1])
-    own = guards.function_parameters(func)
-    shape = guards.shape_of(func)
+    own = guarded_branches.function_parameters(func)
+    shape = guarded_branches.shape_of(func)
     for name, condition in conditions:
         position, default = own[name]
         kinds = passed(filename, qualname, name, position, default, shape)
