@@ -515,7 +515,7 @@ class _Summarizer:
         # runs every step.
         caller = self._qualified(func, unit)
         own = guards.parameters(func)
-        none_names = guards.none_assigned(func) if own else frozenset()
+        none_names = guards.none_assigned(func)
         signatures: set[str] = set()
         # A memoised function (`@lru_cache`) runs its body once per key: what it calls too.
         cold = {id(n) for n in (func.body if coldcode.memoised(func) else coldcode.cold_subtrees(func))}

@@ -598,3 +598,46 @@ def test_a_flag_passed_as_a_platform_check_decides_by_the_target_platforms(tmp_p
         "cold", "runs only when `allow_cpu_sync` is true, and no call of `top_k_only()` outside cold code passes that")
     # For the CPU platform it does.
     assert tiers(root, "srv/sampler.py", target_platforms=("cpu",))[8][0] == "hot"
+
+
+def test_a_parameter_filled_where_it_is_none_is_given_when_passed_on(tmp_path):
+    files = {
+        "srv/relay.py": """\
+            import torch
+
+
+            class Relay:
+                def filter(self, new_indices: torch.Tensor, new_indices_cpu=None):
+                    return new_indices_cpu if new_indices_cpu is not None else new_indices.tolist()
+            """,
+        "srv/batch.py": """\
+            import torch
+
+            from srv.relay import Relay
+
+
+            class Batch:
+                def __init__(self):
+                    self.relay = Relay()
+
+                def filter_batch(self, reqs, keep_indices=None):
+                    if keep_indices is None:
+                        keep_indices = [i for i, r in enumerate(reqs) if not r.finished]
+                    device_indices = torch.tensor(keep_indices).cuda()
+                    self.relay.filter(device_indices, new_indices_cpu=keep_indices)
+
+
+            class Model(torch.nn.Module):
+                def forward(self, batch: Batch, reqs):
+                    batch.filter_batch(reqs)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    # `keep_indices` is None only before the fill: the relay always gets the host list.
+    assert tiers(root, "srv/relay.py")[6] == (
+        "cold", "runs only when `new_indices_cpu` is None, and no call of `filter()` outside cold code passes that")
+    # Without the fill, the caller's callers leave it None.
+    files["srv/batch.py"] = "".join(
+        line for line in files["srv/batch.py"].splitlines(keepends=True) if "keep_indices is None" not in line and "r.finished" not in line)
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/relay.py")[6][0] == "hot"

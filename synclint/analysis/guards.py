@@ -90,18 +90,48 @@ def _default_kind(default) -> str:
     return GIVEN
 
 
-def none_assigned(func: ast.AST) -> frozenset[str]:
-    """Names the function's own body binds to what may be `None` somewhere (`None`, a
-    field, an item, a conditional value, a `.get(...)`; see `argument_kind`)."""
-    out = set()
+class Bindings(frozenset):
+    """The names a function binds to what may be `None` somewhere (`None`, a field, an item,
+    a conditional value, a `.get(...)`; see `argument_kind`), with `.rebound`: every name it
+    assigns, and `.filled`: those it fills where they are None (`if q is None: q = [...]`)."""
+
+    rebound: frozenset[str] = frozenset()
+    filled: frozenset[str] = frozenset()
+
+
+def none_assigned(func: ast.AST) -> Bindings:
+    maybe, rebound, filled = set(), set(), set()
     for node in ast.walk(func):
-        if type(node) is ast.Assign:
+        kind = type(node)
+        if kind is ast.Assign:
+            names = [t.id for t in node.targets if type(t) is ast.Name]
+            rebound.update(names)
             if _maybe_none(node.value):
-                out.update(t.id for t in node.targets if type(t) is ast.Name)
-        elif type(node) in (ast.AnnAssign, ast.NamedExpr) and type(node.target) is ast.Name and node.value is not None:
-            if _maybe_none(node.value):
-                out.add(node.target.id)
-    return frozenset(out)
+                maybe.update(names)
+        elif kind in (ast.AnnAssign, ast.NamedExpr, ast.AugAssign) and type(node.target) is ast.Name:
+            rebound.add(node.target.id)
+            if kind is not ast.AugAssign and node.value is not None and _maybe_none(node.value):
+                maybe.add(node.target.id)
+        elif kind in (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith):
+            targets = [node.target] if kind in (ast.For, ast.AsyncFor) else [i.optional_vars for i in node.items if i.optional_vars is not None]
+            for target in targets:
+                rebound.update(n.id for n in ast.walk(target) if type(n) is ast.Name)
+        elif kind is ast.If and _is_none_test(node.test):
+            name = node.test.left.id
+            if any(type(s) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in s.targets) and not _maybe_none(s.value)
+                   for s in node.body):
+                filled.add(name)
+    found = Bindings(maybe)
+    found.rebound, found.filled = frozenset(rebound), frozenset(filled - maybe)
+    return found
+
+
+def _is_none_test(test: ast.expr) -> bool:
+    """`name is None`."""
+    return (
+        type(test) is ast.Compare and type(test.left) is ast.Name and len(test.ops) == 1 and type(test.ops[0]) is ast.Is
+        and type(test.comparators[0]) is ast.Constant and test.comparators[0].value is None
+    )
 
 
 def _maybe_none(expr: ast.expr) -> bool:
@@ -125,10 +155,16 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
     if kind is ast.Constant:
         return _constant_kind(expr.value)
     if kind is ast.Name:
+        if expr.id in none_names:
+            return UNKNOWN
         if expr.id in own:
+            if expr.id in none_names.filled:
+                return GIVEN  # `if q is None: q = [...]` before: never None here
+            if expr.id in none_names.rebound:
+                return UNKNOWN  # passed on after some other rebinding
             position, default = own[expr.id]
             return f"@{expr.id}#{position}#{default}"
-        return UNKNOWN if expr.id in none_names else GIVEN
+        return GIVEN
     platforms = _platform_predicate(expr)
     if platforms is not None:  # `current_platform.is_cpu()`: true on those platforms only
         return PLATFORM + "+".join(sorted(platforms))
