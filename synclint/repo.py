@@ -79,6 +79,8 @@ RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
 COLD_CALLER = " [on a branch that runs once]"
+GUARDED_CALLER = " [only when "
+UNTAKEN_CALLER = " [on a branch no call outside cold code takes]"
 
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
@@ -522,8 +524,20 @@ class _Summarizer:
         if unit.owner is not None and unit.node is func and coldcode.pipeline_entry(unit.owner.header.node.name, func.name):
             # A pipeline or stage entry: what it calls outside its loops, once per request.
             cold.update(id(n) for n in coldcode.once_per_request(func, unit.owner.header.node.name))
+        # A call made only under a condition on a parameter (`if allow_sync: apply_top_k(...)`)
+        # comes from `caller [only when allow_sync#2#F#is true]`: a way in only where the
+        # callers pass what takes the branch (`_CallGraphTiers._caller`).
+        guarded = guards.guarded_calls(func, own, none_names) if own else {}
+
+        def source_of(node, inherited: str) -> str:
+            if id(node) in cold:
+                return caller + COLD_CALLER
+            if id(node) in guarded and inherited == caller:
+                return f"{caller}{GUARDED_CALLER}{guarded[id(node)]}]"
+            return inherited
+
         # A device kernel's body (`@triton.jit`) calls device functions, not host code.
-        pending = [] if _device_kernel(func) else [(n, caller + COLD_CALLER if id(n) in cold else caller) for n in func.body]
+        pending = [] if _device_kernel(func) else [(n, source_of(n, caller)) for n in func.body]
         while pending:  # the calls this function makes (not those of functions nested in it)
             node, source = pending.pop()
             kind = type(node)
@@ -538,7 +552,7 @@ class _Summarizer:
                     signature = guards.argument_signature(node, own, none_names)
                     signatures.add(signature)
                     self.edges.update((source, callee, signature) for callee in callees)
-            pending.extend((child, caller + COLD_CALLER if id(child) in cold else source) for child in _children(node))
+            pending.extend((child, source_of(child, source)) for child in _children(node))
         # A definition: a node of the call graph, with the parameters that decide its branches.
         self.edges.add(("", caller, ",".join(guards.decisive_parameters(func, own, signatures))))
 
@@ -2574,10 +2588,10 @@ class _CallGraphTiers:
         return any(fnmatchcase(node if "." in p else name, p) for p in patterns)
 
     def _is_hot(self, node: str) -> bool:
-        return not node.endswith(COLD_CALLER) and self._matches(node, self.hot)
+        return not node.endswith((COLD_CALLER, UNTAKEN_CALLER)) and self._matches(node, self.hot)
 
     def _is_cold(self, node: str) -> bool:
-        if node.endswith(COLD_CALLER):
+        if node.endswith((COLD_CALLER, UNTAKEN_CALLER)):
             return True
         name = node.rpartition(".")[2]
         return name[:1].isupper() or name == "__init__" or self._matches(node, self.cold) or coldcode.vae_function(name)
@@ -2628,6 +2642,7 @@ class _CallGraphTiers:
 
             kinds: set[str] = set()
             for caller, signature in calls:
+                caller = self._caller(caller)
                 if self._is_cold(caller) or not guards.fits(signature, shape):
                     continue
                 verdict = self.verdict(caller)
@@ -2662,6 +2677,7 @@ class _CallGraphTiers:
     def verdict(self, name: str):
         if name in self.memo:
             return self.memo[name]
+        self.memo[name] = None  # asked again while searching (through the kinds of argument a caller passes): no verdict
         verdict = None if not self.callers or self._is_hot(name) or self._is_cold(name) else self._search(name)
         self.memo[name] = verdict
         return verdict
@@ -2671,12 +2687,23 @@ class _CallGraphTiers:
         callers = self.callers
         name = node.rpartition(".")[2]
         for caller in callers.get(node, ()):
-            yield caller, False
+            yield self._caller(caller), False
         for caller in callers.get("." + name, ()):
-            yield caller, False
+            yield self._caller(caller), False
         if weak:
             for caller in callers.get("?" + name, ()):
-                yield caller, True
+                yield self._caller(caller), True
+
+    def _caller(self, caller: str) -> str:
+        """A caller as the graph's function: one whose call is made only under a condition on
+        its parameter (`GUARDED_CALLER`) is that function, or a cold caller where no call of
+        it outside cold code takes the branch."""
+        if GUARDED_CALLER not in caller:
+            return caller
+        base, _, guard = caller.partition(GUARDED_CALLER)
+        name, position, default, condition = guard[:-1].split("#")
+        kinds = self.passed_kinds(base, name, int(position), default)
+        return base + UNTAKEN_CALLER if kinds is not None and not guards.can_take(condition, kinds) else base
 
     def _entries(self, name: str) -> frozenset[str] | None:
         """The functions without callers that every way into `name` starts at (`name` itself

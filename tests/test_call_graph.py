@@ -641,3 +641,41 @@ def test_a_parameter_filled_where_it_is_none_is_given_when_passed_on(tmp_path):
         line for line in files["srv/batch.py"].splitlines(keepends=True) if "keep_indices is None" not in line and "r.finished" not in line)
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "srv/relay.py")[6][0] == "hot"
+
+
+def test_a_call_made_only_on_a_branch_no_call_takes_is_no_way_in(tmp_path):
+    files = {
+        "srv/sampler.py": """\
+            import torch
+
+            from srv.platform import current_platform
+
+
+            def top_k_only(logits: torch.Tensor, k: torch.Tensor):
+                return logits.topk(int(k.max().item())).values
+
+
+            def top_k_top_p(logits: torch.Tensor, k: torch.Tensor, allow_cpu_sync=False):
+                if allow_cpu_sync:
+                    return top_k_only(logits, k)
+                return logits
+
+
+            class Sampler(torch.nn.Module):
+                def forward(self, logits: torch.Tensor, k: torch.Tensor):
+                    return top_k_top_p(logits, k, allow_cpu_sync=current_platform.is_cpu())
+            """,
+        "srv/platform.py": """\
+            class Platform:
+                def is_cpu(self) -> bool:
+                    return False
+
+
+            current_platform = Platform()
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    # `top_k_only` is called only when `allow_cpu_sync` is true: never on a CUDA target.
+    assert tiers(root, "srv/sampler.py")[7] == (
+        "cold", "reached only from cold code (top_k_top_p [on a branch no call outside cold code takes] -> top_k_only)")
+    assert tiers(root, "srv/sampler.py", target_platforms=("cpu",))[7][0] == "hot"

@@ -248,6 +248,49 @@ def fits(signature: str, shape: str) -> bool:
     return all(r in passed for r in required.split(",") if r)
 
 
+def _requirements(test: ast.expr, positive: bool) -> list[tuple[str, str]]:
+    """(name, condition) that hold when `test` is `positive` (as guarded_branches does with
+    libcst for a finding's branches)."""
+    kind = type(test)
+    if kind is ast.Name:
+        return [(test.id, TRUTHY if positive else FALSY)]
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        return _requirements(test.operand, not positive)
+    if kind is ast.BoolOp:
+        if type(test.op) is ast.And and positive or type(test.op) is ast.Or and not positive:
+            return [pair for value in test.values for pair in _requirements(value, positive)]
+        return []
+    if kind is ast.Compare and type(test.left) is ast.Name and len(test.ops) == 1:
+        right = test.comparators[0]
+        if type(right) is ast.Constant and right.value is None:
+            if type(test.ops[0]) is ast.Is:
+                return [(test.left.id, IS_NONE if positive else NOT_NONE)]
+            if type(test.ops[0]) is ast.IsNot:
+                return [(test.left.id, NOT_NONE if positive else IS_NONE)]
+    return []
+
+
+def guarded_calls(func: ast.AST, own: dict[str, tuple[int, str]], bindings: Bindings) -> dict[int, str]:
+    """id of each statement (or branch of a conditional expression) of `func` that runs only
+    under a condition on one of its parameters -> `p#position#default#condition`: the calls
+    made there reach their callees only when the callers pass what takes the branch."""
+    out: dict[int, str] = {}
+    for node in ast.walk(func):
+        kind = type(node)
+        if kind not in (ast.If, ast.IfExp):
+            continue
+        for branch, positive in ((node.body, True), (node.orelse, False)):
+            pairs = [(p, c) for p, c in _requirements(node.test, positive) if p in own and p not in bindings.rebound]
+            if not pairs or not branch:
+                continue
+            name, condition = pairs[0]
+            position, default = own[name]
+            guard = f"{name}#{position}#{default}#{condition}"
+            for part in branch if isinstance(branch, list) else [branch]:
+                out.setdefault(id(part), guard)
+    return out
+
+
 def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatures) -> tuple[str, ...]:
     """The parameters whose value a branch of `func` tests (`if p is None`, `if p:`,
     `x if p is not None else y`) or that `func` passes on to a call (`signatures`)."""
