@@ -663,7 +663,8 @@ def test_a_call_made_only_on_a_branch_no_call_takes_is_no_way_in(tmp_path):
 
             class Sampler(torch.nn.Module):
                 def forward(self, logits: torch.Tensor, k: torch.Tensor):
-                    return top_k_top_p(logits, k, allow_cpu_sync=current_platform.is_cpu())
+                    is_cpu = current_platform.is_cpu()
+                    return top_k_top_p(logits, k, allow_cpu_sync=is_cpu)
             """,
         "srv/platform.py": """\
             class Platform:

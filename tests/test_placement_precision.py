@@ -165,3 +165,50 @@ def test_sl101_flags_every_stall_and_no_lookalike(tmp_path):
     assert stalls <= flagged
     assert flagged & lookalikes == set()
     assert len(flagged) < len(naive)
+
+
+def test_a_field_set_to_none_first_holds_what_it_is_assigned_later():
+    code = textwrap.dedent(
+        """\
+        import torch
+
+
+        class Backend:
+            def __init__(self, max_bs: int, device, window: bool):
+                self.window_indptr = None
+                self.host_lens = None
+                if window:
+                    self.window_indptr = torch.zeros((max_bs + 1,), dtype=torch.int32, device=device)
+                    self.host_lens = torch.zeros(max_bs, dtype=torch.int32)
+
+            def replay(self, bs: int):
+                n_win = int(self.window_indptr[bs].item())  # stalls
+                n_host = int(self.host_lens[bs].item())  # no stall
+                return n_win + n_host
+        """
+    )
+    found = [(v.location.row, v.code) for v in lint_source(code, "backend.py", Settings(include_cold=True)).violations]
+    # `self.window_indptr = None` is the field not set yet: where it is read as a tensor, it
+    # is the device buffer; the host one is no readback.
+    assert found == [(13, "SL201")]
+
+
+def test_a_local_bound_to_none_on_one_path_is_the_tensor_where_used_as_one():
+    code = textwrap.dedent(
+        """\
+        import torch
+
+
+        def step(flag: bool, n: int):
+            lens = None
+            host = None
+            if flag:
+                lens = torch.zeros(n, device="cuda")
+                host = torch.zeros(n)
+            if lens is None:
+                return 0
+            return int(lens.sum().item()) + int(host.sum().item())  # the first stalls
+        """
+    )
+    found = [(v.location.row, v.code) for v in lint_source(code, "step.py", Settings(include_cold=True)).violations]
+    assert [code for row, code in found if row == 12] == ["SL204"]

@@ -97,10 +97,12 @@ class Bindings(frozenset):
 
     rebound: frozenset[str] = frozenset()
     filled: frozenset[str] = frozenset()
+    platform: dict = {}  # name -> the platform kind of the one predicate it is bound to (`is_cpu = current_platform.is_cpu()`)
 
 
 def none_assigned(func: ast.AST) -> Bindings:
     maybe, rebound, filled = set(), set(), set()
+    platform: dict[str, set] = {}
     for node in ast.walk(func):
         kind = type(node)
         if kind is ast.Assign:
@@ -108,6 +110,9 @@ def none_assigned(func: ast.AST) -> Bindings:
             rebound.update(names)
             if _maybe_none(node.value):
                 maybe.update(names)
+            platforms = _platform_predicate(node.value)
+            for name in names:
+                platform.setdefault(name, set()).add(PLATFORM + "+".join(sorted(platforms)) if platforms else "")
         elif kind in (ast.AnnAssign, ast.NamedExpr, ast.AugAssign) and type(node.target) is ast.Name:
             rebound.add(node.target.id)
             if kind is not ast.AugAssign and node.value is not None and _maybe_none(node.value):
@@ -123,6 +128,7 @@ def none_assigned(func: ast.AST) -> Bindings:
                 filled.add(name)
     found = Bindings(maybe)
     found.rebound, found.filled = frozenset(rebound), frozenset(filled - maybe)
+    found.platform = {name: kinds.pop() for name, kinds in platform.items() if len(kinds) == 1 and "" not in kinds}
     return found
 
 
@@ -157,6 +163,8 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
     if kind is ast.Name:
         if expr.id in none_names:
             return UNKNOWN
+        if expr.id in none_names.platform and expr.id not in own:
+            return none_names.platform[expr.id]  # `is_cpu = current_platform.is_cpu()`, then `f(x, is_cpu)`
         if expr.id in own:
             if expr.id in none_names.filled:
                 return GIVEN  # `if q is None: q = [...]` before: never None here

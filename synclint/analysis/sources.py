@@ -21,6 +21,7 @@ from synclint.analysis.imports import dotted_name
 from synclint.analysis.values import (
     TENSOR_PLACES,
     UNKNOWN,
+    none_value,
     Env,
     Place,
     Placement,
@@ -282,7 +283,7 @@ class Evaluator:
         if name in ("True", "False"):
             return placed(Place.SCALAR, HIGH, expr, "a bool literal")
         if name == "None":
-            return placed(Place.OTHER, HIGH, expr, "None")
+            return none_value(expr)
         if name in api.DEVICE_LIKE_NAMES and name not in self.imports.aliases:
             return placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`{name}` is named like an accelerator device (inferred)")
         return UNKNOWN

@@ -130,13 +130,33 @@ def _trim(evidence: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
 
 
 UNKNOWN = Placement(frozenset({Place.UNKNOWN}), Confidence.LOW)
+_OTHER_ONLY = frozenset({Place.OTHER})
+
+
+# The reason `None` is placed with (sources.py): a value that is no data. Joined with known
+# data (`lens = None`, then `lens = torch.zeros(n, device=d)` on a branch), it drops out:
+# where the value is used as a tensor, it is one of the others.
+NONE_REASON = "None"
+
+
+def none_value(node: cst.CSTNode | None) -> Placement:
+    return placed(Place.OTHER, Confidence.HIGH, node, NONE_REASON)
+
+
+def _is_none_value(item: Placement) -> bool:
+    return item.places == _OTHER_ONLY and bool(item.evidence) and item.evidence[0].note == NONE_REASON
 
 
 def join(*items: Placement) -> Placement:
-    """The placement of a value that may come from any of `items` (branches, loop paths)."""
+    """The placement of a value that may come from any of `items` (branches, loop paths);
+    a `None` among known data drops out (`none_value`)."""
     items = tuple(i for i in items if i is not None)
     if not items:
         return UNKNOWN
+    if len(items) > 1 and any(_is_none_value(i) for i in items):
+        data = tuple(i for i in items if not _is_none_value(i))
+        if data and all(i.known for i in data):
+            items = data
     if len(items) == 1:
         return items[0]
     places = frozenset().union(*(i.places for i in items))
