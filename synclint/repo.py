@@ -532,8 +532,11 @@ class _Summarizer:
         def source_of(node, inherited: str) -> str:
             if id(node) in cold:
                 return caller + COLD_CALLER
-            if id(node) in guarded and inherited == caller:
-                return f"{caller}{GUARDED_CALLER}{guarded[id(node)]}]"
+            if id(node) in guarded:
+                if inherited == caller:
+                    return f"{caller}{GUARDED_CALLER}{guarded[id(node)]}]"
+                if inherited.startswith(caller + GUARDED_CALLER):  # nested: every condition must hold
+                    return f"{inherited[:-1]};{guarded[id(node)]}]"
             return inherited
 
         # A device kernel's body (`@triton.jit`) calls device functions, not host code.
@@ -2700,10 +2703,13 @@ class _CallGraphTiers:
         it outside cold code takes the branch."""
         if GUARDED_CALLER not in caller:
             return caller
-        base, _, guard = caller.partition(GUARDED_CALLER)
-        name, position, default, condition = guard[:-1].split("#")
-        kinds = self.passed_kinds(base, name, int(position), default)
-        return base + UNTAKEN_CALLER if kinds is not None and not guards.can_take(condition, kinds) else base
+        base, _, conditions = caller.partition(GUARDED_CALLER)
+        for guard in conditions[:-1].split(";"):
+            name, position, default, condition = guard.split("#")
+            kinds = self.passed_kinds(base, name, int(position), default)
+            if kinds is not None and not guards.can_take(condition, kinds):
+                return base + UNTAKEN_CALLER
+        return base
 
     def _entries(self, name: str) -> frozenset[str] | None:
         """The functions without callers that every way into `name` starts at (`name` itself

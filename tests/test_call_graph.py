@@ -655,16 +655,17 @@ def test_a_call_made_only_on_a_branch_no_call_takes_is_no_way_in(tmp_path):
                 return logits.topk(int(k.max().item())).values
 
 
-            def top_k_top_p(logits: torch.Tensor, k: torch.Tensor, allow_cpu_sync=False):
-                if allow_cpu_sync:
-                    return top_k_only(logits, k)
+            def top_k_top_p(logits: torch.Tensor, k: torch.Tensor, p, allow_cpu_sync=False):
+                if p is None:
+                    if allow_cpu_sync:
+                        return top_k_only(logits, k)
                 return logits
 
 
             class Sampler(torch.nn.Module):
                 def forward(self, logits: torch.Tensor, k: torch.Tensor):
                     is_cpu = current_platform.is_cpu()
-                    return top_k_top_p(logits, k, allow_cpu_sync=is_cpu)
+                    return top_k_top_p(logits, k, None, allow_cpu_sync=is_cpu)
             """,
         "srv/platform.py": """\
             class Platform:
