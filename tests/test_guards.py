@@ -1,0 +1,68 @@
+"""The kinds of argument the index records for each call (synclint/analysis/guards.py), and
+which calls can be calls of a function of a given shape."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from synclint.analysis import guarded_branches, guards
+
+
+def _call_kinds(caller: str, call_text: str) -> str:
+    func = ast.parse(caller).body[0]
+    own = guards.parameters(func)
+    bindings = guards.none_assigned(func)
+    call = next(n for n in ast.walk(func) if isinstance(n, ast.Call) and ast.unparse(n) == call_text)
+    return guards.argument_signature(call, own, bindings)
+
+
+CALLER = """
+def step(self, batch, hint=None, flag=False):
+    lens = [1, 2]
+    maybe = batch.lens_cpu
+    if hint is None:
+        hint = list(lens)
+    is_cpu = current_platform.is_cpu()
+    f(lens, None, True, 0, maybe, batch.x, hint, flag, is_cpu, *rest)
+    g(a=lens, b=d.get("k"), c=flag, **extra)
+"""
+
+
+def test_each_argument_gets_its_kind():
+    positional, _, keywords = _call_kinds(CALLER, "f(lens, None, True, 0, maybe, batch.x, hint, flag, is_cpu, *rest)").partition(";")
+    # a local list, None, True, 0, a name bound to a field, a field, a parameter filled where
+    # None, a parameter passed on, a platform predicate, then `*rest`: the rest unknown
+    assert positional.split(",") == ["g", "N", "T", "F", "?", "?", "g", "@flag#2#F", "Pcpu", "*"]
+    assert keywords == ""
+    assert _call_kinds(CALLER, "g(a=lens, b=d.get('k'), c=flag, **extra)") == ";a=g,b=?,c=@flag#2#F,*"
+
+
+def test_what_a_call_passes_for_a_parameter():
+    # by position, by keyword, left out (the default's kind), and unknown after `*args`
+    assert guards.passed_kind("g,N;", "hint", 1, "N") == "N"
+    assert guards.passed_kind("g;hint=T", "hint", 1, "N") == "T"
+    assert guards.passed_kind("g;", "hint", 1, "F") == "F"
+    assert guards.passed_kind("*;", "hint", 1, "F") == "?"
+    assert guards.passed_kind("g;", "x", 1, "-") == "?"  # a required parameter left out: not this function's call
+
+
+def test_a_call_fits_a_function_only_with_the_arguments_it_takes():
+    func = cst.parse_module("def filter_batch(self, new_indices, new_indices_cpu=None): pass").body[0]
+    shape = guarded_branches.shape_of(func)
+    assert guards.fits("g;new_indices_cpu=g", shape)
+    assert not guards.fits(";reqs_to_exclude=g", shape)  # a keyword it lacks
+    assert not guards.fits(";", shape)  # its required parameter not given
+    assert not guards.fits("g,g,g;", shape)  # more positional arguments than it takes
+    assert guards.fits(";*", shape)  # `**kwargs`: anything may be passed
+
+
+def test_conditions_on_a_parameter_and_what_can_take_them():
+    assert guards.can_take(guards.IS_NONE, ["g", "N"])
+    assert not guards.can_take(guards.IS_NONE, ["g", "T"])
+    assert not guards.can_take(guards.TRUTHY, ["F", "N"])
+    assert guards.can_take(guards.TRUTHY, ["?"])
+    assert guards.on_targets("Pcpu", frozenset({"cuda"})) == "F"
+    assert guards.on_targets("Pcpu", frozenset({"cpu"})) == "T"
+    assert guards.on_targets("Pcpu", frozenset({"cpu", "cuda"})) == "?"
