@@ -148,6 +148,7 @@ def _class_info(tree: ast.Module, imports) -> tuple:
     ((owner, function, class)...): a field's class from its annotation or `self.f = Cls(...)`,
     a function's from `-> Cls`, a classmethod's from the `cls(...)` / `Cls(...)` it returns."""
     classes, field_types, returns = [], [], []
+    registries = _registries(tree, imports)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found = places.annotation_class(node.returns, imports) if node.returns is not None else None
@@ -172,7 +173,7 @@ def _class_info(tree: ast.Module, imports) -> tuple:
                 if elements:
                     field_types.append((name, member.target.id + places.ELEMENTS, elements))
             elif isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                _method_info(name, member, imports, field_types, returns)
+                _method_info(name, member, imports, field_types, returns, registries)
         classes.append((name, bases, tuple(fields)))
     return tuple(classes), tuple(field_types), tuple(returns)
 
@@ -233,15 +234,48 @@ def _constructed(value, owner: str, imports, local: dict) -> str | None:
     return None
 
 
-def _method_info(owner: str, func, imports, field_types: list, returns: list) -> None:
+def _registries(tree: ast.Module, imports) -> dict[str, str]:
+    """Module-level dicts of classes (`_ADAPTERS = {"mlp": MlpAdapter, "shuffle": ShuffleAdapter}`)
+    -> `MlpAdapter|ShuffleAdapter`: the classes an object built from an entry may be."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        target = node.targets[0] if type(node) is ast.Assign and len(node.targets) == 1 else getattr(node, "target", None)
+        value = getattr(node, "value", None)
+        if type(target) is not ast.Name or type(value) is not ast.Dict or not value.values:
+            continue
+        names = [places._last_name(v) if type(v) in (ast.Name, ast.Attribute) else "" for v in value.values]
+        if all(n[:1].isupper() and not n.isupper() for n in names):
+            out[target.id] = _CLASS_UNION.join(sorted({places.resolved_name(n, imports) for n in names}))
+    return out
+
+
+def _registry_entry(value, registries: dict) -> str | None:
+    """`REGISTRY[key]`, `REGISTRY.get(key)` of a module-level dict of classes: the union."""
+    if type(value) is ast.Subscript and type(value.value) is ast.Name:
+        return registries.get(value.value.id)
+    if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "get" and type(value.func.value) is ast.Name:
+        return registries.get(value.func.value.id)
+    return None
+
+
+def _method_info(owner: str, func, imports, field_types: list, returns: list, registries: dict | None = None) -> None:
     found = places.annotation_class(func.returns, imports) if func.returns is not None else None
     local: dict[str, str] = {}
+    chosen: dict[str, str] = {}  # names bound to an entry of a registry of classes
     built = set()
     for node in _walk(func):
         kind = type(node)
         if kind is ast.Assign and len(node.targets) == 1:
             target = node.targets[0]
             made = _constructed(node.value, owner, imports, {})
+            if made is None and registries:
+                entry = _registry_entry(node.value, registries)
+                if entry and type(target) is ast.Name:
+                    chosen[target.id] = entry
+                    continue
+                if type(node.value) is ast.Call:  # `self.adapter = adapter_cls(...)`, `REGISTRY[key](...)`
+                    call = node.value.func
+                    made = chosen.get(call.id) if type(call) is ast.Name else _registry_entry(call, registries)
             if made is None:
                 continue
             if type(target) is ast.Name:
@@ -389,6 +423,9 @@ def summarize(text: str) -> tuple:
 # Library base classes whose methods are no method of the repository (`self.to()` of an
 # `nn.Module` subclass does not call the repository's `to()`).
 _LIBRARY_BASES = frozenset({"Module", "nn.Module", "object", "ABC", "Enum", "IntEnum", "Exception", "Generic", "Protocol", "NamedTuple", "dict", "list"})
+
+# `A|B`: a field's class where it is built from a registry of classes (`_registries`).
+_CLASS_UNION = "|"
 
 # `Cls.sub!`: a call of the object field `sub` of a `Cls` holds (`self.sub(x)`), not of a method.
 _FIELD_CALL = "!"
@@ -2500,7 +2537,9 @@ class _CallGraph:
     def _of_class(self, cls: str, name: str) -> tuple:
         """The definitions `obj.<name>()` runs for an object of class `cls`: the nearest in
         `cls` and its bases, and those of its subclasses; `__call__` of an `nn.Module` is
-        its `forward`."""
+        its `forward`. For `A|B` (built from a registry of classes), those of each."""
+        if _CLASS_UNION in cls:
+            return tuple(dict.fromkeys(d for one in cls.split(_CLASS_UNION) for d in self._of_class(one, name)))
         found = self._in_family(cls, name)
         if not found and name == "__call__":
             found = self._in_family(cls, "forward")

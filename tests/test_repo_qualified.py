@@ -159,3 +159,43 @@ def test_calls_of_a_crowded_method_name_say_nothing_of_one_class(tmp_path):
     # Two classes: the calls of the name still reach both, and say device.
     root = project(tmp_path / "few", {"pkg/__init__.py": "", "pkg/pools.py": _pools(2), "pkg/sched.py": SCHEDULER})
     assert [v.code for v in _violations(root, "pkg/pools.py") if v.location.row >= 6] == ["SL202"]
+
+
+def test_a_submodule_built_from_a_registry_of_classes_is_given_what_its_caller_passes(tmp_path):
+    # `self.adapter = _ADAPTERS.get(kind)(...)`: the adapter is one of the registry's classes,
+    # so its forward is given `meta.grid_thw_cpu` (host data) by the only call.
+    vision = """\
+        import torch
+        from torch import nn
+
+
+        class ShuffleAdapter(nn.Module):
+            def forward(self, x: torch.Tensor, grid_thw: torch.Tensor):
+                t, h, w = grid_thw[0]
+                return x.reshape(int(h), int(w), -1)
+
+
+        class MergerAdapter(nn.Module):
+            def forward(self, x: torch.Tensor, grid_thw: torch.Tensor):
+                return x
+
+
+        _ADAPTERS: dict[str, type[nn.Module]] = {"shuffle": ShuffleAdapter, "merger": MergerAdapter}
+
+
+        class VisionModel(nn.Module):
+            def __init__(self, kind: str):
+                super().__init__()
+                adapter_cls = _ADAPTERS.get(kind)
+                self.adapter = adapter_cls()
+
+            def forward(self, x: torch.Tensor, meta):
+                return self.adapter(x, meta.grid_thw_cpu)
+        """
+    root = project(tmp_path / "registry", {"pkg/__init__.py": "", "pkg/vision.py": vision})
+    assert [v.location.row for v in _violations(root, "pkg/vision.py")] == []
+    # Built directly (no registry), the class is unknown: the forward's inputs are assumed on
+    # the device, as before.
+    direct = vision.replace("adapter_cls = _ADAPTERS.get(kind)", "adapter_cls = kind")
+    root = project(tmp_path / "direct", {"pkg/__init__.py": "", "pkg/vision.py": direct})
+    assert sorted({v.location.row for v in _violations(root, "pkg/vision.py")}) == [8]
