@@ -565,6 +565,17 @@ def test_calls_of_a_crowded_name_that_cannot_reach_the_function_say_nothing_of_i
     assert tiers(root, "srv/relay.py")[6][0] == "hot"
 
 
+# A platform object with the predicates of the common platform classes.
+PLATFORM_MODULE = """\
+    class Platform:
+        def is_cpu(self) -> bool:
+            return False
+
+
+    current_platform = Platform()
+    """
+
+
 def test_a_flag_passed_as_a_platform_check_decides_by_the_target_platforms(tmp_path):
     files = {
         "srv/sampler.py": """\
@@ -583,14 +594,7 @@ def test_a_flag_passed_as_a_platform_check_decides_by_the_target_platforms(tmp_p
                 def forward(self, logits: torch.Tensor, k: torch.Tensor):
                     return top_k_only(logits, k, allow_cpu_sync=current_platform.is_cpu())
             """,
-        "srv/platform.py": """\
-            class Platform:
-                def is_cpu(self) -> bool:
-                    return False
-
-
-            current_platform = Platform()
-            """,
+        "srv/platform.py": PLATFORM_MODULE,
     }
     root = project(tmp_path / "proj", files)
     # On a CUDA target, `current_platform.is_cpu()` is false: the branch never runs.
@@ -667,14 +671,7 @@ def test_a_call_made_only_on_a_branch_no_call_takes_is_no_way_in(tmp_path):
                     is_cpu = current_platform.is_cpu()
                     return top_k_top_p(logits, k, None, allow_cpu_sync=is_cpu)
             """,
-        "srv/platform.py": """\
-            class Platform:
-                def is_cpu(self) -> bool:
-                    return False
-
-
-            current_platform = Platform()
-            """,
+        "srv/platform.py": PLATFORM_MODULE,
     }
     root = project(tmp_path / "proj", files)
     # `top_k_only` is called only when `allow_cpu_sync` is true: never on a CUDA target.
