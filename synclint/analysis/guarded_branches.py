@@ -50,9 +50,6 @@ def _assigned_outside(func: cst.FunctionDef, name: str, branch: cst.CSTNode) -> 
         def visit_IfExp(self, node: cst.IfExp) -> bool:
             return node is not branch
 
-        def visit_Name(self, node: cst.Name) -> None:
-            pass
-
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
             self.found = self.found or any(isinstance(n, cst.Name) and n.value == name for n in _targets(node.target))
 
