@@ -797,14 +797,7 @@ class _Summarizer:
 
 
 def _device_kernel(func) -> bool:
-    for decorator in func.decorator_list:
-        target = decorator.func if type(decorator) is ast.Call else decorator
-        try:
-            if api.kernel_decorator_name(ast.unparse(target)):
-                return True
-        except Exception:  # noqa: BLE001 - a decorator that cannot be written back
-            continue
-    return False
+    return any(api.kernel_decorator_name(name) for name in coldcode.decorator_names(func) if name)
 
 
 _SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "complex", "bytes"})

@@ -248,14 +248,24 @@ def vae_function(name: str) -> bool:
     return any(w.lower() in VAE_WORDS for w in name.split("_"))
 
 
+def decorator_names(func: ast.AST) -> list[str]:
+    """The dotted names of a function's decorators (`functools.lru_cache` of
+    `@functools.lru_cache(maxsize=8)`, `triton.jit`); "" for one that is no dotted name."""
+    out = []
+    for decorator in getattr(func, "decorator_list", ()):
+        node = decorator.func if type(decorator) is ast.Call else decorator
+        parts = []
+        while type(node) is ast.Attribute:
+            parts.append(node.attr)
+            node = node.value
+        parts.append(node.id if type(node) is ast.Name else "")
+        out.append(".".join(reversed(parts)) if parts[-1] else "")
+    return out
+
+
 def memoised(func: ast.AST) -> bool:
     """`@functools.lru_cache(...)`, `@cache`, `@cached_property`: computed once per key."""
-    for decorator in getattr(func, "decorator_list", ()):
-        target = decorator.func if type(decorator) is ast.Call else decorator
-        name = target.attr if type(target) is ast.Attribute else target.id if type(target) is ast.Name else ""
-        if name in MEMO_DECORATORS:
-            return True
-    return False
+    return any(name.rpartition(".")[2] in MEMO_DECORATORS for name in decorator_names(func))
 
 
 def once_per_request(func: ast.AST, class_name: str) -> list[ast.stmt]:
