@@ -121,6 +121,13 @@ DEFAULT_COLD_FUNCTIONS = (
     "*inv_freq*",
     "*rope_parameters*",
     "*precompute*",
+    # Diffusion pipelines (the diffusers conventions): once per generation, before the denoise loop.
+    "set_timesteps",
+    "retrieve_timesteps",
+    "encode_prompt",
+    "_encode_prompt",
+    "prepare_latents",
+    "check_inputs",
 )
 
 # The platforms the code is linted for; code that only runs on others is not reported

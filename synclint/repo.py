@@ -46,6 +46,8 @@ import marshal
 import os
 import tempfile
 import time
+import keyword
+import re
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -74,7 +76,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-8"
+INDEX_VERSION = "repo-index-9"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -384,11 +386,44 @@ def _unique(keys_values) -> dict:
     return out
 
 
-_NO_SUMMARY = ((), (), (), (), (), ((), (), ()))
+_NO_SUMMARY = ((), (), (), (), (), ((), (), ()), ())
+
+# Words of a module's text: what may name a function (a call, a callback, a string a dispatch
+# looks up). `f"decode_{backend}"` also names every function whose name starts `decode_`.
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DEF_NAME = re.compile(r"\bdef\s+([A-Za-z_][A-Za-z0-9_]*)")
+_FORMAT_PREFIX = re.compile(r"""\b[fF][rR]?["']([A-Za-z_][A-Za-z0-9_]*)\{""")
+NAME_PREFIX = "*"  # `decode_*`: a word that starts a formatted string
+_MIN_PREFIX = 4
+
+
+def name_references(text: str) -> tuple[str, ...]:
+    """The words of a module that may name a function of the repository, sorted: every word
+    of the text (code, strings, comments: more words only make fewer functions look unused),
+    less a function's name where its `def` lines are its only mentions in the module, and
+    the words that start a formatted string (`decode_*`). Capitalised words (classes) and
+    keywords are left out."""
+    words = _WORD.findall(text)
+    seen = set(words)
+    defined = _DEF_NAME.findall(text)
+    if defined:
+        counts = Counter(words)
+        for name, n in Counter(defined).items():
+            if counts[name] <= n:  # named only where it is defined
+                seen.discard(name)
+    seen.difference_update(_KEYWORDS)
+    found = {w for w in seen if not w[:1].isupper()}
+    # A prefix shorter than a word (`f"_{i}"`, `f"g{n}"`) looks nothing up by name.
+    found.update(p + NAME_PREFIX for p in _FORMAT_PREFIX.findall(text) if len(p) >= _MIN_PREFIX)
+    return tuple(sorted(found))
+
+
+_KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
 
 
 def summarize(text: str) -> tuple:
-    """One module's summary: (flows, signatures, mirrors).
+    """One module's summary: (flows, signatures, mirrors, declared tensors, call edges, classes,
+    name references: `name_references`).
 
     flows: (target, local mask, symbols, line) with target ("a", attr), ("r", function),
     ("P", function, position) or ("p", function, keyword); signatures: (function, params);
@@ -396,7 +431,7 @@ def summarize(text: str) -> tuple:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _NO_SUMMARY
+        return (*_NO_SUMMARY[:-1], name_references(text))
     from synclint import screen
 
     saved = places.REPO
@@ -412,9 +447,9 @@ def summarize(text: str) -> tuple:
         info = _class_info(tree, imports)
         recorder.learn(info)
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
-        return (*_Summarizer(model, recorder, imports).run(collected, classes), info)
+        return (*_Summarizer(model, recorder, imports).run(collected, classes), info, name_references(text))
     except Exception:  # noqa: BLE001 - recursion, a module the place model gives up on (places.TooCostly), or a defect: it adds no facts, the run goes on
-        return _NO_SUMMARY
+        return (*_NO_SUMMARY[:-1], name_references(text))
     finally:
         places.REPO = saved
         places.LIST_ELEMENTS = True
@@ -999,6 +1034,9 @@ class Facts:
     # method names that more than `_FEW_FAMILIES` unrelated class families define (`free`,
     # `run`, `plan`): what calls of the name pass says nothing of one class's method
     crowded: frozenset[str] = frozenset()
+    # module-level functions no code, string or comment of the repository names (`unused`):
+    # what only they reach runs for tests or users of the package, not in serving
+    orphans: frozenset[str] = frozenset()
     symbolic = False  # answers are places, not symbols (as places.NoRepository)
 
     def passed(self, mask: int, func, func_unit, call, place) -> int:
@@ -1279,8 +1317,40 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     classes = (typed, sorted(declared), types.bases, types.field_types, types.returns)
     if state is not None:
         state.update(summaries=summaries, asm=asm, value0=value0, value=value, mirrored=mirrored)
-    return Facts(facts, _fingerprint(facts, graph, classes, arguments, crowded), graph, examples=examples, vendored=frozenset(vendored - elsewhere),
-                 classes=classes, arguments=arguments, crowded=crowded)
+    orphans = (
+        unused(call_graph.functions, (summary[6] for summary in summaries.values() if len(summary) > 6))
+        if len(summaries) >= MIN_MODULES_FOR_UNUSED
+        else frozenset()
+    )
+    return Facts(facts, _fingerprint(facts, graph, classes, arguments, crowded, orphans), graph, examples=examples,
+                 vendored=frozenset(vendored - elsewhere), classes=classes, arguments=arguments, crowded=crowded, orphans=orphans)
+
+
+# A repository of at least this many modules wires its own code together: a function nothing
+# in it names is kept for tests or users. In a smaller project (a script, a few modules of
+# kernels) such a function is an entry point its users call.
+MIN_MODULES_FOR_UNUSED = 100
+
+# A function of this name is an entry point the packaging names (`console_scripts`), not code
+# nothing runs.
+_ENTRY_NAMES = frozenset({"main"})
+
+
+def unused(functions, references) -> frozenset[str]:
+    """The functions (module-level, by name) that no module's words name (`name_references`),
+    nor a formatted string's prefix (`getattr(module, f"decode_{backend}")`)."""
+    named: set[str] = set()
+    prefixes: set[str] = set()
+    for words in references:
+        for word in words:
+            if word.endswith(NAME_PREFIX):
+                prefixes.add(word[: -len(NAME_PREFIX)])
+            else:
+                named.add(word)
+    return frozenset(
+        f for f in functions
+        if f not in named and f not in _ENTRY_NAMES and not f.startswith("__") and not any(f.startswith(p) for p in prefixes)
+    )
 
 
 def _assemble(summaries: dict[str, tuple]) -> tuple:
@@ -1485,12 +1555,12 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
 
 
 def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {}), arguments: dict | None = None,
-                 crowded: frozenset = frozenset()) -> str:
+                 crowded: frozenset = frozenset(), orphans: frozenset = frozenset()) -> str:
     # repr, not marshal: the same facts read back from disk must give the same fingerprint.
     typed, declared, bases, field_types, returns = classes
     blob = repr((sorted(values.items()), sorted(graph.items()), sorted((k, v[0]) for k, v in typed.items()),
                  sorted(tuple(d) for d in declared), sorted((k, tuple(v)) for k, v in bases.items()),
-                 sorted(field_types.items()), sorted(returns.items()), sorted((arguments or {}).items()), sorted(crowded)))
+                 sorted(field_types.items()), sorted(returns.items()), sorted((arguments or {}).items()), sorted(crowded), sorted(orphans)))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -1517,19 +1587,24 @@ def _device_reason(key: tuple, example, flows_of) -> str:
 
 
 def _shape(summary: tuple) -> tuple:
-    """A summary without its line numbers: what the solve's places depend on."""
-    return (tuple(flow[:3] for flow in summary[0]), *summary[1:])
+    """A summary without its line numbers and its words (`name_references`, which only take
+    functions off `Facts.orphans`: `moved_lines`): what the solve's places depend on."""
+    return (tuple(flow[:3] for flow in summary[0]), *summary[1:6])
 
 
 def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
-    """The facts after edits that changed no summary but its line numbers (`changed`: path ->
-    new summary): the same places; the citations into those files are patched."""
+    """The facts after edits that changed no summary but its line numbers and words
+    (`changed`: path -> new summary): the same places; the citations into those files are
+    patched."""
     values = dict(facts.values)
     flows_of = {path: summary[0] for path, summary in changed.items()}
     for key, (path, index) in facts.examples.items():
         if path in changed and key in values:
             values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
-    return replace(facts, values=values, fingerprint=_fingerprint(values, facts.callers, facts.classes, facts.arguments, facts.crowded))
+    # The functions the changed files now name are no longer unused (`unused`).
+    orphans = unused(facts.orphans, [summary[6] for summary in changed.values() if len(summary) > 6])
+    return replace(facts, values=values, orphans=orphans,
+                   fingerprint=_fingerprint(values, facts.callers, facts.classes, facts.arguments, facts.crowded, orphans))
 
 
 def _mask_of(local: int, symbols: tuple, value: dict) -> int:
@@ -1935,17 +2010,19 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
 _MAX_PATCHED = 16
 
 
-_FACTS_FIELDS = 8
+_FACTS_FIELDS = 9
 
 
 def _facts_blob(facts: Facts) -> tuple:
     """What is stored of solved facts (read back by `_facts_of`)."""
-    return (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes, facts.arguments, facts.crowded)
+    return (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes, facts.arguments, facts.crowded,
+            facts.orphans)
 
 
 def _facts_of(blob: tuple) -> Facts:
-    values, fingerprint, callers, examples, vendored, classes, arguments, crowded = blob
-    return Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes, arguments=arguments, crowded=crowded)
+    values, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans = blob
+    return Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes, arguments=arguments, crowded=crowded,
+                 orphans=orphans)
 
 
 def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> None:
@@ -2042,7 +2119,7 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
 # The state is that of the last full solve; each later run starts from it with every file
 # changed since (at most `_MAX_PATCHED`).
 
-_STATE_VERSION = "state-2"
+_STATE_VERSION = "state-3"
 _MAX_INCREMENTAL_TARGETS = 4000
 _CALL_TARGETS = ("P", "p", "LP", "Lp", "SP", "Sp", "AP")
 _RELAY_TARGETS = ("LP", "Lp", "SP", "Sp")
@@ -2191,7 +2268,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     changed = [i for i, p in enumerate(paths) if digests.get(p) != base_digests[i]]
     if not (isinstance(base, tuple) and len(base) == _FACTS_FIELDS):
         return None
-    values_of, fingerprint, callers, examples, vendored, classes, arguments, crowded = base
+    values_of, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans = base
     if not changed:
         return _facts_of(base)
     if len(changed) > _MAX_PATCHED:
@@ -2211,7 +2288,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         new = fresh.get(path)
         if new is None:
             new = _read(os.path.join(folder, digests[path][:2], digests[path][2:]))
-        if not (isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new) == 6):
+        if not (isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new) == len(_NO_SUMMARY)):
             return None
         if old[5] != new[5] or _mirrored({path: old}) != _mirrored({path: new}):
             return None  # a class, a field's class, a host mirror: every file's flows read them
@@ -2385,8 +2462,11 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     vendored_now = frozenset(k for k, n in vendored_names.items() if n > 0 and names.get(k, 0) <= 0)
     declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
     classes_now = (typed_all, sorted(declared), *classes[2:])
-    return Facts(values_now, _fingerprint(values_now, graph, classes_now, arguments, crowded), graph, examples=examples_now, vendored=vendored_now,
-                 classes=classes_now, arguments=arguments, crowded=crowded)
+    # Functions nothing names: those the changed files now name are named; a function an edit
+    # leaves unnamed, or defines anew, waits for the next whole solve (one is never unused too early).
+    orphans_now = unused(orphans, [news[i][6] for i in changed])
+    return Facts(values_now, _fingerprint(values_now, graph, classes_now, arguments, crowded, orphans_now), graph, examples=examples_now,
+                 vendored=vendored_now, classes=classes_now, arguments=arguments, crowded=crowded, orphans=orphans_now)
 
 
 # --- hot and cold through the call graph ---------------------------------------------------------
@@ -2714,8 +2794,22 @@ class _CallGraphTiers:
             return self.memo[name]
         self.memo[name] = None  # asked again while searching (through the kinds of argument a caller passes): no verdict
         verdict = None if not self.callers or self._is_hot(name) or self._is_cold(name) else self._search(name)
+        if verdict is None and self.facts.orphans and self.callers and not (self._is_hot(name) or self._is_cold(name)):
+            verdict = self._unused(name)
         self.memo[name] = verdict
         return verdict
+
+    def _unused(self, name: str):
+        """Cold when every way into `name` starts at a module-level function that nothing in
+        the repository names (`Facts.orphans`): code kept for tests or for users of the
+        package, which serving never runs."""
+        entries = self._entries(name)
+        if not entries or not entries <= self.facts.orphans:
+            return None
+        from synclint.analysis.tier import Tier, TierVerdict
+
+        shown = ", ".join(f"`{e}()`" for e in sorted(entries)[:3]) + (", ..." if len(entries) > 3 else "")
+        return TierVerdict(Tier.COLD, f"reached only from {shown}, which nothing in the repository calls or names (code for tests or users, not serving)")
 
     def _ways_in(self, node: str, weak: bool = True):
         """(caller, by a weak call by name) for each call of `node`."""

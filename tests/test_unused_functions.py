@@ -1,0 +1,132 @@
+"""Code that only functions nothing in the repository names can reach is cold (synclint/repo.py
+`unused`, `_CallGraphTiers._unused`): a quantisation packing helper whose only caller is a
+public function kept for tests, in a repository large enough to wire its own code together.
+A function named anywhere (a callback, a string a dispatch looks up, a formatted-string
+prefix) or in a small project is left as it was."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
+
+from synclint import repo, runner
+from synclint.config import Settings
+from synclint.violation import Confidence
+
+# Modules that make the project as large as a serving engine's (`repo.MIN_MODULES_FOR_UNUSED`).
+FILLER = {f"engine/util/part_{i}.py": f"def part_{i}(x):\n    return x + {i}\n\n\nVALUE_{i} = part_{i}(1)\n" for i in range(repo.MIN_MODULES_FOR_UNUSED)}
+
+PACKING = """\
+    import torch
+
+
+    def pack_rows(q_w: torch.Tensor, num_bits: int):
+        q_w = q_w.cuda()
+        pack_factor = 32 // num_bits
+        if (q_w >= 2**num_bits).any():
+            raise ValueError("value out of range")
+        return q_w.reshape(-1, pack_factor)
+
+
+    def gptq_pack(q_w: torch.Tensor, num_bits: int):
+        return pack_rows(q_w, num_bits)
+    """
+
+
+def tiers(root: Path, name: str) -> dict[int, tuple[str, str | None]]:
+    settings = Settings(include_cold=True, min_confidence=Confidence.LOW)
+    run = runner.lint_paths([root / name], settings, jobs=1, use_cache=False)
+    return {v.location.row: (v.tier, v.tier_reason) for v in run.violations}
+
+
+def test_a_helper_only_an_unnamed_function_reaches_is_cold(tmp_path):
+    root = project(tmp_path / "proj", {**FILLER, "engine/quant/packing.py": PACKING})
+    tier, reason = tiers(root, "engine/quant/packing.py")[7]
+    assert tier == "cold"
+    assert reason == "reached only from `gptq_pack()`, which nothing in the repository calls or names (code for tests or users, not serving)"
+    # Not in the default report.
+    default = runner.lint_paths([root / "engine/quant/packing.py"], Settings(), jobs=1, use_cache=False)
+    assert [v.location.row for v in default.violations] == []
+
+
+def test_a_small_project_keeps_its_entry_points(tmp_path):
+    # Two modules of kernels: a function nothing calls is what its users call.
+    root = project(tmp_path / "proj", {"engine/quant/packing.py": PACKING, "engine/other.py": "def noop():\n    return None\n"})
+    assert tiers(root, "engine/quant/packing.py")[7][0] == "unknown"
+
+
+def test_a_function_named_as_a_callback_a_string_or_a_format_prefix_is_used(tmp_path):
+    callers = {
+        # a callback handed to a registry
+        "engine/register.py": "from engine.quant.packing import gptq_pack\n\nHANDLERS = {'gptq': gptq_pack}\n",
+        # a lookup by a formatted string: `getattr(module, f"gptq_{kind}")`
+        "engine/dispatch.py": "import importlib\n\n\ndef run(kind, w, bits):\n    return getattr(importlib.import_module('engine.quant.packing'), f\"gptq_{kind}\")(w, bits)\n",
+    }
+    for name, text in callers.items():
+        root = project(tmp_path / name.replace("/", "_"), {**FILLER, "engine/quant/packing.py": PACKING, name: text})
+        assert tiers(root, "engine/quant/packing.py")[7][0] == "unknown", name
+
+
+def test_a_hot_root_still_wins(tmp_path):
+    model = """\
+        import torch
+        from torch import nn
+        from engine.quant.packing import pack_rows
+
+
+        class Linear(nn.Module):
+            def forward(self, w: torch.Tensor):
+                return pack_rows(w, 4)
+        """
+    root = project(tmp_path / "proj", {**FILLER, "engine/quant/packing.py": PACKING, "engine/model.py": model})
+    assert tiers(root, "engine/quant/packing.py")[7][0] == "hot"
+
+
+def test_name_references_leave_out_a_name_only_its_def_mentions():
+    text = 'def used():\n    return 1\n\n\ndef lonely():\n    return used()\n\n\nclass Table:\n    pass\n\n\nKEY = f"decode_{1}"\n'
+    words = repo.name_references(text)
+    assert "used" in words and "lonely" not in words
+    assert "Table" not in words and "def" not in words and "return" not in words
+    assert "decode_" + repo.NAME_PREFIX in words
+    assert repo.unused({"lonely", "decode_frames", "main", "used"}, [words]) == frozenset({"lonely"})
+
+
+def test_an_edit_that_names_the_function_is_seen_without_a_whole_solve(tmp_path, monkeypatch):
+    root = project(tmp_path / "proj", {**FILLER, "engine/quant/packing.py": PACKING, "engine/tools.py": "def nothing():\n    return 0\n"})
+    written = time.time() - 60  # files written a minute ago: their stat is trusted (repo.RACY_WINDOW_NS)
+    for path in root.rglob("*.py"):
+        os.utime(path, (written, written))
+    facts = repo.build(root, use_cache=True)
+    assert "gptq_pack" in facts.orphans
+    (root / "engine/tools.py").write_text("from engine.quant.packing import gptq_pack\n\n\ndef nothing():\n    return 0\n\n\nEXPORTED = [gptq_pack]\n")
+
+    def whole(*args, **kwargs):
+        raise AssertionError("solved whole")
+
+    monkeypatch.setattr(repo, "solve", whole)
+    after = repo.build(root, use_cache=True)
+    assert "gptq_pack" not in after.orphans
+    assert after.orphans < facts.orphans
+
+
+def test_a_comment_that_names_the_function_is_read_without_solving_again(tmp_path, monkeypatch):
+    root = project(tmp_path / "proj", {**FILLER, "engine/quant/packing.py": PACKING, "engine/tools.py": "def nothing():\n    return 0\n"})
+    written = time.time() - 60
+    for path in root.rglob("*.py"):
+        os.utime(path, (written, written))
+    facts = repo.build(root, use_cache=True)
+    assert "gptq_pack" in facts.orphans
+    # The summary's flows are the same: only its words changed.
+    (root / "engine/tools.py").write_text("def nothing():\n    return 0\n# gptq_pack: kept for the packing tests\n")
+
+    def solved(*args, **kwargs):
+        raise AssertionError("solved again")
+
+    monkeypatch.setattr(repo, "solve", solved)
+    monkeypatch.setattr(repo, "_incremental", solved)
+    after = repo.build(root, use_cache=True)
+    assert "gptq_pack" not in after.orphans
+    assert after.fingerprint != facts.fingerprint
