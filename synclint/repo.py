@@ -1927,12 +1927,18 @@ def _summarize_file(job: tuple) -> tuple[str, tuple | None, tuple | None]:
 _CODE = ""
 
 
+# The modules a summary is computed with (tests/test_index_store.py checks the list against
+# what summarising a file imports).
+SUMMARY_MODULES = ("repo.py", "lines.py", "analysis/coldcode.py", "analysis/guards.py", "analysis/platform_words.py",
+                   "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py")
+
+
 def _index_code() -> str:
     """A hash of the modules a summary depends on (this one, the screen's evaluator and its
     tables): editing a rule does not throw the stored summaries away."""
     package = Path(__file__).resolve().parent
     h = hashlib.sha256(INDEX_VERSION.encode())
-    for rel in ("repo.py", "analysis/coldcode.py", "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py"):
+    for rel in SUMMARY_MODULES:
         try:
             h.update((package / rel).read_bytes())
         except OSError:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -326,3 +328,20 @@ def test_a_reused_tag_is_marked_used(tmp_path, monkeypatch):
     assert time.time() - (store / "roots" / tag).stat().st_mtime < HOUR
     # The run that reused its tag pruned too: the other tag, unused for 40 days, went.
     assert _tags(store) == {tag} and _summaries(store) == _named(store) != set()
+
+
+def test_the_summaries_are_keyed_by_every_module_that_computes_them():
+    # A stored summary is reused while the code that computed it is the same: every module
+    # summarising a file imports is hashed into the key (repo._index_code), but for package
+    # markers and the violation model, which a summary never reads.
+    code = (
+        "import sys\n"
+        "from synclint import repo\n"
+        "repo.summarize('import torch\\n\\ndef f(x, wait=False):\\n    if wait:\\n        x.cuda()\\n    return x.tolist()\\n')\n"
+        "print(' '.join(sorted(m.__file__ for n, m in sys.modules.items() if n.startswith('synclint') and getattr(m, '__file__', None))))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    package = Path(repo.__file__).resolve().parent
+    used = {Path(f).resolve().relative_to(package).as_posix() for f in loaded}
+    never_read = {"__init__.py", "analysis/__init__.py", "apis/__init__.py", "violation.py"}
+    assert used - never_read == set(repo.SUMMARY_MODULES)
