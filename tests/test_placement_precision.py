@@ -17,6 +17,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from synclint.config import Settings
 from synclint.engine import lint_source
+from synclint.violation import Confidence
 
 ITEM_FILE = textwrap.dedent(
     """\
@@ -212,3 +213,30 @@ def test_a_local_bound_to_none_on_one_path_is_the_tensor_where_used_as_one():
     )
     found = [(v.location.row, v.code) for v in lint_source(code, "step.py", Settings(include_cold=True)).violations]
     assert [code for row, code in found if row == 12] == ["SL204"]
+
+
+def test_a_torch_function_writing_into_out_returns_that_tensor():
+    code = textwrap.dedent(
+        """\
+        import torch
+
+        PIN_MEMORY = True
+
+
+        class VisionEncoder:
+            def position_ids(self, seq_lens, grids, device):
+                # Built on the host, concatenated straight into a pinned buffer: the copy is async.
+                pinned = torch.concat(
+                    [torch.arange(n) % (h * w) for n, (_, h, w) in zip(seq_lens, grids)],
+                    dim=0,
+                    out=torch.empty(sum(seq_lens), dtype=torch.int64, pin_memory=PIN_MEMORY),
+                ).to(device, non_blocking=True)
+                # The same without `out=`: a pageable concatenation.
+                pageable = torch.concat([torch.arange(n) for n in seq_lens], dim=0).to(device, non_blocking=True)
+                # Written into a device buffer: the result is on the device.
+                on_device = torch.cat([pinned, pinned], out=torch.empty(2 * len(pinned), device=device))
+                return pinned, pageable, int(on_device.sum().item())
+        """
+    )
+    found = [(v.location.row, v.code) for v in lint_source(code, "encoder.py", Settings(include_cold=True, min_confidence=Confidence.LOW)).violations]
+    assert found == [(15, "SL102"), (18, "SL204")]

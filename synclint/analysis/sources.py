@@ -672,6 +672,12 @@ class Evaluator:
         if name.startswith("nn.") and not name.startswith("nn.functional."):
             # `nn.Linear(...)`: a submodule, not a tensor (its `.weight` is placed on its own).
             return placed(Place.OTHER, MEDIUM, call, f"`torch.{name}()` builds a module")
+        out = kwarg(call, "out")
+        if out is not None:
+            # `torch.cat(parts, out=buf)` writes into `buf` and returns it: it lives where `buf` does.
+            written = self._eval(out.value, env)
+            if written.known:
+                return written.because(call, f"`torch.{name}(..., out=...)` returns its `out=` tensor")
         # Other torch functions (torch.cat, torch.where, F.softmax): the result lives with
         # their tensor inputs.
         tensor_args = [a.value for a in call.args if a.keyword is None or a.keyword.value in ("input", "other", "tensors")]
