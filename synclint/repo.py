@@ -58,6 +58,7 @@ from operator import itemgetter, or_
 from pathlib import Path
 
 from synclint.analysis import coldcode, guards
+from synclint.analysis.platform_words import host_class
 from synclint.apis import torch_api as api
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key
@@ -2699,6 +2700,7 @@ class _CallGraphTiers:
         self.cold = tuple(getattr(settings, "cold_functions", ()))
         self.targets = frozenset(getattr(settings, "target_platforms", ("cuda",)))
         self.memo: dict[str, object] = {}
+        self._host_classes: dict[str, bool] = {}
         # Functions defined only in vendored folders: a vendored function every way into which
         # starts at one of them that nothing calls is code the repository does not use.
         self.vendored = facts.vendored
@@ -2715,7 +2717,20 @@ class _CallGraphTiers:
         if node.endswith((COLD_CALLER, UNTAKEN_CALLER)):
             return True
         name = node.rpartition(".")[2]
-        return name[:1].isupper() or name == "__init__" or self._matches(node, self.cold) or coldcode.vae_function(name)
+        return (name[:1].isupper() or name == "__init__" or self._matches(node, self.cold) or coldcode.vae_function(name)
+                or self._host_side(node))
+
+    def _host_side(self, node: str) -> bool:
+        """A method of a host-side pre-processing class (a Hugging Face-style processor or
+        feature extractor: `platform_words.host_class`), which runs on the CPU per request."""
+        cls = node.rpartition(".")[0]
+        if not cls or " " in cls:
+            return False
+        found = self._host_classes.get(cls)
+        if found is None:
+            bases = self.facts.types.bases.get(cls)
+            found = self._host_classes[cls] = bases is not None and host_class(cls, [b.rpartition(".")[2] for b in bases])
+        return found
 
     def node(self, qualname: str) -> str:
         """The graph's function for a finding's enclosing scopes (`Class.method`,
@@ -2883,6 +2898,8 @@ class _CallGraphTiers:
                 return None  # a weak way in from a hot root, a resolved one from a cold root
             return TierVerdict(Tier.HOT, f"runs every step (called by name from {found[1]})")
         if cold_root is not None and not open_entry:
+            if self._host_side(cold_root.partition(" -> ")[0].partition(":")[0]):
+                return TierVerdict(Tier.COLD, f"reached only from cold code or host-side pre-processing, which runs on the CPU per request ({cold_root})")
             return TierVerdict(Tier.COLD, f"reached only from cold code ({cold_root})")
         return None
 

@@ -678,3 +678,50 @@ def test_a_call_made_only_on_a_branch_no_call_takes_is_no_way_in(tmp_path):
     assert tiers(root, "srv/sampler.py")[7] == (
         "cold", "reached only from cold code (top_k_top_p [on a branch no call outside cold code takes] -> top_k_only)")
     assert tiers(root, "srv/sampler.py", target_platforms=("cpu",))[7][0] == "hot"
+
+
+def test_what_only_a_host_side_processor_calls_runs_on_the_cpu_per_request(tmp_path):
+    files = {
+        "engine/multimodal/video_utils.py": """\
+            import torch
+
+
+            def build_frame_mask(grids: torch.Tensor, device):
+                mask = torch.zeros(int(grids.prod()), dtype=torch.bool, device=device)
+                mask[0] = True
+                return mask
+
+
+            def count_tokens(grids: torch.Tensor):
+                return int(grids.prod(-1).sum().item())
+            """,
+        "engine/models/video_model.py": """\
+            import torch
+            from torch import nn
+            from engine.multimodal.base import BaseMultiModalProcessor
+            from engine.multimodal.video_utils import build_frame_mask, count_tokens
+
+
+            class VideoMultiModalProcessor(BaseMultiModalProcessor):
+                def _apply_hf_processor(self, outputs):
+                    grids = outputs.pop("video_grids")
+                    return build_frame_mask(grids, grids.device), count_tokens(grids)
+
+
+            class VideoModel(nn.Module):
+                def forward(self, grids: torch.Tensor):
+                    return count_tokens(grids)
+            """,
+        "engine/multimodal/base.py": """\
+            class BaseMultiModalProcessor:
+                def apply(self, outputs):
+                    return self._apply_hf_processor(outputs)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/multimodal/video_utils.py")
+    tier, reason = found[6]
+    assert tier == "cold"
+    assert reason.startswith("reached only from cold code or host-side pre-processing, which runs on the CPU per request (VideoMultiModalProcessor._apply_hf_processor")
+    # What the model's forward also calls stays hot.
+    assert found[11][0] == "hot"

@@ -1,6 +1,7 @@
-"""Platform words and platform predicates by name, without libcst: read by
-synclint/analysis/platforms.py (the libcst signals) and by the repository index's argument
-kinds (synclint/analysis/guards.py: `allow_sync=current_platform.is_cpu()`)."""
+"""Platform words, platform predicates and host-side classes by name, without libcst: read by
+synclint/analysis/platforms.py (the libcst signals), by the repository index's argument kinds
+(synclint/analysis/guards.py: `allow_sync=current_platform.is_cpu()`) and by its call graph
+(synclint/repo.py: what only host-side pre-processing calls)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,28 @@ def predicate_platforms(name: str) -> frozenset[str] | None:
         if platform is not None and platform not in ("cuda", "cpu"):
             return frozenset({platform})
     return None
+
+
+# Pre-processing classes, which run on the host: Hugging Face-style processors, feature
+# extractors, image and video processors (a class named so, or deriving from one), not the
+# logits or attention processors that run on the device every step.
+_HOST_BASE_SUFFIXES = (
+    "Processor",
+    "ProcessorMixin",
+    "ProcessorFast",
+    "FeatureExtractor",
+    "FeatureExtractionMixin",
+    "ImageProcessor",
+    "ImageProcessorFast",
+    "VideoProcessor",
+)
+_HOST_CLASS_SUFFIXES = ("FeatureExtractor", "Extractor", "ImageProcessor", "VideoProcessor", "AudioProcessor")
+_DEVICE_PROCESSOR_WORDS = ("Logits", "Attn", "Attention", "Sampl")
+
+
+def host_class(name: str, bases) -> bool:
+    """Whether a class named `name` with base classes named `bases` (last names) is host-side
+    pre-processing."""
+    if name.endswith(_HOST_CLASS_SUFFIXES) and not any(w in name for w in _DEVICE_PROCESSOR_WORDS):
+        return True
+    return any(base.endswith(_HOST_BASE_SUFFIXES) and not any(w in base for w in _DEVICE_PROCESSOR_WORDS) for base in bases)

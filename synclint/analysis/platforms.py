@@ -41,7 +41,7 @@ from functools import lru_cache
 import libcst as cst
 
 from synclint.analysis.platform_words import WORDS as _WORDS
-from synclint.analysis.platform_words import predicate_platforms
+from synclint.analysis.platform_words import host_class, predicate_platforms
 from synclint.analysis.platform_words import word_platform as _word_platform
 
 PLATFORMS = frozenset({"cuda", "rocm", "xpu", "tpu", "npu", "hpu", "mps", "cpu"})
@@ -150,17 +150,6 @@ def _union(a, b):
 
 _HOST_FILE = re.compile(r"^((processing|image_processing|video_processing|feature_extraction)_\w+|\w+_(processing|preprocessing|feature_extraction))\.pyi?$")
 _HOST_FOLDERS = frozenset({"processors", "processing"})
-_HOST_BASE_SUFFIXES = (
-    "Processor",
-    "ProcessorMixin",
-    "ProcessorFast",
-    "FeatureExtractor",
-    "FeatureExtractionMixin",
-    "ImageProcessor",
-    "ImageProcessorFast",
-    "VideoProcessor",
-)
-_DEVICE_PROCESSOR_WORDS = ("Logits", "Attn", "Attention", "Sampl")
 _HOST_ONLY = frozenset({"cpu"})
 
 
@@ -170,21 +159,14 @@ def _host_file(filename: str) -> bool:
     return bool(parts) and (bool(_HOST_FILE.match(parts[-1])) or any(p in _HOST_FOLDERS for p in parts[:-1]))
 
 
-_HOST_CLASS_SUFFIXES = ("FeatureExtractor", "Extractor", "ImageProcessor", "VideoProcessor", "AudioProcessor")
-
-
 def _host_class(class_def: cst.ClassDef) -> bool:
-    own = class_def.name.value
-    if own.endswith(_HOST_CLASS_SUFFIXES) and not any(w in own for w in _DEVICE_PROCESSOR_WORDS):
-        return True
+    bases = []
     for base in class_def.bases:
         expr = base.value
         if isinstance(expr, cst.Subscript):  # `BaseProcessor[Info]`
             expr = expr.value
-        name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
-        if name.endswith(_HOST_BASE_SUFFIXES) and not any(w in name for w in _DEVICE_PROCESSOR_WORDS):
-            return True
-    return False
+        bases.append(expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else "")
+    return host_class(class_def.name.value, bases)
 
 
 def _bound_names(statements) -> set[str]:
