@@ -717,11 +717,34 @@ def test_what_only_a_host_side_processor_calls_runs_on_the_cpu_per_request(tmp_p
                 def apply(self, outputs):
                     return self._apply_hf_processor(outputs)
             """,
+        # A scheduler's mixin named like a processor is a part of the scheduler.
+        "engine/scheduler.py": """\
+            import torch
+            from engine.multimodal.video_utils import build_frame_mask
+
+
+            class SchedulerOutputProcessorMixin:
+                def process_batch_result(self, result):
+                    return result.next_token_ids.tolist()
+
+
+            class Scheduler(SchedulerOutputProcessorMixin):
+                def event_loop(self):
+                    while True:
+                        result = self.run_batch()
+                        self.process_batch_result(result)
+                        build_frame_mask(result.grids, result.grids.device)
+            """,
     }
-    root = project(tmp_path / "proj", files)
+    root = project(tmp_path / "proj", dict(files, **{"engine/scheduler.py": ""}))
     found = tiers(root, "engine/multimodal/video_utils.py")
     tier, reason = found[6]
     assert tier == "cold"
     assert reason.startswith("reached only from cold code or host-side pre-processing, which runs on the CPU per request (VideoMultiModalProcessor._apply_hf_processor")
     # What the model's forward also calls stays hot.
     assert found[11][0] == "hot"
+    # The scheduler's loop also calls the helper: no longer cold; and the mixin's own
+    # readback is reported (not taken for host-side pre-processing).
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "engine/multimodal/video_utils.py")[6][0] != "cold"
+    assert 7 in tiers(root, "engine/scheduler.py")

@@ -816,3 +816,82 @@ def test_the_index_does_not_import_libcst():
 
     code = "import sys, synclint.repo; sys.exit('libcst' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+STRAIGHT_LINE = {
+    "vision.py": """\
+        import torch
+
+        from grids import grid_sizes, window_sizes
+
+
+        class VisionTower:
+            def forward(self, pixel_values: torch.Tensor, grid_thw: torch.Tensor):
+                # The metadata is taken to the host once; every later read is the host copy.
+                grid_thw = torch.as_tensor(grid_thw, dtype=torch.int64, device="cpu")
+                sizes = grid_sizes(grid_thw)
+                lens = torch.tensor(sizes)
+                lens = lens.to(pixel_values.device)
+                return window_sizes(lens)
+
+            def merge(self, pixel_values: torch.Tensor, grid_thw: torch.Tensor, flat: bool):
+                # Rebound only on a branch: either value may be read after it.
+                if flat:
+                    grid_thw = grid_thw.cuda()
+                return grid_sizes(grid_thw)
+        """,
+    "grids.py": """\
+        import torch
+
+
+        def grid_sizes(grid: torch.Tensor):
+            return grid.prod(-1).tolist()
+
+
+        def window_sizes(lens: torch.Tensor):
+            return int(lens.max())
+        """,
+}
+
+
+def test_a_parameter_rebound_on_the_host_is_passed_on_as_host_data(tmp_path):
+    root = project(tmp_path / "proj", STRAIGHT_LINE)
+    found = findings(root, "grids.py", min_confidence="low", include_cold=True)
+    # `grid_sizes()` is given the host copy in `forward` and, from `merge`, what may be the
+    # device copy made on a branch: low; `window_sizes()` only the device copy made after
+    # `lens` was rebound (not the host tensor it was first): medium.
+    assert ("grids.py", 5, "SL202", "low") in found
+    assert ("grids.py", 9, "SL204", "medium") in found
+
+
+def test_only_the_rebinding_value_is_read_after_it():
+    from synclint import screen
+    from synclint.screen import places
+    from synclint.screen.facts import FactReader
+
+    text = textwrap.dedent(
+        """\
+        import torch
+
+
+        def step(x: torch.Tensor, flag):
+            y = x
+            x = torch.as_tensor(x, device="cpu")
+            z = x
+            if flag:
+                x = x.cuda()
+            w = x
+            return y, z, w
+        """
+    )
+    tree = __import__("ast").parse(text)
+    reader = FactReader(text.splitlines(keepends=True), places, frozenset(), None)
+    units, classes = screen._units(tree, reader)
+    imports = {name: tuple(paths) for name, paths in reader.imports.items()}
+    model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
+    (unit,) = [u for u in units if getattr(u.node, "name", "") == "step"]
+    func = unit.node
+    values = {stmt.targets[0].id: stmt.value for stmt in func.body if type(stmt).__name__ == "Assign" and stmt.targets[0].id in "yzw"}
+    assert model.place(values["y"], unit) & places.DEVICE  # the parameter, before the rebinding
+    assert model.place(values["z"], unit) == places.HOST  # only the host copy
+    assert model.place(values["w"], unit) & places.DEVICE and model.place(values["w"], unit) & places.HOST  # either, after the branch

@@ -63,14 +63,15 @@ def predicate_platforms(name: str) -> frozenset[str] | None:
 # logits or attention processors that run on the device every step.
 _HOST_BASE_SUFFIXES = (
     "Processor",
-    "ProcessorMixin",
     "ProcessorFast",
     "FeatureExtractor",
-    "FeatureExtractionMixin",
     "ImageProcessor",
     "ImageProcessorFast",
     "VideoProcessor",
 )
+# Hugging Face's own mixins, by their exact names: a scheduler's `SchedulerOutputProcessorMixin`
+# is a part of the scheduler, which runs every step.
+_HOST_BASES = frozenset({"ProcessorMixin", "FeatureExtractionMixin", "ImageProcessingMixin"})
 _HOST_CLASS_SUFFIXES = ("FeatureExtractor", "Extractor", "ImageProcessor", "VideoProcessor", "AudioProcessor")
 _DEVICE_PROCESSOR_WORDS = ("Logits", "Attn", "Attention", "Sampl")
 
@@ -80,4 +81,6 @@ def host_class(name: str, bases) -> bool:
     pre-processing."""
     if name.endswith(_HOST_CLASS_SUFFIXES) and not any(w in name for w in _DEVICE_PROCESSOR_WORDS):
         return True
-    return any(base.endswith(_HOST_BASE_SUFFIXES) and not any(w in base for w in _DEVICE_PROCESSOR_WORDS) for base in bases)
+    return any(
+        base in _HOST_BASES or base.endswith(_HOST_BASE_SUFFIXES) and not any(w in base for w in _DEVICE_PROCESSOR_WORDS) for base in bases
+    )

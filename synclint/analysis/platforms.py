@@ -23,7 +23,9 @@ accelerator platform.
 
 Pre-processing runs on the host (the CPU platform): Hugging Face-style processors, feature
 extractors and image/video processors, i.e. classes deriving from `*Processor`,
-`*ProcessorMixin`, `*FeatureExtractor`, `*ImageProcessor`, `*VideoProcessor` (not logits or
+Hugging Face's `ProcessorMixin`, `FeatureExtractionMixin`, `ImageProcessingMixin` (by those
+names: a scheduler's `SchedulerOutputProcessorMixin` is not pre-processing), `*FeatureExtractor`,
+`*ImageProcessor`, `*VideoProcessor` (not logits or
 attention processors, which run on the device every step), and files named `processing_*.py`,
 `image_processing_*.py`, `video_processing_*.py`, `feature_extraction_*.py` or kept in a
 `processors` / `processing` folder.

@@ -61,6 +61,10 @@ class Unit:
     unplaced_params: set[str] = field(default_factory=set)
     device_uses: list = field(default_factory=list)
     passed_on: list = field(default_factory=list)  # `self.m(...)` / `f(...)` calls with arguments
+    # Straight-line versions (`_versions`): id of a `Name` read after an unconditional rebinding
+    # of its name -> the name of that binding (`x#2`), which alone holds what it reads.
+    versions: dict = field(default_factory=dict)
+    other_bound: set[str] = field(default_factory=set)  # names bound by evidence, not by a store
     launches: bool = False
     device_source: bool = False
     has_import: bool = False
@@ -154,6 +158,7 @@ class FactReader:
                     source = readback_into_host_name(node.targets[0].id, node.value)
                     if source is not None:
                         unit.bindings.append(((source,), t.DEVICE))
+                        unit.other_bound.add(source)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Subscript:
                     sites.setdefault("store", []).append(node.targets[0])
                     sites.setdefault("stored", []).append(node.value)
@@ -246,10 +251,12 @@ class FactReader:
                 if node.name:  # a capture pattern: bound to anything the subject holds
                     unit.bindings.append(((node.name,), t.ANYTHING))
                     unit.bound.add(node.name)
+                    unit.other_bound.add(node.name)
             elif kind is ast.MatchMapping:
                 if node.rest:
                     unit.bindings.append(((node.rest,), t.ANYTHING))
                     unit.bound.add(node.rest)
+                    unit.other_bound.add(node.rest)
             if isinstance(node, ast.stmt) and node.col_offset:
                 self._note_indent(node, unit)
             for name in _fields(kind):
@@ -265,6 +272,9 @@ class FactReader:
             # whose parameter is a device tensor taking it.
             value = t.DEVICE if unit.launches else ("devuse", tuple(unit.device_uses), tuple(unit.passed_on))
             unit.bindings.append((tuple(sorted(unit.unplaced_params)), value))
+            unit.other_bound.update(unit.unplaced_params)
+        if type(root) in FUNCTIONS:
+            _versions(root, unit)
 
     def _import(self, node) -> None:
         found = self.imports
@@ -320,6 +330,7 @@ class FactReader:
                     unit.self_writes.setdefault(func.value.attr, []).append(node.args[-1])
                 elif type(func.value) is ast.Name:
                     unit.bindings.append(((func.value.id,), node.args[-1]))
+                    unit.other_bound.add(func.value.id)
             if attr in BOOL_RESULT_METHODS:
                 sites.setdefault("convert", []).extend([func.value, *node.args])
             elif attr == "format":
@@ -495,3 +506,79 @@ def collect_defines(stmt: ast.stmt, out: set[str]) -> None:
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
             out.add(node.name)
         pending.extend(ast.iter_child_nodes(node))
+
+
+# --- straight-line versions ------------------------------------------------------------------
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _versions(func: ast.AST, unit: Unit) -> None:
+    """Give a name rebound by a statement of the function's own body (`x = torch.as_tensor(x,
+    device="cpu")`, `lens = lens.to(device)`) a binding of its own (`x#1`) and point the reads
+    after it there, until the next statement that may bind the name again: the place model
+    joins every binding of a name, but after an unconditional rebinding only the new value is
+    read. Only names bound more than once and only by stores (not by the evidence bindings of
+    `x_cpu = x.cpu()`, `xs.append(t)` or a device use) are versioned; reads inside nested
+    functions and lambdas keep the joined name (they run later)."""
+    counts: dict[str, int] = {}
+    for names, _ in unit.bindings:
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    candidates = {n for n, c in counts.items() if c > 1 and "#" not in n} - unit.other_bound
+    if not candidates:
+        return
+    current: dict[str, str] = {}
+    number = len(unit.versions)
+    for stmt in func.body:
+        simple = None
+        if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and stmt.targets[0].id in candidates:
+            simple = stmt.targets[0].id
+        if current:
+            reads, stored = _reads_and_stores(stmt.value if simple else stmt, current)
+            for node in reads:
+                if node.id not in stored:
+                    unit.versions[id(node)] = current[node.id]
+            for name in stored:
+                current.pop(name, None)
+            if simple in stored:
+                continue  # `x = (x := ...)`: bound twice in one statement
+        if simple is not None:
+            number += 1
+            version = f"{simple}#{number}"
+            unit.bindings.append(((version,), stmt.value))
+            current[simple] = version
+
+
+def _reads_and_stores(root: ast.AST, names: dict) -> tuple[list, set]:
+    """The `Name` reads of `names` under `root` (not inside nested functions, classes and
+    lambdas), and the names of `names` something under it may bind."""
+    reads: list = []
+    stored: set = set()
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in names:
+                if type(node.ctx) is ast.Load:
+                    reads.append(node)
+                else:
+                    stored.add(node.id)
+            continue
+        if kind in _SCOPES:
+            if kind is not ast.Lambda and node.name in names:
+                stored.add(node.name)  # `def x(): ...` binds `x`
+            continue
+        if kind is ast.Global or kind is ast.Nonlocal:
+            stored.update(n for n in node.names if n in names)
+        elif kind is ast.alias:
+            local = (node.asname or node.name).partition(".")[0]
+            if local in names:
+                stored.add(local)
+        elif kind is ast.ExceptHandler and node.name in names:
+            stored.add(node.name)
+        elif kind in (ast.MatchAs, ast.MatchStar) and node.name in names:
+            stored.add(node.name)
+        pending.extend(ast.iter_child_nodes(node))
+    return reads, stored

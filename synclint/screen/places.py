@@ -384,6 +384,10 @@ class PlaceModel:
     def place(self, expr, unit) -> int:
         kind = type(expr)
         if kind is ast.Name:
+            version = unit.versions.get(id(expr)) if unit.versions else None
+            if version is not None:
+                # Read after an unconditional rebinding (screen/facts.py `_versions`): that value only.
+                return (DEVICE if expr.id in DEVICE_NAMES and expr.id not in self.imports else 0) | self.taint(unit).get(version, 0)
             return self._name(expr.id, unit)
         if kind is ast.Attribute:
             return self._attribute(expr, unit)
