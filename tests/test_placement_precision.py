@@ -240,3 +240,35 @@ def test_a_torch_function_writing_into_out_returns_that_tensor():
     )
     found = [(v.location.row, v.code) for v in lint_source(code, "encoder.py", Settings(include_cold=True, min_confidence=Confidence.LOW)).violations]
     assert found == [(15, "SL102"), (18, "SL204")]
+
+
+def test_a_cpu_test_keeps_a_buffer_that_may_be_pinned():
+    code = textwrap.dedent(
+        """\
+        import numpy as np
+        import torch
+
+        PIN_MEMORY = True
+
+
+        def async_tensor_h2d(data, device):
+            if isinstance(data, np.ndarray):
+                data = torch.from_numpy(data)
+            if isinstance(data, torch.Tensor):
+                t = data
+                if PIN_MEMORY and not t.is_pinned():
+                    t = torch.empty(t.shape, dtype=t.dtype, device="cpu", pin_memory=True).copy_(t)
+            else:
+                t = torch.tensor(data, pin_memory=PIN_MEMORY, device="cpu")
+            assert t.is_cpu
+            return t.to(device=device, non_blocking=True)  # staged in pinned memory: async
+
+
+        def pageable(data, device):
+            t = torch.tensor(data)
+            assert t.is_cpu
+            return t.to(device=device, non_blocking=True)  # pageable: SL102
+        """
+    )
+    found = [(v.location.row, v.code) for v in lint_source(code, "h2d.py", Settings(include_cold=True, min_confidence=Confidence.LOW)).violations]
+    assert found == [(23, "SL102")]

@@ -143,10 +143,10 @@ class FlowWalker:
         elif isinstance(stmt, cst.If):
             then_facts, else_facts = host_narrowing(stmt.test, self.analysis.imports)
             then_env = env.fork()
-            then_env.update(then_facts)
+            then_env.update(_keeping_pinned(then_facts, env))
             self._block(stmt.body, then_env)
             else_env = env.fork()
-            else_env.update(else_facts)
+            else_env.update(_keeping_pinned(else_facts, env))
             if stmt.orelse is not None:
                 if isinstance(stmt.orelse, cst.If):
                     self._statement(stmt.orelse, else_env)
@@ -261,7 +261,7 @@ class FlowWalker:
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "insert") and call.args:
                 self._record_elements(call.func.value, self.eval(call.args[-1].value, env), env, stmt, fresh=False)
         elif isinstance(small, cst.Assert):
-            env.update(host_narrowing(small.test, self.analysis.imports)[0])
+            env.update(_keeping_pinned(host_narrowing(small.test, self.analysis.imports)[0], env))
         elif isinstance(small, cst.AugAssign):
             if isinstance(small.target, cst.Name):
                 combined = self.evaluator._combine([small.target, small.value], env, small, "augmented assignment")
@@ -454,6 +454,18 @@ def host_narrowing(test: cst.BaseExpression, imports) -> tuple[Env, Env]:
             )
             return {}, {name: not_tensor}
     return {}, {}
+
+
+def _keeping_pinned(facts: Env, env) -> Env:
+    """Host facts from a test, less what they would forget: a name that may be a pinned
+    buffer before `assert t.is_cpu` is a host tensor that may be pinned after it."""
+    out = {}
+    for name, fact in facts.items():
+        before = env.get(name)
+        if before is not None and before.may_be(Place.PINNED) and fact.is_(Place.HOST):
+            fact = Placement(frozenset({Place.HOST, Place.PINNED}), fact.confidence, fact.evidence)
+        out[name] = fact
+    return out
 
 
 def _device_owner(expr: cst.BaseExpression) -> str | None:
