@@ -895,3 +895,47 @@ def test_only_the_rebinding_value_is_read_after_it():
     assert model.place(values["y"], unit) & places.DEVICE  # the parameter, before the rebinding
     assert model.place(values["z"], unit) == places.HOST  # only the host copy
     assert model.place(values["w"], unit) & places.DEVICE and model.place(values["w"], unit) & places.HOST  # either, after the branch
+
+
+def test_a_parameter_also_given_host_tensors_is_not_resolved_by_a_tensor_method(tmp_path):
+    # `is_multimodal` is a device mask from one caller, a host mask built with device="cpu"
+    # from the model runner and a numpy array from a test helper: `.any()`, `.to()` are
+    # methods of host tensors too, so they say nothing of where it lives (low).
+    root = project(
+        tmp_path / "proj",
+        {
+            "merge.py": """\
+                import torch
+
+
+                def merge_text_and_vision(text: torch.Tensor, vision: torch.Tensor, is_multimodal: torch.Tensor):
+                    if not bool(is_multimodal.any().item()):
+                        return text
+                    mask = is_multimodal.to(device=vision.device, non_blocking=True)
+                    return torch.where(mask.unsqueeze(-1), vision, text)
+                """,
+            "callers.py": """\
+                import numpy as np
+                import torch
+
+                from merge import merge_text_and_vision
+
+
+                class Runner:
+                    def gather(self, text, vision, n):
+                        is_mm = torch.zeros(n, dtype=torch.bool, device="cpu", pin_memory=True)
+                        return merge_text_and_vision(text, vision, is_mm)
+
+
+                class Encoder:
+                    def embed(self, text, vision, ids: torch.Tensor):
+                        return merge_text_and_vision(text, vision, ids.cuda().eq(5))
+
+
+                def fake(text, vision):
+                    return merge_text_and_vision(text, vision, np.zeros(4, dtype=bool))
+                """,
+        },
+    )
+    assert findings(root, "merge.py") == []
+    assert ("merge.py", 5, "SL201", "low") in findings(root, "merge.py", min_confidence="low")
