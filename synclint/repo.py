@@ -1797,13 +1797,12 @@ def _other(mask: int) -> str:
 def _ambiguous(mask: int, reason: str, mirrored: bool = False) -> tuple[int, str]:
     """A device fact of weak evidence. Where the name's other values are Python values only
     (or it is a field beside a host mirror), a tensor method called on it resolves it; where
-    they include numpy arrays, only a method numpy does not have (`.cpu()`, `.device`); where
-    they include host tensors, no method: a host tensor has them all."""
-    if mask & HOST and not mirrored:
-        return DEVICE | AMBIGUOUS, f"{reason}: low"
+    they include numpy arrays, only a method numpy does not have (`.cpu()`, `.device`)."""
     if mask & NUMPY:
         return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE_TORCH_ONLY}"
-    return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE}"
+    if mirrored or not mask & HOST:
+        return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE}"
+    return DEVICE | AMBIGUOUS, f"{reason}: low"
 
 
 def _mirrored(summaries) -> dict[str, str]:
