@@ -42,12 +42,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import keyword
 import marshal
 import os
+import re
 import tempfile
 import time
-import keyword
-import re
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -396,6 +396,7 @@ _DEF_NAME = re.compile(r"\bdef\s+([A-Za-z_][A-Za-z0-9_]*)")
 _FORMAT_PREFIX = re.compile(r"""\b[fF][rR]?["']([A-Za-z_][A-Za-z0-9_]*)\{""")
 NAME_PREFIX = "*"  # `decode_*`: a word that starts a formatted string
 _MIN_PREFIX = 4
+_KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
 
 
 def name_references(text: str) -> tuple[str, ...]:
@@ -417,9 +418,6 @@ def name_references(text: str) -> tuple[str, ...]:
     # A prefix shorter than a word (`f"_{i}"`, `f"g{n}"`) looks nothing up by name.
     found.update(p + NAME_PREFIX for p in _FORMAT_PREFIX.findall(text) if len(p) >= _MIN_PREFIX)
     return tuple(sorted(found))
-
-
-_KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
 
 
 def summarize(text: str) -> tuple:
