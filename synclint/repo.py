@@ -599,15 +599,19 @@ class _Summarizer:
         # comes from `caller [only when allow_sync#2#F#is true]`: a way in only where the
         # callers pass what takes the branch (`_CallGraphTiers._caller`).
         guarded = guards.guarded_calls(func, own, none_names) if own else {}
+        # ... or on a platform's branch (`elif current_platform.is_cpu():`): `caller [only when %cpu]`.
+        on_platforms = guards.platform_calls(func)
 
         def source_of(node, inherited: str) -> str:
-            if id(node) in cold:
+            key = id(node)
+            if key in cold:
                 return caller + COLD_CALLER
-            if id(node) in guarded:
+            guard = ";".join(g for g in (guarded.get(key), on_platforms.get(key)) if g)
+            if guard:
                 if inherited == caller:
-                    return f"{caller}{GUARDED_CALLER}{guarded[id(node)]}]"
+                    return f"{caller}{GUARDED_CALLER}{guard}]"
                 if inherited.startswith(caller + GUARDED_CALLER):  # nested: every condition must hold
-                    return f"{inherited[:-1]};{guarded[id(node)]}]"
+                    return f"{inherited[:-1]};{guard}]"
             return inherited
 
         # A device kernel's body (`@triton.jit`) calls device functions, not host code.
@@ -2844,12 +2848,17 @@ class _CallGraphTiers:
 
     def _caller(self, caller: str) -> str:
         """A caller as the graph's function: one whose call is made only under a condition on
-        its parameter (`GUARDED_CALLER`) is that function, or a cold caller where no call of
-        it outside cold code takes the branch."""
+        its parameter or on the platform (`GUARDED_CALLER`) is that function, or a cold caller
+        where no call of it outside cold code takes the branch, or the branch runs on none of
+        the target platforms."""
         if GUARDED_CALLER not in caller:
             return caller
         base, _, conditions = caller.partition(GUARDED_CALLER)
         for guard in conditions[:-1].split(";"):
+            if guard.startswith(guards.ON_PLATFORMS):
+                if not guards.runs_on_targets(guard, self.targets):
+                    return base + UNTAKEN_CALLER
+                continue
             name, position, default, condition = guard.split("#")
             kinds = self.passed_kinds(base, name, int(position), default)
             if kinds is not None and not guards.can_take(condition, kinds):

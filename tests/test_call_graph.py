@@ -748,3 +748,42 @@ def test_what_only_a_host_side_processor_calls_runs_on_the_cpu_per_request(tmp_p
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "engine/multimodal/video_utils.py")[6][0] != "cold"
     assert 7 in tiers(root, "engine/scheduler.py")
+
+
+def test_a_call_made_on_another_platforms_branch_is_no_way_in(tmp_path):
+    files = {
+        "engine/ops.py": """\
+            import torch
+
+
+            def gather_context_fallback(src: torch.Tensor, cu_seq_lens: torch.Tensor):
+                seq_lens = cu_seq_lens[1:] - cu_seq_lens[:-1]
+                return [src[: int(n)] for n in seq_lens.tolist()]
+
+
+            def gather_context_fast(src: torch.Tensor, cu_seq_lens: torch.Tensor):
+                return src[: int(cu_seq_lens[-1].item())]
+            """,
+        "engine/attention.py": """\
+            import torch
+            from torch import nn
+            from engine import ops
+            from engine.platforms import current_platform
+
+
+            class MLAAttention(nn.Module):
+                def forward(self, src: torch.Tensor, cu_seq_lens: torch.Tensor):
+                    if self.fp8:
+                        return src
+                    elif current_platform.is_cpu():
+                        return ops.gather_context_fallback(src, cu_seq_lens)
+                    return ops.gather_context_fast(src, cu_seq_lens)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/ops.py")
+    tier, reason = found[6]
+    assert tier == "cold" and "MLAAttention.forward [on a branch no call outside cold code takes]" in reason
+    assert found[10][0] == "hot"
+    # For the CPU platform the fallback is what runs.
+    assert tiers(root, "engine/ops.py", target_platforms=("cpu",))[6][0] == "hot"

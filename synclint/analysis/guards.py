@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import ast
 
-from synclint.analysis.platform_words import predicate_platforms
+from synclint.analysis.platform_words import PLATFORMS, predicate_platforms
 
 NONE, TRUE, FALSE, GIVEN, UNKNOWN = "N", "T", "F", "g", "?"
 PLATFORM = "P"  # `P<platform>+<platform>`: a platform predicate (`current_platform.is_cpu()`)
@@ -314,3 +314,65 @@ def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatur
             if kind.startswith("@"):
                 found.add(kind[1:].split("#", 1)[0])
     return tuple(sorted(found))
+
+
+# --- calls made on a platform's branch ------------------------------------------------------
+
+ON_PLATFORMS = "%"  # `%cpu`: a guard of a call made on a branch that runs on those platforms only
+
+
+def _branch_platforms(test: ast.expr) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """(platforms where the body runs, where the `else` runs); None: any (as
+    synclint/analysis/platforms.py `branch_sets` reads a libcst test)."""
+    kind = type(test)
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        body, orelse = _branch_platforms(test.operand)
+        return orelse, body
+    if kind is ast.BoolOp:
+        sides = [_branch_platforms(v) for v in test.values]
+        if type(test.op) is ast.And:
+            return _meet([b for b, _ in sides]), _join([e for _, e in sides])
+        return _join([b for b, _ in sides]), _meet([e for _, e in sides])
+    platforms = _platform_predicate(test)
+    if platforms is None:
+        return None, None
+    return platforms, PLATFORMS - platforms
+
+
+def _meet(sets):
+    known = [s for s in sets if s is not None]
+    return frozenset.intersection(*known) if known else None
+
+
+def _join(sets):
+    return None if any(s is None for s in sets) else frozenset().union(*sets)
+
+
+def platform_calls(func: ast.AST) -> dict[int, str]:
+    """id of each statement of `func` (not of functions nested in it) that runs only on some
+    platforms, by the `if` tests around it (`elif current_platform.is_cpu():`, the `else` of
+    `if is_cuda():`) -> `%cpu`: the calls made there reach their callees only where the
+    target platforms include one of those (`repo._CallGraphTiers._caller`)."""
+    out: dict[int, str] = {}
+    pending = list(func.body)
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            continue
+        if kind is ast.If:
+            body, orelse = _branch_platforms(node.test)
+            for branch, where in ((node.body, body), (node.orelse, orelse)):
+                for stmt in branch:
+                    if where is not None:
+                        out[id(stmt)] = ON_PLATFORMS + "+".join(sorted(where))
+                    pending.append(stmt)
+            continue
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            pending.extend(getattr(node, field_name, ()) or ())
+    return out
+
+
+def runs_on_targets(guard: str, targets: frozenset[str]) -> bool:
+    """Whether a `%cpu+npu` guard's platforms include one of the target platforms."""
+    return not frozenset(guard[len(ON_PLATFORMS):].split("+")).isdisjoint(targets)

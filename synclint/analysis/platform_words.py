@@ -27,6 +27,7 @@ WORDS = {
     "amx": "cpu",  # Intel AMX: matrix instructions of the CPU
 }
 _GFX = re.compile(r"^gfx\d+\w*$")
+PLATFORMS = frozenset(WORDS.values())
 
 
 def word_platform(word: str) -> str | None:

@@ -42,11 +42,12 @@ from functools import lru_cache
 
 import libcst as cst
 
+from synclint.analysis.platform_words import PLATFORMS as _PLATFORMS
 from synclint.analysis.platform_words import WORDS as _WORDS
 from synclint.analysis.platform_words import host_class, predicate_platforms
 from synclint.analysis.platform_words import word_platform as _word_platform
 
-PLATFORMS = frozenset({"cuda", "rocm", "xpu", "tpu", "npu", "hpu", "mps", "cpu"})
+PLATFORMS = _PLATFORMS
 
 # Words that make a `cpu` word mean "data moved to the host" rather than "the CPU platform".
 _HOST_MOVE_WORDS = frozenset({"offload", "offloading", "swap", "transfer", "connector", "gpu"})
