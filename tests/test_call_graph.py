@@ -787,3 +787,34 @@ def test_a_call_made_on_another_platforms_branch_is_no_way_in(tmp_path):
     assert found[10][0] == "hot"
     # For the CPU platform the fallback is what runs.
     assert tiers(root, "engine/ops.py", target_platforms=("cpu",))[6][0] == "hot"
+
+
+def test_a_branch_that_runs_once_every_n_steps_is_cold(tmp_path):
+    files = {
+        "engine/eplb.py": """\
+            import torch
+
+
+            class ExpertBalancer:
+                def step(self, expert_load: torch.Tensor):
+                    self.expert_rearrangement_step += 1
+                    if self.expert_rearrangement_step >= self.expert_rearrangement_step_interval:
+                        self.expert_rearrangement_step = 0
+                        self.rearrange(expert_load)
+                    if self.forward_ct % self.log_interval == 0:
+                        print(int(expert_load.cuda().sum().item()))
+                    if self.expert_rearrangement_step >= self.warmup_steps:
+                        return int(expert_load.cuda().max().item())
+                    return 0
+
+                def rearrange(self, expert_load: torch.Tensor):
+                    end_event = torch.cuda.Event()
+                    end_event.synchronize()
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/eplb.py")
+    assert found[11] == ("cold", "in a branch that runs once every N calls (a step counter it tests and resets, or `step % N == 0`)")
+    # Tested but not reset there: a threshold, not a period.
+    assert found[13][0] == "hot"
+    assert found[18] == ("cold", "reached only from cold code (ExpertBalancer.step [on a branch that runs once] -> rearrange)")

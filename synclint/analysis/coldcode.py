@@ -185,6 +185,28 @@ def _runs_once(stmt: ast.If, block: list[ast.stmt]) -> bool:
     return False
 
 
+def periodic(stmt: ast.If) -> bool:
+    """The body of `stmt` runs once every N calls: `if self.step >= self.interval:` whose body
+    resets the counter (`self.step = 0`), or `if self.step % interval == 0:` (N a literal above
+    1 or a name)."""
+    test = stmt.test
+    if type(test) is not ast.Compare or len(test.ops) != 1:
+        return False
+    op, left, right = type(test.ops[0]), test.left, test.comparators[0]
+    if type(left) is ast.BinOp and type(left.op) is ast.Mod and op is ast.Eq and type(right) is ast.Constant and right.value == 0:
+        every = left.right
+        return type(every) in (ast.Name, ast.Attribute) or (type(every) is ast.Constant and isinstance(every.value, int) and every.value > 1)
+    if op not in (ast.GtE, ast.Gt, ast.Eq) or type(left) not in (ast.Name, ast.Attribute):
+        return False
+    counter = _text(left)
+    for child in stmt.body:
+        if type(child) is ast.Assign and len(child.targets) == 1 and _text(child.targets[0]) == counter:
+            value = child.value
+            if type(value) is ast.Constant and value.value == 0:
+                return True
+    return False
+
+
 def _memo_hit(stmt: ast.stmt, block: list[ast.stmt]) -> bool:
     """`if key in cache: return cache[key]` and the like: what follows runs on a miss only."""
     if type(stmt) is not ast.If or stmt.orelse or not stmt.body or len(stmt.body) > 3:
@@ -319,7 +341,7 @@ def cold_subtrees(func: ast.AST) -> list[ast.AST]:
                 break
             if kind is ast.If:
                 training, debug = _training(stmt.test), _debug(stmt.test)
-                if training is True or debug is True or _runs_once(stmt, block):
+                if training is True or debug is True or _runs_once(stmt, block) or periodic(stmt):
                     out.extend(stmt.body)
                     pending.append(stmt.orelse)
                     continue

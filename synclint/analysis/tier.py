@@ -5,6 +5,7 @@
 - `cold`: runs once or rarely: initialisation and weight loading (`cold-functions`),
   memoised values (`@cached_property`, `@functools.cache`, code after
   `if key in cache: return cache[key]`), training-only branches (`if self.training:`),
+  periodic branches (`if self.step >= self.interval: self.step = 0; ...`),
   functions run on a worker thread (`threading.Thread(target=f)`, `executor.submit(f)`),
   and tests and benchmarks (by file and folder name);
 - `unknown`: nothing says.
@@ -421,6 +422,31 @@ def _cache_lookup_miss(stmt: cst.If, block) -> bool:
     return False
 
 
+def _periodic(stmt: cst.If) -> bool:
+    """The body runs once every N calls (as coldcode.periodic reads an `ast.If`): `if
+    self.step >= self.interval:` whose body resets the counter (`self.step = 0`), or `if
+    self.step % interval == 0:`."""
+    test = stmt.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    op, left, right = test.comparisons[0].operator, test.left, test.comparisons[0].comparator
+    if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo) and isinstance(op, cst.Equal):
+        if not (isinstance(right, cst.Integer) and right.evaluated_value == 0):
+            return False
+        every = left.right
+        return isinstance(every, (cst.Name, cst.Attribute)) or (isinstance(every, cst.Integer) and every.evaluated_value > 1)
+    if not isinstance(op, (cst.GreaterThanEqual, cst.GreaterThan, cst.Equal)) or not isinstance(left, (cst.Name, cst.Attribute)):
+        return False
+    counter = _names(left)
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+    for line in body:
+        for small in _small_statements(line):
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and _names(small.targets[0].target) == counter:
+                if isinstance(small.value, cst.Integer) and small.value.evaluated_value == 0:
+                    return True
+    return False
+
+
 def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
     """Signals between the innermost function and the finding: a training-only branch, a
     cache-miss branch, or code after a memo hit's early return."""
@@ -446,6 +472,8 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
             debug = _debug_test(node.test)
             if (debug is True and in_body) or (debug is False and in_else):
                 return TierVerdict(Tier.COLD, "in a debug-only branch: runs only when debugging is switched on")
+            if in_body and _periodic(node):
+                return TierVerdict(Tier.COLD, "in a branch that runs once every N calls (a step counter it tests and resets, or `step % N == 0`)")
         elif isinstance(node, cst.IndentedBlock) and i > start:
             for sibling in node.body:
                 if sibling is child:
