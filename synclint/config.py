@@ -121,9 +121,9 @@ DEFAULT_COLD_FUNCTIONS = (
     "*inv_freq*",
     "*rope_parameters*",
     "*precompute*",
-    # Diffusion pipelines (the diffusers conventions): once per generation, before the denoise loop.
-    "set_timesteps",
-    "retrieve_timesteps",
+    # Diffusion pipelines (the diffusers conventions): once per generation, before the denoise
+    # loop. Not a scheduler's `set_timesteps`: measured on the H200, its copy of the timesteps
+    # to the device is a sync of every generation (docs/recall.md, runtime truth).
     "encode_prompt",
     "_encode_prompt",
     "prepare_latents",
