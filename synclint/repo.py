@@ -1599,13 +1599,15 @@ def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
     """The facts after edits that changed no summary but its line numbers and words
     (`changed`: path -> new summary): the same places; the citations into those files are
     patched."""
-    values = dict(facts.values)
-    flows_of = {path: summary[0] for path, summary in changed.items()}
-    for key, (path, index) in facts.examples.items():
-        if path in changed and key in values:
-            values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
     # The functions the changed files now name are no longer unused (`unused`).
     orphans = unused(facts.orphans, [summary[6] for summary in changed.values() if len(summary) > 6])
+    cited = [(key, where) for key, where in facts.examples.items() if where[0] in changed and key in facts.values]
+    if not cited and orphans == facts.orphans:
+        return facts  # a comment or a string edited: nothing the facts say moved
+    values = dict(facts.values)
+    flows_of = {path: summary[0] for path, summary in changed.items()}
+    for key, (path, index) in cited:
+        values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
     return replace(facts, values=values, orphans=orphans,
                    fingerprint=_fingerprint(values, facts.callers, facts.classes, facts.arguments, facts.crowded, orphans))
 

@@ -130,3 +130,19 @@ def test_a_comment_that_names_the_function_is_read_without_solving_again(tmp_pat
     after = repo.build(root, use_cache=True)
     assert "gptq_pack" not in after.orphans
     assert after.fingerprint != facts.fingerprint
+
+
+def test_a_comment_that_names_nothing_new_keeps_the_facts_as_they_were(tmp_path, monkeypatch):
+    root = project(tmp_path / "proj", {**FILLER, "engine/quant/packing.py": PACKING, "engine/tools.py": "def nothing():\n    return 0\n"})
+    written = time.time() - 60
+    for path in root.rglob("*.py"):
+        os.utime(path, (written, written))
+    facts = repo.build(root, use_cache=True)
+    (root / "engine/tools.py").write_text("def nothing():\n    return 0\n# returns zero\n")
+
+    def hashed(*args, **kwargs):
+        raise AssertionError("the facts were hashed again")
+
+    monkeypatch.setattr(repo, "_fingerprint", hashed)
+    after = repo.build(root, use_cache=True)
+    assert after.fingerprint == facts.fingerprint and after.orphans == facts.orphans
