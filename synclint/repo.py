@@ -393,6 +393,9 @@ _NO_SUMMARY = ((), (), (), (), (), ((), (), ()), ())
 # looks up). `f"decode_{backend}"` also names every function whose name starts `decode_`.
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DEF_NAME = re.compile(r"\bdef\s+([A-Za-z_][A-Za-z0-9_]*)")
+# A decorator line: the next definition is decorated (`@custom_op("ns::op")`, `@router.post(...)`,
+# `@register(...)`), handed to code that calls it by another name or none.
+_DECORATOR = re.compile(r"^[ \t]*@", re.M)
 _FORMAT_PREFIX = re.compile(r"""\b[fF][rR]?["']([A-Za-z_][A-Za-z0-9_]*)\{""")
 NAME_PREFIX = "*"  # `decode_*`: a word that starts a formatted string
 _MIN_PREFIX = 4
@@ -402,16 +405,17 @@ _KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
 def name_references(text: str) -> tuple[str, ...]:
     """The words of a module that may name a function of the repository, sorted: every word
     of the text (code, strings, comments: more words only make fewer functions look unused),
-    less a function's name where its `def` lines are its only mentions in the module, and
-    the words that start a formatted string (`decode_*`). Capitalised words (classes) and
-    keywords are left out."""
+    less a function's name where its `def` lines are its only mentions in the module and it
+    has no decorator, and the words that start a formatted string (`decode_*`). Capitalised
+    words (classes) and keywords are left out."""
     words = _WORD.findall(text)
     seen = set(words)
     defined = _DEF_NAME.findall(text)
     if defined:
         counts = Counter(words)
+        decorated = {found.group(1) for found in map(_DEF_NAME.search, repeat(text), (m.end() for m in _DECORATOR.finditer(text))) if found}
         for name, n in Counter(defined).items():
-            if counts[name] <= n:  # named only where it is defined
+            if counts[name] <= n and name not in decorated:  # named only where it is defined
                 seen.discard(name)
     seen.difference_update(_KEYWORDS)
     found = {w for w in seen if not w[:1].isupper()}

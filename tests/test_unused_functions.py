@@ -89,6 +89,10 @@ def test_name_references_leave_out_a_name_only_its_def_mentions():
     text = 'def used():\n    return 1\n\n\ndef lonely():\n    return used()\n\n\nclass Table:\n    pass\n\n\nKEY = f"decode_{1}"\n'
     words = repo.name_references(text)
     assert "used" in words and "lonely" not in words
+    # A decorator hands its function to code that calls it by another name (a custom op
+    # called as `torch.ops.ns.fused`, a route): named, even over several lines.
+    decorated = '@torch.library.custom_op(\n    "ns::fused",\n    mutates_args=(),\n)\ndef _fused_impl(x):\n    return x\n'
+    assert "_fused_impl" in repo.name_references(decorated)
     assert "Table" not in words and "def" not in words and "return" not in words
     assert "decode_" + repo.NAME_PREFIX in words
     assert repo.unused({"lonely", "decode_frames", "main", "used"}, [words]) == frozenset({"lonely"})
