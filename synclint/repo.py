@@ -393,9 +393,13 @@ _NO_SUMMARY = ((), (), (), (), (), ((), (), ()), ())
 # looks up). `f"decode_{backend}"` also names every function whose name starts `decode_`.
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DEF_NAME = re.compile(r"\bdef\s+([A-Za-z_][A-Za-z0-9_]*)")
-# A decorator line: the next definition is decorated (`@custom_op("ns::op")`, `@router.post(...)`,
-# `@register(...)`), handed to code that calls it by another name or none.
-_DECORATOR = re.compile(r"^[ \t]*@", re.M)
+# A decorator that registers the next definition (`@custom_op("ns::op")`, `@router.post(...)`,
+# `@register(...)`: a call) hands it to code that calls it by another name or none. Not one that
+# wraps it under its own name (`@staticmethod`, `@lru_cache(...)`, `@torch.compile(...)`).
+_DECORATOR = re.compile(r"^[ \t]*@([A-Za-z_][\w.]*)[ \t]*\(", re.M)
+_WRAPPERS = frozenset({"lru_cache", "cache", "wraps", "compile", "no_grad", "inference_mode", "enable_grad", "autocast",
+                       "jit", "autotune", "heuristics", "contextmanager", "deprecated", "deprecate_kwarg", "override",
+                       "dataclass", "total_ordering", "singledispatch", "retry", "timeit", "nvtx_range"})
 _FORMAT_PREFIX = re.compile(r"""\b[fF][rR]?["']([A-Za-z_][A-Za-z0-9_]*)\{""")
 NAME_PREFIX = "*"  # `decode_*`: a word that starts a formatted string
 _MIN_PREFIX = 4
@@ -413,7 +417,11 @@ def name_references(text: str) -> tuple[str, ...]:
     defined = _DEF_NAME.findall(text)
     if defined:
         counts = Counter(words)
-        decorated = {found.group(1) for found in map(_DEF_NAME.search, repeat(text), (m.end() for m in _DECORATOR.finditer(text))) if found}
+        decorated = {
+            found.group(1)
+            for found in map(_DEF_NAME.search, repeat(text), (m.end() for m in _DECORATOR.finditer(text) if m.group(1).rpartition(".")[2] not in _WRAPPERS))
+            if found
+        }
         for name, n in Counter(defined).items():
             if counts[name] <= n and name not in decorated:  # named only where it is defined
                 seen.discard(name)

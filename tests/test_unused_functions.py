@@ -93,6 +93,9 @@ def test_name_references_leave_out_a_name_only_its_def_mentions():
     # called as `torch.ops.ns.fused`, a route): named, even over several lines.
     decorated = '@torch.library.custom_op(\n    "ns::fused",\n    mutates_args=(),\n)\ndef _fused_impl(x):\n    return x\n'
     assert "_fused_impl" in repo.name_references(decorated)
+    # One that wraps it under its own name registers nothing.
+    wrapped = "class Rope:\n    @staticmethod\n    def get_rope_index(x):\n        return x\n\n\n@functools.lru_cache(maxsize=8)\ndef table(n):\n    return n\n"
+    assert {"get_rope_index", "table"}.isdisjoint(repo.name_references(wrapped))
     assert "Table" not in words and "def" not in words and "return" not in words
     assert "decode_" + repo.NAME_PREFIX in words
     assert repo.unused({"lonely", "decode_frames", "main", "used"}, [words]) == frozenset({"lonely"})
