@@ -101,12 +101,17 @@ def test_name_references_leave_out_a_name_only_its_def_mentions():
     assert repo.unused({"lonely", "decode_frames", "main", "used"}, [words]) == frozenset({"lonely"})
 
 
-def test_an_edit_that_names_the_function_is_seen_without_a_whole_solve(tmp_path, monkeypatch):
+def _indexed_project(tmp_path: Path) -> tuple[Path, repo.Facts]:
+    """The large project with a helper file `engine/tools.py` to edit, indexed with a store."""
     root = project(tmp_path / "proj", {**FILLER, "engine/quant/packing.py": PACKING, "engine/tools.py": "def nothing():\n    return 0\n"})
     written = time.time() - 60  # files written a minute ago: their stat is trusted (repo.RACY_WINDOW_NS)
     for path in root.rglob("*.py"):
         os.utime(path, (written, written))
-    facts = repo.build(root, use_cache=True)
+    return root, repo.build(root, use_cache=True)
+
+
+def test_an_edit_that_names_the_function_is_seen_without_a_whole_solve(tmp_path, monkeypatch):
+    root, facts = _indexed_project(tmp_path)
     assert "gptq_pack" in facts.orphans
     (root / "engine/tools.py").write_text("from engine.quant.packing import gptq_pack\n\n\ndef nothing():\n    return 0\n\n\nEXPORTED = [gptq_pack]\n")
 
@@ -120,11 +125,7 @@ def test_an_edit_that_names_the_function_is_seen_without_a_whole_solve(tmp_path,
 
 
 def test_a_comment_that_names_the_function_is_read_without_solving_again(tmp_path, monkeypatch):
-    root = project(tmp_path / "proj", {**FILLER, "engine/quant/packing.py": PACKING, "engine/tools.py": "def nothing():\n    return 0\n"})
-    written = time.time() - 60
-    for path in root.rglob("*.py"):
-        os.utime(path, (written, written))
-    facts = repo.build(root, use_cache=True)
+    root, facts = _indexed_project(tmp_path)
     assert "gptq_pack" in facts.orphans
     # The summary's flows are the same: only its words changed.
     (root / "engine/tools.py").write_text("def nothing():\n    return 0\n# gptq_pack: kept for the packing tests\n")
@@ -140,11 +141,7 @@ def test_a_comment_that_names_the_function_is_read_without_solving_again(tmp_pat
 
 
 def test_a_comment_that_names_nothing_new_keeps_the_facts_as_they_were(tmp_path, monkeypatch):
-    root = project(tmp_path / "proj", {**FILLER, "engine/quant/packing.py": PACKING, "engine/tools.py": "def nothing():\n    return 0\n"})
-    written = time.time() - 60
-    for path in root.rglob("*.py"):
-        os.utime(path, (written, written))
-    facts = repo.build(root, use_cache=True)
+    root, facts = _indexed_project(tmp_path)
     (root / "engine/tools.py").write_text("def nothing():\n    return 0\n# returns zero\n")
 
     def hashed(*args, **kwargs):
