@@ -406,6 +406,19 @@ _MIN_PREFIX = 4
 _KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
 
 
+def _registered(text: str) -> set[str]:
+    """The functions a registering decorator (`_DECORATOR`, not a wrapper) hands on: the
+    definition that follows each such decorator line."""
+    out = set()
+    for decorator in _DECORATOR.finditer(text):
+        if decorator.group(1).rpartition(".")[2] in _WRAPPERS:
+            continue
+        found = _DEF_NAME.search(text, decorator.end())
+        if found:
+            out.add(found.group(1))
+    return out
+
+
 def name_references(text: str) -> tuple[str, ...]:
     """The words of a module that may name a function of the repository, sorted: every word
     of the text (code, strings, comments: more words only make fewer functions look unused),
@@ -417,11 +430,7 @@ def name_references(text: str) -> tuple[str, ...]:
     defined = _DEF_NAME.findall(text)
     if defined:
         counts = Counter(words)
-        decorated = {
-            found.group(1)
-            for found in map(_DEF_NAME.search, repeat(text), (m.end() for m in _DECORATOR.finditer(text) if m.group(1).rpartition(".")[2] not in _WRAPPERS))
-            if found
-        }
+        decorated = _registered(text)
         for name, n in Counter(defined).items():
             if counts[name] <= n and name not in decorated:  # named only where it is defined
                 seen.discard(name)
@@ -1333,7 +1342,7 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     if state is not None:
         state.update(summaries=summaries, asm=asm, value0=value0, value=value, mirrored=mirrored)
     orphans = (
-        unused(call_graph.functions, (summary[6] for summary in summaries.values() if len(summary) > 6))
+        unused(call_graph.functions, (summary[6] for summary in summaries.values()))
         if len(summaries) >= MIN_MODULES_FOR_UNUSED
         else frozenset()
     )
@@ -1612,7 +1621,7 @@ def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
     (`changed`: path -> new summary): the same places; the citations into those files are
     patched."""
     # The functions the changed files now name are no longer unused (`unused`).
-    orphans = unused(facts.orphans, [summary[6] for summary in changed.values() if len(summary) > 6])
+    orphans = unused(facts.orphans, [summary[6] for summary in changed.values()])
     cited = [(key, where) for key, where in facts.examples.items() if where[0] in changed and key in facts.values]
     if not cited and orphans == facts.orphans:
         return facts  # a comment or a string edited: nothing the facts say moved
