@@ -275,8 +275,15 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None =
         # says nothing new).
         kinds = {dtype_kind(value, ctx, _depth + 1, -1) for value in self_attribute_values(expr.attr.value, ctx)} - {None}
         return kinds.pop() if len(kinds) == 1 else None
+    if isinstance(expr, cst.Attribute):
+        # `info.weight_indices`: what the file gives a field of that name (`Info(weight_indices=...)`).
+        kinds = {dtype_kind(value, ctx, _depth + 1, -1) for value in module_field_values(expr.attr.value, ctx)} - {None}
+        return kinds.pop() if len(kinds) == 1 else None
     if isinstance(expr, cst.Subscript) and all(
-        isinstance(e.slice, cst.Slice) or is_int_literal(e.slice.value) for e in expr.slice
+        isinstance(e.slice, cst.Slice)
+        or is_int_literal(e.slice.value)
+        or ctx.placement(e.slice.value).is_(Place.SCALAR)
+        for e in expr.slice
     ):
         return dtype_kind(expr.value, ctx, _depth + 1, _at)  # a basic-indexing view keeps the dtype
     if isinstance(expr, cst.Call):
@@ -401,6 +408,8 @@ def known_ndim(expr: cst.BaseExpression, ctx, _at: int | None = None, _open: set
         finally:
             _open.discard(attr)
         return ndims.pop() if len(ndims) == 1 else None
+    if isinstance(expr, cst.Attribute):
+        return _field_ndim(expr, ctx, _open)
     if not isinstance(expr, cst.Call):
         return None
     qual = ctx.qualname(expr.func) or ""
@@ -426,6 +435,81 @@ def known_ndim(expr: cst.BaseExpression, ctx, _at: int | None = None, _open: set
     if args and all(not isinstance(a.value, (cst.Tuple, cst.List, cst.StarredElement)) for a in args):
         return len(args)
     return None
+
+
+def _field_ndim(expr: cst.Attribute, ctx, _open: set) -> int | None:
+    """The dimensions of `obj.field` where the file gives the field its value: every value
+    the file's code gives a field of that name (`x.field = v`, `Cls(field=v)`) whose shape
+    is visible must agree, and at least one must be visible."""
+    attr = expr.attr.value
+    key = ("field", attr)
+    if key in _open:
+        return None
+    _open.add(key)
+    try:
+        ndims = {known_ndim(value, ctx, -1, _open) for value in module_field_values(attr, ctx)} - {None}
+    finally:
+        _open.discard(key)
+    return ndims.pop() if len(ndims) == 1 else None
+
+
+def module_field_values(attr: str, ctx) -> list[cst.BaseExpression]:
+    """The values the module gives a field named `attr` of any object other than `self`:
+    `obj.attr = value` and the keyword argument `attr=value` of a call to a class (a
+    capitalised name: `Info(attr=value)`). A name passed as the value stands for what its
+    function bound it to, when the function binds it exactly once."""
+    cache = ctx.__dict__.setdefault("_module_field_values", None)
+    if cache is None:
+        cache = ctx.__dict__["_module_field_values"] = _ModuleFields(ctx.module).values
+    return cache.get(attr, [])
+
+
+class _ModuleFields(cst.CSTVisitor):
+    def __init__(self, module: cst.Module) -> None:
+        self.values: dict[str, list[cst.BaseExpression]] = {}
+        self._functions: list[cst.FunctionDef] = []
+        self._indexes: dict[int, _AssignmentIndex] = {}
+        module.visit(self)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and not (isinstance(t.value, cst.Name) and t.value.value == "self"):
+                self._add(t.attr.value, node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if not name[:1].isupper():
+            return
+        for arg in node.args:
+            if arg.keyword is not None:
+                self._add(arg.keyword.value, arg.value)
+
+    def _add(self, attr: str, value: cst.BaseExpression) -> None:
+        if isinstance(value, cst.Name):
+            value = self._bound_once(value.value)
+            if value is None:
+                return
+        self.values.setdefault(attr, []).append(value)
+
+    def _bound_once(self, name: str) -> cst.BaseExpression | None:
+        if not self._functions:
+            return None
+        function = self._functions[-1]
+        index = self._indexes.get(id(function))
+        if index is None:
+            index = self._indexes[id(function)] = _AssignmentIndex(function)
+        bindings = index.bindings.get(name, ())
+        if len(bindings) != 1 or isinstance(bindings[0][1], cst.Name):
+            return None
+        return bindings[0][1]
 
 
 def self_attribute_values(attr: str, ctx) -> list[cst.BaseExpression]:
