@@ -1121,7 +1121,9 @@ class Facts:
                 where = where or (f"{one}.{name} is assigned device tensors in {first}" if first else "")
                 declared = declared or (one, name) in self.declared
             found = None
-            if mask & (DEVICE | HOST) == DEVICE and declared:
+            if mask & (DEVICE | HOST | NUMPY | LIST | SCALAR) == DEVICE and declared:
+                # Python data given anywhere in the family (`keys: Optional[List[str]]`
+                # declared, a list assigned) makes it no device field: the name is mixed.
                 found = (DEVICE, f"{where or f'{cls}.{name} is assigned only device tensors'} (the class of the object is `{cls}`)")
             elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
                 found = (mask, f"{cls}.{name} is assigned only host data in the repository")

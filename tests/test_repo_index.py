@@ -895,3 +895,47 @@ def test_only_the_rebinding_value_is_read_after_it():
     assert model.place(values["y"], unit) & places.DEVICE  # the parameter, before the rebinding
     assert model.place(values["z"], unit) == places.HOST  # only the host copy
     assert model.place(values["w"], unit) & places.DEVICE and model.place(values["w"], unit) & places.HOST  # either, after the branch
+
+
+def test_a_field_declared_python_data_is_no_device_field_whatever_else_it_is_given(tmp_path):
+    # `entries: Optional[List[str]]` is declared a list of strings; one constructor call copies
+    # a same-named device field into it. The declaration says what the field holds: mixed
+    # data, not a device tensor.
+    pool = """\
+        from dataclasses import dataclass
+        from typing import List, Optional
+
+        import torch
+
+
+        @dataclass
+        class PoolTransfer:
+            name: str
+            entries: Optional[List[str]] = None
+
+
+        @dataclass
+        class DeviceBatch:
+            entries: torch.Tensor
+
+
+        def batch(n):
+            return DeviceBatch(entries=torch.zeros(n, dtype=torch.int64, device="cuda"))
+
+
+        def transfer_of(source: DeviceBatch):
+            return PoolTransfer(name="kv", entries=source.entries)
+        """
+    reader = """\
+        from pool import PoolTransfer
+
+
+        def plan_transfer(transfer: PoolTransfer):
+            return len(transfer.entries or [])
+        """
+    root = project(tmp_path / "proj", {"pool.py": pool, "reader.py": reader})
+    assert findings(root, "reader.py") == []
+    # Declared a tensor instead, the same flows make it a device field.
+    root = project(tmp_path / "tensor", {"pool.py": pool.replace("Optional[List[str]]", "Optional[torch.Tensor]"),
+                                         "reader.py": reader})
+    assert ("reader.py", 5, "SL203", "medium") in findings(root, "reader.py")

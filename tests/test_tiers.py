@@ -381,6 +381,31 @@ def test_vae_code_runs_once_per_generation():
     assert file_tier("pkg/models/vaedit/x.py") is None
 
 
+def test_a_diffusion_models_condition_encoders_run_once_per_generation(tmp_path):
+    # A model zoo with encoders beside VAEs (and the denoisers): the text and image encoders
+    # encode the prompt once per generation, before the denoise loop.
+    code = """
+        import torch
+        class Qwen2VLTextEncoder(torch.nn.Module):
+            def forward(self, input_ids, image_grid_thw):
+                remaining = torch.tensor(0, device=input_ids.device)
+                return input_ids + remaining
+    """
+    zoo = tmp_path / "runtime" / "models"
+    for folder in ("encoders/vision", "vaes", "dits"):
+        (zoo / folder).mkdir(parents=True)
+    for path in (zoo / "encoders" / "qwen_vl.py", zoo / "encoders" / "vision" / "siglip.py"):
+        assert {t for t, _ in _tiers(code, str(path))} == {"cold"}, path
+    assert "condition encoder" in file_tier(str(zoo / "encoders" / "qwen_vl.py")).reason
+    # The denoiser beside them is not; nor is a serving engine's `encoders` folder with no
+    # VAE folder beside it (its vision encoders run in every prefill step).
+    assert file_tier(str(zoo / "dits" / "flux.py")) is None
+    serving = tmp_path / "engine" / "models"
+    (serving / "encoders").mkdir(parents=True)
+    assert file_tier(str(serving / "encoders" / "clip.py")) is None
+    assert {t for t, _ in _tiers(code, str(serving / "encoders" / "clip.py"))} == {"hot"}
+
+
 def test_a_generation_pipeline_runs_once_per_request_and_its_loop_every_step():
     code = """
         import torch

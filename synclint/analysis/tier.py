@@ -7,7 +7,8 @@
   `if key in cache: return cache[key]`), training-only branches (`if self.training:`),
   periodic branches (`if self.step >= self.interval: self.step = 0; ...`),
   functions run on a worker thread (`threading.Thread(target=f)`, `executor.submit(f)`),
-  and tests and benchmarks (by file and folder name);
+  tests and benchmarks (by file and folder name), model loading, VAE and diffusion
+  condition-encoder code (by folder);
 - `unknown`: nothing says.
 
 The default report shows `hot` and `unknown` findings; `--include-cold` shows all.
@@ -32,6 +33,8 @@ engine passes it to `LintContext` (`lint_source(..., function_tiers=...)`), and
 from __future__ import annotations
 
 import enum
+import functools
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -78,6 +81,17 @@ _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", 
 
 _VAE_REASON = "VAE code: encodes or decodes once per generation, not per denoise step"
 
+# The condition encoders of a diffusion model zoo: a folder of encoders beside a folder of
+# VAEs (`models/encoders/` next to `models/vaes/`). They encode the prompt or the reference
+# image once per generation, before the denoise loop. An `encoders` folder with no VAE
+# folder beside it (a serving engine's vision encoders, which run in every prefill step)
+# says nothing.
+_ENCODER_FOLDERS = frozenset({"encoders", "text_encoders", "image_encoders", "condition_encoders"})
+_ENCODERS_REASON = (
+    "a diffusion model's condition encoder (an encoders folder beside a VAE folder): "
+    "encodes once per generation, before the denoise loop"
+)
+
 
 
 
@@ -106,8 +120,28 @@ def _loop_header(loop: cst.For | cst.While) -> str:
     return f"{code(loop.target)} {code(loop.iter)}" if isinstance(loop, cst.For) else code(loop.test)
 
 
+@functools.lru_cache(maxsize=256)
+def _beside_vae_folder(folder: str) -> bool:
+    """Whether the folder `folder` holds a VAE folder (`vaes`, `autoencoders`)."""
+    try:
+        return any(entry.is_dir() and entry.name.lower() in VAE_WORDS for entry in os.scandir(folder))
+    except OSError:
+        return False
+
+
+def _diffusion_encoder(filename: str, parts: list[str]) -> bool:
+    for index, part in enumerate(parts[:-1]):
+        if part in _ENCODER_FOLDERS:
+            folder = os.path.dirname(os.path.abspath(filename))
+            for _ in range(len(parts) - 1 - index):
+                folder = os.path.dirname(folder)
+            return _beside_vae_folder(folder)
+    return False
+
+
 def file_tier(filename: str) -> TierVerdict | None:
-    """Tests and benchmarks, by folder or file name."""
+    """Tests and benchmarks, by folder or file name; loading, VAE and diffusion
+    condition-encoder code, by folder."""
     parts = re.split(r"[\\/]", filename.lower())
     if any(p in _TEST_FOLDERS for p in parts[:-1]):
         return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
@@ -117,6 +151,8 @@ def file_tier(filename: str) -> TierVerdict | None:
         return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
     if _vae_words(parts[:-1]) or (parts and _vae_words(re.split(r"[_.\-]", parts[-1].removesuffix(".py")))):
         return TierVerdict(Tier.COLD, f"{_VAE_REASON} (by its folder or file name)")
+    if _diffusion_encoder(filename, parts):
+        return TierVerdict(Tier.COLD, _ENCODERS_REASON)
     return None
 
 
