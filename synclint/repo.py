@@ -77,7 +77,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-9"
+INDEX_VERSION = "repo-index-10"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -535,6 +535,7 @@ class _Summarizer:
                     if declared:  # a field declared `int`, `list[int]`, `np.ndarray`
                         self.flows.append((("a", node.target.id), declared, (), node.lineno))
                         self.flows.append((("A", owner, node.target.id), declared, (), node.lineno))
+                        self.tensors.append(("D", owner, node.target.id))  # declared Python data
                     elif places.tensor_annotation(node.annotation):
                         self.tensors.append(("a", node.target.id))
                         self.tensors.append(("A", owner, node.target.id))
@@ -559,6 +560,8 @@ class _Summarizer:
                     owner = self._owner(node.target, unit)
                     targets = [("a", node.target.attr)] + ([("A", owner, node.target.attr)] if owner else [])
                     declared = _declared(node.annotation)
+                    if declared and owner:
+                        self.tensors.append(("D", owner, node.target.attr))  # declared Python data
                     for target in targets:
                         if declared:
                             self.flows.append((target, declared, (), node.lineno))
@@ -974,6 +977,16 @@ def _is_none(expr) -> bool:
     return type(expr) is ast.Constant and expr.value is None
 
 
+def _declared_fields(tensors) -> set[tuple]:
+    """(class, field) declared a tensor (`("", field)`: by some class, for a read by the
+    name), and `("python", class, field)`: declared Python data (`keys: Optional[List[str]]`)."""
+    return (
+        {(k[1], k[2]) for k in tensors if k[0] == "A"}
+        | {("", k[1]) for k in tensors if k[0] == "a"}
+        | {("python", k[1], k[2]) for k in tensors if k[0] == "D"}
+    )
+
+
 def _scalar(value) -> bool:
     """A value that is plainly a Python scalar, string or container (not a tensor)."""
     kind = type(value)
@@ -1070,7 +1083,9 @@ class Facts:
         typed, declared, bases, field_types, returns = self.classes
         self.types = Types(bases, field_types, returns)
         self.typed = typed
-        self.declared = frozenset(tuple(d) for d in declared)
+        self.declared = frozenset(tuple(d) for d in declared if len(d) == 2)
+        # Fields a class declares Python data: never a device field through that family.
+        self.python_fields = frozenset(tuple(d[1:]) for d in declared if len(d) == 3)
         self.family = _Family(self.types, typed)
         self._field_memo: dict[tuple, tuple | None] = {}
 
@@ -1115,15 +1130,19 @@ class Facts:
             found = self.values.get(("a", name))
         else:
             mask, where, declared = 0, "", ("", name) in self.declared
+            python = False
             for _, one, _ in keys:
                 part, first = self.typed[(one, name)]
                 mask |= part
                 where = where or (f"{one}.{name} is assigned device tensors in {first}" if first else "")
                 declared = declared or (one, name) in self.declared
+                python = python or (one, name) in self.python_fields
             found = None
-            if mask & (DEVICE | HOST | NUMPY | LIST | SCALAR) == DEVICE and declared:
-                # Python data given anywhere in the family (`keys: Optional[List[str]]`
-                # declared, a list assigned) makes it no device field: the name is mixed.
+            if python and mask & DEVICE:
+                # `keys: Optional[List[str]]`: the class says what the field holds, whatever a
+                # copy from a same-named device field elsewhere gives it.
+                found = None
+            elif mask & (DEVICE | HOST) == DEVICE and declared:
                 found = (DEVICE, f"{where or f'{cls}.{name} is assigned only device tensors'} (the class of the object is `{cls}`)")
             elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
                 found = (mask, f"{cls}.{name} is assigned only host data in the repository")
@@ -1339,7 +1358,7 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     elsewhere: set[str] = set()
     for path, (_, sigs, *_) in summaries.items():
         (vendored if _vendored(path) else elsewhere).update(key for key, _ in sigs)
-    declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
+    declared = _declared_fields(tensors)
     classes = (typed, sorted(declared), types.bases, types.field_types, types.returns)
     if state is not None:
         state.update(summaries=summaries, asm=asm, value0=value0, value=value, mirrored=mirrored)
@@ -2494,7 +2513,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     else:
         graph = callers
     vendored_now = frozenset(k for k, n in vendored_names.items() if n > 0 and names.get(k, 0) <= 0)
-    declared = {(k[1], k[2]) for k in tensors if k[0] == "A"} | {("", k[1]) for k in tensors if k[0] == "a"}
+    declared = _declared_fields(tensors)
     classes_now = (typed_all, sorted(declared), *classes[2:])
     # Functions nothing names: those the changed files now name are named; a function an edit
     # leaves unnamed, or defines anew, waits for the next whole solve (one is never unused too early).
