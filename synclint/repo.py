@@ -1879,7 +1879,8 @@ def _what(key: tuple) -> str:
 
 def find_root(paths) -> Path | None:
     """The project root above the linted paths: the nearest folder with a marker. Without one,
-    a file in an installed package (site-packages) belongs to the whole package, and a folder
+    a file in an installed package (under site-packages, a namespace package's folders
+    included) belongs to the whole package, and a folder
     named on the command line is read as it is (it is linted whole anyway); a loose file in a
     folder that is neither has no repository: its folder and everything below it (a home
     folder, /tmp) is not read to lint one script."""
@@ -1894,7 +1895,10 @@ def find_root(paths) -> Path | None:
                 roots.append(folder)
                 break
         else:
-            if (current / "__init__.py").exists():  # the top of the package the path is in
+            installed = _installed_top(current)
+            if installed is not None:  # a package (namespace packages too) in site-packages
+                roots.append(installed)
+            elif (current / "__init__.py").exists():  # the top of the package the path is in
                 while (current.parent / "__init__.py").exists():
                     current = current.parent
                 roots.append(current)
@@ -1904,6 +1908,18 @@ def find_root(paths) -> Path | None:
         return None
     common = Path(os.path.commonpath([str(r) for r in roots]))
     return common if common != Path(common.anchor) else None
+
+
+_INSTALL_FOLDERS = frozenset({"site-packages", "dist-packages"})
+
+
+def _installed_top(folder: Path) -> Path | None:
+    """The top-level package folder under `site-packages` that `folder` is in (a namespace
+    package has no `__init__.py` to walk up by), or None outside an install folder."""
+    for child, parent in zip((folder, *folder.parents), folder.parents):
+        if parent.name in _INSTALL_FOLDERS:
+            return child
+    return None
 
 
 def python_files(root: Path) -> list[str]:

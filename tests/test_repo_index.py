@@ -312,14 +312,21 @@ def test_without_a_root_marker_the_whole_installed_package_is_the_project(tmp_pa
     (site / "pkg" / "__init__.py").write_text("")
     (site / "pkg" / "schedulers" / "__init__.py").write_text("")
     (site / "pkg" / "schedulers" / "ddim.py").write_text("x = 1\n")
-    (site / "loose").mkdir()
-    (site / "loose" / "script.py").write_text("x = 1\n")
+    home = tmp_path / "home"
+    (home / "loose").mkdir(parents=True)
+    (home / "loose" / "script.py").write_text("x = 1\n")
     assert repo.find_root([site / "pkg" / "schedulers" / "ddim.py"]) == (site / "pkg").resolve()
+    # A namespace package (folders without `__init__.py`, as a wheel may ship them) is
+    # still the whole installed package.
+    (site / "nspkg" / "srt" / "layers").mkdir(parents=True)
+    (site / "nspkg" / "__init__.py").write_text("")
+    (site / "nspkg" / "srt" / "layers" / "attn.py").write_text("x = 1\n")
+    assert repo.find_root([site / "nspkg" / "srt" / "layers" / "attn.py"]) == (site / "nspkg").resolve()
     # A loose script in a folder that is neither a project nor a package has no repository:
     # linting it must not read its folder and everything below it (a home folder, /tmp).
-    assert repo.find_root([site / "loose" / "script.py"]) is None
+    assert repo.find_root([home / "loose" / "script.py"]) is None
     # A folder named on the command line is linted whole, so it is read whole.
-    assert repo.find_root([site / "loose"]) == (site / "loose").resolve()
+    assert repo.find_root([home / "loose"]) == (home / "loose").resolve()
 
 
 def test_a_mirror_name_also_given_python_values_elsewhere_is_not_a_device_field(tmp_path):
