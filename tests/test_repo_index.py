@@ -946,3 +946,49 @@ def test_a_field_declared_python_data_is_no_device_field_whatever_else_it_is_giv
     root = project(tmp_path / "tensor", {"pool.py": pool.replace("Optional[List[str]]", "Optional[torch.Tensor]"),
                                          "reader.py": reader})
     assert ("reader.py", 5, "SL203", "medium") in findings(root, "reader.py")
+
+
+def test_a_rebinding_inside_a_branch_holds_for_the_rest_of_that_branch():
+    # Inside a block, a name rebound at the block's own level is only that value in the reads
+    # after it; after the block, either value may be read. A loop's body may read what its
+    # later statements bound in the previous iteration.
+    from synclint import screen
+    from synclint.screen import places
+    from synclint.screen.facts import FactReader
+
+    text = textwrap.dedent(
+        """\
+        import numpy as np
+        import torch
+
+
+        def schedule(self, sigmas, device, stretch):
+            if stretch:
+                t = torch.from_numpy(np.asarray(sigmas))
+                a = t
+                t = self.stretch(t)
+            t = torch.from_numpy(np.asarray(sigmas)).to(device=device)
+            b = t
+            for step in range(3):
+                c = t
+                t = t.cpu()
+            d = t
+            return a, b, c, d
+        """
+    )
+    tree = __import__("ast").parse(text)
+    reader = FactReader(text.splitlines(keepends=True), places, frozenset(), None)
+    units, classes = screen._units(tree, reader)
+    imports = {name: tuple(paths) for name, paths in reader.imports.items()}
+    model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
+    (unit,) = [u for u in units if getattr(u.node, "name", "") == "schedule"]
+    values = {}
+    for node in __import__("ast").walk(unit.node):
+        if type(node).__name__ == "Assign" and node.targets[0].id in "abcd":
+            values[node.targets[0].id] = node.value
+    assert model.place(values["a"], unit) == places.HOST  # the host tensor of that branch only
+    assert model.place(values["b"], unit) == places.DEVICE  # the unconditional rebinding after the branch
+    c = model.place(values["c"], unit)
+    assert c & places.DEVICE and c & places.HOST  # the loop carries its own rebinding round
+    d = model.place(values["d"], unit)
+    assert d & places.DEVICE and d & places.HOST  # the loop may not have run

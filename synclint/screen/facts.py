@@ -528,26 +528,93 @@ def _versions(func: ast.AST, unit: Unit) -> None:
     candidates = {n for n, c in counts.items() if c > 1 and "#" not in n} - unit.other_bound
     if not candidates:
         return
-    current: dict[str, str] = {}
-    number = len(unit.versions)
-    for stmt in func.body:
+    _Versions(unit, candidates).block(func.body, {})
+
+
+class _Versions:
+    """The walk of `_versions`: a block's statements in order, with the version each name
+    holds at that point. A block nested in a branch or a loop is straight-line too: a name
+    rebound at its own level is that value in the reads after it in that block; once the
+    block ends, either value may be read (the name is joined again). A loop's body may also
+    read what its own later statements bound in the previous iteration, so names the loop
+    binds anywhere are joined inside it; a `try` and a `match` are read whole, as before."""
+
+    def __init__(self, unit: Unit, candidates: set) -> None:
+        self.unit = unit
+        self.candidates = candidates
+        self.number = len(unit.versions)
+
+    def block(self, stmts: list, current: dict) -> None:
+        for stmt in stmts:
+            kind = type(stmt)
+            if kind is ast.If:
+                self.reads(stmt.test, current)
+                self.branches(stmt, (stmt.body, stmt.orelse), current, {})
+            elif kind in (ast.For, ast.AsyncFor):
+                self.reads(stmt.iter, current)
+                self.branches(stmt, (stmt.body, stmt.orelse), current, self.stores(stmt))
+            elif kind is ast.While:
+                carried = self.stores(stmt)
+                self.reads(stmt.test, {n: v for n, v in current.items() if n not in carried})
+                self.branches(stmt, (stmt.body, stmt.orelse), current, carried)
+            elif kind in (ast.With, ast.AsyncWith):
+                for item in stmt.items:
+                    self.reads(item.context_expr, current)
+                self.branches(stmt, (stmt.body,), current, self.stores_of(item.optional_vars for item in stmt.items))
+            else:
+                self.simple(stmt, current)
+
+    def simple(self, stmt: ast.stmt, current: dict) -> None:
         simple = None
-        if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and stmt.targets[0].id in candidates:
+        if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name and stmt.targets[0].id in self.candidates:
             simple = stmt.targets[0].id
         if current:
             reads, stored = _reads_and_stores(stmt.value if simple else stmt, current)
             for node in reads:
                 if node.id not in stored:
-                    unit.versions[id(node)] = current[node.id]
+                    self.unit.versions[id(node)] = current[node.id]
             for name in stored:
                 current.pop(name, None)
             if simple in stored:
-                continue  # `x = (x := ...)`: bound twice in one statement
+                return  # `x = (x := ...)`: bound twice in one statement
         if simple is not None:
-            number += 1
-            version = f"{simple}#{number}"
-            unit.bindings.append(((version,), stmt.value))
+            self.number += 1
+            version = f"{simple}#{self.number}"
+            self.unit.bindings.append(((version,), stmt.value))
             current[simple] = version
+
+    def reads(self, expr, current: dict) -> None:
+        """Point the reads of a compound statement's header (`if x:`, `for a in x:`) at the
+        versions they see; a name the header binds (`if (x := ...)`) is joined after it."""
+        if not current or expr is None:
+            return
+        reads, stored = _reads_and_stores(expr, current)
+        for node in reads:
+            if node.id not in stored:
+                self.unit.versions[id(node)] = current[node.id]
+        for name in stored:
+            current.pop(name, None)
+
+    def branches(self, stmt, blocks: tuple, current: dict, carried: set) -> None:
+        """Each block from the versions before `stmt`, less the names a loop carries round
+        (and its own targets); after it, every name any block may bind is joined."""
+        inner = {n: v for n, v in current.items() if n not in carried}
+        for body in blocks:
+            self.block(body, dict(inner))
+        for name in self.stores(stmt):
+            current.pop(name, None)
+
+    def stores(self, stmt) -> set:
+        if not self.candidates:
+            return set()
+        return _reads_and_stores(stmt, dict.fromkeys(self.candidates))[1]
+
+    def stores_of(self, targets) -> set:
+        found: set = set()
+        for target in targets:
+            if target is not None:
+                found |= _reads_and_stores(target, dict.fromkeys(self.candidates))[1]
+        return found
 
 
 def _reads_and_stores(root: ast.AST, names: dict) -> tuple[list, set]:
