@@ -818,3 +818,57 @@ def test_a_branch_that_runs_once_every_n_steps_is_cold(tmp_path):
     # Tested but not reset there: a threshold, not a period.
     assert found[13][0] == "hot"
     assert found[18] == ("cold", "reached only from cold code (ExpertBalancer.step [on a branch that runs once] -> rearrange)")
+
+
+def test_a_hint_filled_by_a_conditional_expression_is_given_when_passed_on(tmp_path):
+    # `bounds = hint if hint is not None else <compute>` is never None: an implementation that
+    # passes `bounds` on to its fallback gives the fallback its hint, whatever its own callers
+    # passed. A conditional value that may be None (`hint if flag else None`) stays unknown.
+    files = {
+        "att/impls.py": """\
+            import torch
+
+
+            class DenseImpl:
+                def forward_varlen(self, q: torch.Tensor, *, cu_seqlens: torch.Tensor, cu_seqlens_host=None):
+                    bounds = cu_seqlens_host if cu_seqlens_host is not None else tuple(cu_seqlens.tolist())
+                    return q, bounds
+
+
+            class FastImpl:
+                def __init__(self):
+                    self.fallback = DenseImpl()
+
+                def forward_varlen(self, q: torch.Tensor, *, cu_seqlens: torch.Tensor, cu_seqlens_host=None, fast=False):
+                    bounds = cu_seqlens_host if cu_seqlens_host is not None else tuple(cu_seqlens.tolist())
+                    if not fast:
+                        return self.fallback.forward_varlen(q, cu_seqlens=cu_seqlens, cu_seqlens_host=bounds)
+                    return q
+            """,
+        "att/layer.py": """\
+            import torch
+
+            from att.impls import FastImpl
+
+
+            class Attention(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.impl = FastImpl()
+
+                def forward(self, q: torch.Tensor, seq_lens: list):
+                    bounds = [0]
+                    for n in seq_lens:
+                        bounds.append(bounds[-1] + n)
+                    cu = torch.tensor(bounds, device=q.device)
+                    return self.impl.forward_varlen(q, cu_seqlens=cu, cu_seqlens_host=tuple(bounds))
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "att/impls.py")
+    assert found[6][0] == "cold"
+    assert found[15][0] == "cold"
+    files["att/impls.py"] = files["att/impls.py"].replace(
+        "cu_seqlens_host=bounds)", "cu_seqlens_host=bounds if fast else None)")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "att/impls.py")[6][0] == "hot"

@@ -144,7 +144,10 @@ def _maybe_none(expr: ast.expr) -> bool:
     kind = type(expr)
     if kind is ast.Constant:
         return expr.value is None
-    if kind in (ast.Attribute, ast.Subscript, ast.IfExp, ast.BoolOp, ast.Await):
+    if kind is ast.IfExp:
+        # `hint if hint is not None else compute(x)`: None only where a branch may be.
+        return not (_never_none(expr.body, expr.test, True) and _never_none(expr.orelse, expr.test, False))
+    if kind in (ast.Attribute, ast.Subscript, ast.BoolOp, ast.Await):
         return True
     if kind is ast.Call:
         func = expr.func
@@ -154,6 +157,26 @@ def _maybe_none(expr: ast.expr) -> bool:
 
 # Calls that return `None` for a missing key: `d.get(k)`, `d.pop(k, None)`, `getattr(o, n, None)`.
 _MAYBE_NONE_CALLS = frozenset({"get", "pop", "getattr"})
+
+# Expressions whose value is never `None`: literals and displays, arithmetic, comparisons.
+_VALUE_EXPRESSIONS = (ast.Tuple, ast.List, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                      ast.JoinedStr, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Lambda)
+
+
+def _never_none(branch: ast.expr, test: ast.expr, positive: bool) -> bool:
+    """Whether a branch of a conditional expression is never `None`: a value that cannot be
+    (a literal, a display, arithmetic, a call that is no `.get()`), or the name the test
+    itself says is not None there (`hint` in `hint if hint is not None else ...`)."""
+    kind = type(branch)
+    if kind is ast.Name:
+        return any(name == branch.id and condition in (NOT_NONE, TRUTHY) for name, condition in _requirements(test, positive))
+    if kind is ast.Constant:
+        return branch.value is not None
+    if kind is ast.IfExp:
+        return not _maybe_none(branch)
+    if kind is ast.Call:
+        return not _maybe_none(branch)
+    return kind in _VALUE_EXPRESSIONS
 
 
 def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str]) -> str:
