@@ -946,3 +946,74 @@ def test_a_field_declared_python_data_is_no_device_field_whatever_else_it_is_giv
     root = project(tmp_path / "tensor", {"pool.py": pool.replace("Optional[List[str]]", "Optional[torch.Tensor]"),
                                          "reader.py": reader})
     assert ("reader.py", 5, "SL203", "medium") in findings(root, "reader.py")
+
+
+NEXT_TOKEN = {
+    "batch.py": """\
+        from dataclasses import dataclass
+        from typing import List, Optional
+
+        import torch
+
+
+        def next_prompt_token(prompt: List[int], filled: int) -> Optional[int]:
+            if filled >= len(prompt):
+                return None
+            return int(prompt[filled])
+
+
+        @dataclass
+        class PrefillBatch:
+            input_ids: torch.Tensor
+            next_token: Optional[int] = None
+
+
+        def build(prompt: List[int], filled: int, device):
+            ids = torch.tensor(prompt[:filled], dtype=torch.int64).to(device, non_blocking=True)
+            return PrefillBatch(input_ids=ids, next_token=next_prompt_token(prompt, filled))
+        """,
+    "tail.py": """\
+        import torch
+
+        from batch import PrefillBatch
+
+
+        def tail_tokens(batch: PrefillBatch, n: int):
+            tails = torch.zeros(n, dtype=torch.int64, device="cuda")
+            token = batch.next_token
+            if token is not None:
+                tails[n - 1] = token
+            return tails
+        """,
+}
+
+
+def test_a_field_declared_a_python_number_is_a_python_number_where_it_is_read(tmp_path):
+    # `next_token: Optional[int]`, given only `int(...)` or None: writing it into one element
+    # of a device tensor is a blocking copy of a Python scalar, and `.fill_()` is a safe fix.
+    root = project(tmp_path / "proj", NEXT_TOKEN)
+    run = runner.lint_paths([root / "tail.py"], Settings(), jobs=1, use_cache=False)
+    (found,) = [v for v in run.violations if v.code == "SL302"]
+    assert (found.location.row, found.confidence.label) == (10, "high")
+    assert found.message.startswith("a Python scalar assigned")
+    assert found.fix is not None and found.fix.applicability.value == "safe"
+
+
+def test_a_number_field_given_a_tensor_anywhere_is_no_python_number(tmp_path):
+    files = dict(NEXT_TOKEN)
+    files["spec.py"] = """\
+        import torch
+
+        from batch import PrefillBatch
+
+
+        def carry(batch: PrefillBatch, logits: torch.Tensor):
+            batch.next_token = torch.argmax(logits.to("cuda"), dim=-1)
+        """
+    root = project(tmp_path / "proj", files)
+    run = runner.lint_paths([root / "tail.py"], Settings(), jobs=1, use_cache=False)
+    (found,) = [v for v in run.violations if v.code == "SL302"]
+    # a value that may be a tensor: the finding says so, and the fix is unsafe
+    assert found.message.startswith("a value not known to be a tensor")
+    assert found.fix is None or found.fix.applicability.value == "unsafe"
+

@@ -100,6 +100,9 @@ def repository_placement(found, node) -> Placement | None:
         # A name that is a device tensor in some places and host data in others: low (a
         # tensor method called on it may resolve it: `resolve_by_method`).
         return placed(Place.DEVICE, LOW, node, reason)
+    if mask == repo.SCALAR:
+        # A field declared a Python number that nothing in the repository gives a tensor.
+        return placed(Place.SCALAR, MEDIUM, node, reason)
     place = _MASK_PLACES.get(mask)
     if place is None:
         return None
