@@ -1017,3 +1017,69 @@ def test_a_number_field_given_a_tensor_anywhere_is_no_python_number(tmp_path):
     assert found.message.startswith("a value not known to be a tensor")
     assert found.fix is None or found.fix.applicability.value == "unsafe"
 
+
+FUTURE_TOKENS = {
+    "batch.py": """\
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class WorkerBatch:
+            input_ids: torch.Tensor
+
+
+        def decode_batch(ids, device):
+            return WorkerBatch(input_ids=torch.as_tensor(ids).to(device, non_blocking=True))
+
+
+        def idle_batch(n: int):
+            return WorkerBatch(input_ids=torch.full((n,), 0))
+        """,
+    "overlap.py": """\
+        import threading
+        from queue import Queue
+
+        import torch
+
+
+        class OverlapWorker:
+            def __init__(self, worker, size: int, device):
+                self.worker = worker
+                self.future_map = torch.empty((size,), dtype=torch.int32, device=device)
+                self.queue = Queue()
+                self.stream = torch.cuda.Stream()
+                self.thread = threading.Thread(target=self.run_forever)
+
+            def run_forever(self):
+                with torch.cuda.stream(self.stream):
+                    self.loop()
+
+            def loop(self):
+                while True:
+                    batch, count = self.queue.get()
+                    input_ids = batch.input_ids
+                    future = input_ids < 0
+                    input_ids[future] = self.future_map[-input_ids[future]]
+                    self.worker.forward(batch)
+        """,
+}
+
+
+def test_a_local_of_unsaid_place_written_with_device_values_is_on_the_device(tmp_path):
+    # `batch.input_ids` is given a device tensor in one place and a host tensor in another
+    # (low); the masked write of a gather of a device buffer into it shows it is the device
+    # tensor here: both boolean-mask readbacks are default findings.
+    root = project(tmp_path / "proj", FUTURE_TOKENS)
+    found = [f for f in findings(root, "overlap.py") if f[2] == "SL401"]
+    assert found == [("overlap.py", 24, "SL401", "medium"), ("overlap.py", 24, "SL401", "medium")]
+
+
+def test_a_local_of_unsaid_place_written_with_one_element_stays_low(tmp_path):
+    # One element of a device buffer may be written into a host tensor: no evidence.
+    files = dict(FUTURE_TOKENS)
+    files["overlap.py"] = files["overlap.py"].replace("self.future_map[-input_ids[future]]", "self.future_map[0]")
+    root = project(tmp_path / "proj", files)
+    assert [f for f in findings(root, "overlap.py") if f[2] == "SL401"] == []
+    assert [f[3] for f in findings(root, "overlap.py", min_confidence="low") if f[2] == "SL401"] == ["low"]

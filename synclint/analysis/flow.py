@@ -32,7 +32,8 @@ class FlowWalker:
     """Carries an environment through the statements of one scope, recording it before each."""
 
     def __init__(
-        self, analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], facts: ScopeFacts, promoted: Env | None = None
+        self, analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], facts: ScopeFacts, promoted: Env | None = None,
+        origins: dict | None = None,
     ) -> None:
         self.analysis = analysis
         self.chain = chain
@@ -40,9 +41,14 @@ class FlowWalker:
         self.facts = facts
         self.evaluator = analysis.evaluator
         # Parameters shown to be device tensors by their uses (evidence.device_uses), and the
-        # parameters whose place nothing states, for that search.
+        # parameters whose place nothing states, for that search. A local bound to a tensor
+        # of unsaid place (`ids = batch.input_ids`, a field the repository gives device and
+        # host tensors) is a candidate too, keyed by its name, with the node its value comes
+        # from (`origins`); a name bound to values of two origins is none.
         self.promoted = promoted or {}
-        self.candidates: dict[str, cst.Param] = {}
+        self.origins = origins or {}
+        self.candidates: dict[str, cst.CSTNode] = {}
+        self._local_origins: dict[str, cst.CSTNode | None] = {}
 
     def eval(self, expr: cst.BaseExpression, env: Env) -> Placement:
         return self.evaluator.eval(expr, env, self.chain)
@@ -54,6 +60,9 @@ class FlowWalker:
             self._bind_parameters(scope, env)
             self.facts.entry_env = env.snapshot()
             self._block(scope.body, env)
+            for name, origin in self._local_origins.items():
+                if origin is not None and name not in self.candidates:
+                    self.candidates[name] = origin
         elif isinstance(scope, cst.ClassDef):
             self._block(scope.body, env)
         elif isinstance(scope, cst.Module):
@@ -389,9 +398,21 @@ class FlowWalker:
 
     def _bind_target(self, target, value: Placement, env: Env, stmt, value_expr=None) -> None:
         if isinstance(target, cst.Name):
-            if value.known and value_expr is not None and (not value.evidence or value.evidence[-1].node is not value_expr):
-                value = value.because(stmt, f"assigned to `{target.value}`")
-            env[target.value] = value
+            name = target.value
+            # A device tensor at low (a field the repository also gives host data): the
+            # screen's model has it on the device too, so a promotion never hides a finding.
+            origin = evidence.unplaced_origin(value) if value.on_device else None
+            if origin is not None and self.origins.get(name) is origin:
+                # Its uses show the device (evidence.device_uses): the value from its origin,
+                # placed by them.
+                found = self.promoted[name]
+                value = Placement(found.places, found.confidence, (*value.evidence[:3], *found.evidence))
+            elif value.known and value_expr is not None and (not value.evidence or value.evidence[-1].node is not value_expr):
+                value = value.because(stmt, f"assigned to `{name}`")
+            if not self.promoted and isinstance(self.scope, cst.FunctionDef):
+                known = self._local_origins.get(name, origin)
+                self._local_origins[name] = origin if known is origin and not isinstance(origin, cst.Param) else None
+            env[name] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             if isinstance(value_expr, (cst.Tuple, cst.List)) and len(value_expr.elements) == len(elements):

@@ -226,7 +226,9 @@ class PlacementAnalysis:
             return facts
         again = ScopeFacts()
         self._scopes[id(chain[-1])] = again
-        flow.FlowWalker(self, chain, again, promoted).run(self._outer_env.get(id(chain[-1]), {}))
+        # Locals are promoted where they are bound to the value of their origin.
+        origins = {name: node for name, node in candidates.items() if name in promoted and not isinstance(node, cst.Param)}
+        flow.FlowWalker(self, chain, again, promoted, origins).run(self._outer_env.get(id(chain[-1]), {}))
         return again
 
     def remember_outer_env(self, scope: cst.CSTNode, env: Env) -> None:
