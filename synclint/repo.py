@@ -77,7 +77,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-10"
+INDEX_VERSION = "repo-index-11"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -536,6 +536,8 @@ class _Summarizer:
                         self.flows.append((("a", node.target.id), declared, (), node.lineno))
                         self.flows.append((("A", owner, node.target.id), declared, (), node.lineno))
                         self.tensors.append(("D", owner, node.target.id))  # declared Python data
+                        if _number_field_annotation(node.annotation):
+                            self.tensors.append(("N", owner, node.target.id))  # declared a Python number
                     elif places.tensor_annotation(node.annotation):
                         self.tensors.append(("a", node.target.id))
                         self.tensors.append(("A", owner, node.target.id))
@@ -562,6 +564,8 @@ class _Summarizer:
                     declared = _declared(node.annotation)
                     if declared and owner:
                         self.tensors.append(("D", owner, node.target.attr))  # declared Python data
+                        if _number_field_annotation(node.annotation):
+                            self.tensors.append(("N", owner, node.target.attr))  # declared a Python number
                     for target in targets:
                         if declared:
                             self.flows.append((target, declared, (), node.lineno))
@@ -973,6 +977,21 @@ def _number_annotation(annotation) -> bool:
     return type(expr) is ast.Name and expr.id in _NUMBER_TYPES
 
 
+def _number_field_annotation(annotation) -> bool:
+    """A field declared a Python number: `int`, `float`, `bool`, `Optional[int]`, `int | None`."""
+    expr = annotation
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        try:
+            expr = ast.parse(expr.value, mode="eval").body
+        except SyntaxError:
+            return False
+    while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated"):
+        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    if type(expr) is ast.Name and expr.id == "bool":
+        return True
+    return _number_annotation(expr)
+
+
 def _is_none(expr) -> bool:
     return type(expr) is ast.Constant and expr.value is None
 
@@ -984,6 +1003,7 @@ def _declared_fields(tensors) -> set[tuple]:
         {(k[1], k[2]) for k in tensors if k[0] == "A"}
         | {("", k[1]) for k in tensors if k[0] == "a"}
         | {("python", k[1], k[2]) for k in tensors if k[0] == "D"}
+        | {("number", k[1], k[2]) for k in tensors if k[0] == "N"}
     )
 
 
@@ -1085,7 +1105,9 @@ class Facts:
         self.typed = typed
         self.declared = frozenset(tuple(d) for d in declared if len(d) == 2)
         # Fields a class declares Python data: never a device field through that family.
-        self.python_fields = frozenset(tuple(d[1:]) for d in declared if len(d) == 3)
+        self.python_fields = frozenset(tuple(d[1:]) for d in declared if len(d) == 3 and d[0] == "python")
+        # Fields a class declares a Python number (`next_token: Optional[int]`).
+        self.number_fields = frozenset(tuple(d[1:]) for d in declared if len(d) == 3 and d[0] == "number")
         self.family = _Family(self.types, typed)
         self._field_memo: dict[tuple, tuple | None] = {}
 
@@ -1106,7 +1128,7 @@ class Facts:
 
     def field(self, cls: str, name: str) -> int:
         found = self.field_fact(cls, name)
-        return found[0] if found is not None else 0
+        return found[0] & ~SCALAR if found is not None else 0  # the screen places tensors only
 
     def field_fact(self, cls: str | None, name: str) -> tuple[int, str] | None:
         """(mask, reason) for `obj.<name>` with obj of class `cls`: what the repository
@@ -1131,14 +1153,21 @@ class Facts:
         else:
             mask, where, declared = 0, "", ("", name) in self.declared
             python = False
+            number = None
             for _, one, _ in keys:
                 part, first = self.typed[(one, name)]
                 mask |= part
                 where = where or (f"{one}.{name} is assigned device tensors in {first}" if first else "")
                 declared = declared or (one, name) in self.declared
                 python = python or (one, name) in self.python_fields
+                number = number or (one if (one, name) in self.number_fields else None)
             found = None
-            if python and mask & DEVICE:
+            if number and not mask & (DEVICE | HOST | NUMPY | LIST):
+                # `next_token: Optional[int] = None`, given nothing that may be a tensor or a
+                # container anywhere: a Python number (or None) wherever it is read.
+                found = (SCALAR, f"{number}.{name} is declared a Python number and given no tensor in the repository "
+                                 f"(the class of the object is `{cls}`)")
+            elif python and mask & DEVICE:
                 # `keys: Optional[List[str]]`: the class says what the field holds, whatever a
                 # copy from a same-named device field elsewhere gives it.
                 found = None

@@ -208,6 +208,49 @@ def test_device_use_lookalikes_stay_unplaced():
         """)
 
 
+def test_a_tensor_written_through_a_mask_with_device_values_is_on_the_device():
+    # Placeholder ids (negative) resolved from a device table: PyTorch's indexed write puts
+    # values only into a tensor on their device, so `input_ids` is a device tensor, and so is
+    # the mask computed from it before the write.
+    source = """
+        import torch
+        class FutureMap:
+            def __init__(self, size: int, device):
+                self.token_ids = torch.empty((size,), dtype=torch.int32, device=device)
+            def resolve(self, input_ids: torch.Tensor):
+                future_mask = input_ids < 0
+                reveal(future_mask)
+                input_ids[future_mask] = self.token_ids[-input_ids[future_mask]]
+                return input_ids
+    """
+    _device(source, "written through a tensor index with a device tensor")
+    found = _findings(source.replace("                reveal(future_mask)\n", ""), "SL4")
+    assert found == [(8, "SL401", "medium"), (8, "SL401", "medium")]
+
+
+def test_indexed_write_lookalikes_stay_unplaced():
+    # Basic indexing (an int, a slice) copies across devices; a 0-dim or single value may be
+    # on another device; a value that is no gather of a device tensor says nothing.
+    for write in (
+        "ids[0] = self.table[idx]",
+        "ids[1:3] = self.table[idx]",
+        "ids[mask] = self.table.sum()",
+        "ids[mask] = self.table[0]",
+        "ids[mask] = 0",
+        "ids[mask] = other[mask]",
+    ):
+        _unplaced(f"""
+            import torch
+            class Table:
+                def __init__(self, device):
+                    self.table = torch.zeros(64, dtype=torch.int64, device=device)
+                def resolve(self, ids: torch.Tensor, other: torch.Tensor, idx: torch.Tensor):
+                    mask = ids < 0
+                    reveal(ids)
+                    {write}
+        """)
+
+
 def test_promoted_parameter_turns_a_readback_into_a_default_finding():
     found = _findings("""
         import torch

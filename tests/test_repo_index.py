@@ -992,3 +992,139 @@ def test_a_rebinding_inside_a_branch_holds_for_the_rest_of_that_branch():
     assert c & places.DEVICE and c & places.HOST  # the loop carries its own rebinding round
     d = model.place(values["d"], unit)
     assert d & places.DEVICE and d & places.HOST  # the loop may not have run
+
+NEXT_TOKEN = {
+    "batch.py": """\
+        from dataclasses import dataclass
+        from typing import List, Optional
+
+        import torch
+
+
+        def next_prompt_token(prompt: List[int], filled: int) -> Optional[int]:
+            if filled >= len(prompt):
+                return None
+            return int(prompt[filled])
+
+
+        @dataclass
+        class PrefillBatch:
+            input_ids: torch.Tensor
+            next_token: Optional[int] = None
+
+
+        def build(prompt: List[int], filled: int, device):
+            ids = torch.tensor(prompt[:filled], dtype=torch.int64).to(device, non_blocking=True)
+            return PrefillBatch(input_ids=ids, next_token=next_prompt_token(prompt, filled))
+        """,
+    "tail.py": """\
+        import torch
+
+        from batch import PrefillBatch
+
+
+        def tail_tokens(batch: PrefillBatch, n: int):
+            tails = torch.zeros(n, dtype=torch.int64, device="cuda")
+            token = batch.next_token
+            if token is not None:
+                tails[n - 1] = token
+            return tails
+        """,
+}
+
+
+def test_a_field_declared_a_python_number_is_a_python_number_where_it_is_read(tmp_path):
+    # `next_token: Optional[int]`, given only `int(...)` or None: writing it into one element
+    # of a device tensor is a blocking copy of a Python scalar, and `.fill_()` is a safe fix.
+    root = project(tmp_path / "proj", NEXT_TOKEN)
+    run = runner.lint_paths([root / "tail.py"], Settings(), jobs=1, use_cache=False)
+    (found,) = [v for v in run.violations if v.code == "SL302"]
+    assert (found.location.row, found.confidence.label) == (10, "high")
+    assert found.message.startswith("a Python scalar assigned")
+    assert found.fix is not None and found.fix.applicability.value == "safe"
+
+
+def test_a_number_field_given_a_tensor_anywhere_is_no_python_number(tmp_path):
+    files = dict(NEXT_TOKEN)
+    files["spec.py"] = """\
+        import torch
+
+        from batch import PrefillBatch
+
+
+        def carry(batch: PrefillBatch, logits: torch.Tensor):
+            batch.next_token = torch.argmax(logits.to("cuda"), dim=-1)
+        """
+    root = project(tmp_path / "proj", files)
+    run = runner.lint_paths([root / "tail.py"], Settings(), jobs=1, use_cache=False)
+    (found,) = [v for v in run.violations if v.code == "SL302"]
+    # a value that may be a tensor: the finding says so, and the fix is unsafe
+    assert found.message.startswith("a value not known to be a tensor")
+    assert found.fix is None or found.fix.applicability.value == "unsafe"
+
+
+FUTURE_TOKENS = {
+    "batch.py": """\
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class WorkerBatch:
+            input_ids: torch.Tensor
+
+
+        def decode_batch(ids, device):
+            return WorkerBatch(input_ids=torch.as_tensor(ids).to(device, non_blocking=True))
+
+
+        def idle_batch(n: int):
+            return WorkerBatch(input_ids=torch.full((n,), 0))
+        """,
+    "overlap.py": """\
+        import threading
+        from queue import Queue
+
+        import torch
+
+
+        class OverlapWorker:
+            def __init__(self, worker, size: int, device):
+                self.worker = worker
+                self.future_map = torch.empty((size,), dtype=torch.int32, device=device)
+                self.queue = Queue()
+                self.stream = torch.cuda.Stream()
+                self.thread = threading.Thread(target=self.run_forever)
+
+            def run_forever(self):
+                with torch.cuda.stream(self.stream):
+                    self.loop()
+
+            def loop(self):
+                while True:
+                    batch, count = self.queue.get()
+                    input_ids = batch.input_ids
+                    future = input_ids < 0
+                    input_ids[future] = self.future_map[-input_ids[future]]
+                    self.worker.forward(batch)
+        """,
+}
+
+
+def test_a_local_of_unsaid_place_written_with_device_values_is_on_the_device(tmp_path):
+    # `batch.input_ids` is given a device tensor in one place and a host tensor in another
+    # (low); the masked write of a gather of a device buffer into it shows it is the device
+    # tensor here: both boolean-mask readbacks are default findings.
+    root = project(tmp_path / "proj", FUTURE_TOKENS)
+    found = [f for f in findings(root, "overlap.py") if f[2] == "SL401"]
+    assert found == [("overlap.py", 24, "SL401", "medium"), ("overlap.py", 24, "SL401", "medium")]
+
+
+def test_a_local_of_unsaid_place_written_with_one_element_stays_low(tmp_path):
+    # One element of a device buffer may be written into a host tensor: no evidence.
+    files = dict(FUTURE_TOKENS)
+    files["overlap.py"] = files["overlap.py"].replace("self.future_map[-input_ids[future]]", "self.future_map[0]")
+    root = project(tmp_path / "proj", files)
+    assert [f for f in findings(root, "overlap.py") if f[2] == "SL401"] == []
+    assert [f[3] for f in findings(root, "overlap.py", min_confidence="low") if f[2] == "SL401"] == ["low"]

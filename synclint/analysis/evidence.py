@@ -1,9 +1,10 @@
 """Structural evidence that a value is a device tensor, read from how the code itself treats it.
 
 A tensor whose place nothing states (a parameter annotated `torch.Tensor`, an unannotated
-parameter) is often shown to be on the device by what the function does with it. Three
-shapes hold in any codebase and are used here, each at `medium` confidence with its reason
-shown by `--explain`:
+parameter, a local bound to a tensor of unsaid place such as a field the repository gives
+device and host tensors) is often shown to be on the device by what the function does with
+it. Three shapes hold in any codebase and are used here, each at `medium` confidence with its
+reason shown by `--explain`:
 
 - **a host mirror**: a parameter `x` beside a parameter `x_cpu` (`x_host`, `x_np`,
   `x_cpu_tensor`, `x_numpy`) is the device copy of data the caller also keeps on the host;
@@ -15,9 +16,11 @@ shown by `--explain`:
   `minimum`/`maximum` beside one (PyTorch raises on a CPU and a device tensor there), or is
   passed to a Triton kernel launch (`kernel[grid](x, ...)`) or a custom op (`torch.ops.ns.op(x)`),
   which take device pointers, or to a function of the same file (`self.plan(x)`) whose
-  parameter is a device tensor by this same evidence. A parameter with no annotation counts
-  only for the launches, and only where the function also indexes it (a Python number is
-  passed to kernels too).
+  parameter is a device tensor by this same evidence, or is written through a tensor index
+  with a gather or slice of a device tensor (`ids[mask] = table[-ids[mask]]`: PyTorch's
+  indexed write raises for a host target unless the value has one element). A parameter
+  with no annotation counts only for the launches, and only where the function also indexes
+  it (a Python number is passed to kernels too).
 """
 
 from __future__ import annotations
@@ -117,6 +120,15 @@ def host_named_readback(small: cst.BaseSmallStatement, env: Env, stmt: cst.CSTNo
     return name, placed(Place.DEVICE, MEDIUM, stmt, reason)
 
 
+def unplaced_origin(value: Placement) -> cst.CSTNode | None:
+    """The node a tensor of unsaid place comes from (a parameter, `batch.input_ids` of a field
+    the repository gives device and host tensors): the first step of its provenance; None for
+    a value something places."""
+    if value.confidence != Confidence.LOW or not value.maybe_device or not value.is_(Place.HOST, Place.DEVICE):
+        return None
+    return value.evidence[0].node if value.evidence else None
+
+
 def _unplaced(value: Placement) -> bool:
     """Nothing states where it lives: unknown, or a tensor of unsaid place."""
     if not value.known:
@@ -194,6 +206,8 @@ class _Uses:
             if isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
                 continue
             if env is not None:
+                if isinstance(current, cst.Assign):
+                    self._indexed_write(current, env)
                 if isinstance(current, cst.BinaryOperation):
                     self._together([current.left, current.right], current, env)
                 elif isinstance(current, cst.Comparison) and len(current.comparisons) == 1 and not isinstance(
@@ -215,8 +229,9 @@ class _Uses:
         if not (value.is_(Place.HOST, Place.DEVICE) and value.maybe_device and value.confidence == Confidence.LOW):
             return None
         first = value.evidence[0].node if value.evidence else None
-        for name, param in self.candidates.items():
-            if first is param and param.annotation is not None:
+        for name, origin in self.candidates.items():
+            # a parameter annotated a tensor, or a local bound to a tensor of unsaid place
+            if first is origin and (not isinstance(origin, cst.Param) or origin.annotation is not None):
                 return name
         return None
 
@@ -237,6 +252,40 @@ class _Uses:
                             f"`{candidate}` is used with a device tensor in one operation: a device tensor too (inferred)",
                         )
                 return
+
+    def _indexed_write(self, node: cst.Assign, env: Env) -> None:
+        """`x[mask] = src[idx]`: an advanced-index write (a tensor index) of a device tensor.
+        PyTorch writes values through a tensor index only into a tensor on their device (it
+        raises "Expected all tensors to be on the same device" for a host `x`, except for a
+        value of one element), so `x` is a device tensor. The value must be a gather or a slice
+        of a device tensor (`src[idx]`, `src[mask]`, `src[a:b]`): one element is then no more
+        likely than any other size."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Subscript):
+            return
+        target = node.targets[0].target
+        if not any(self._tensor_index(e, env) for e in target.slice):
+            return  # basic indexing (`x[0] = v`, `x[a:b] = v`) copies across devices
+        name = self._derived(target.value, env)
+        if name is None or name in self.found:
+            return
+        value = node.value
+        if not (isinstance(value, cst.Subscript) and any(
+            isinstance(e.slice, cst.Slice) or self._tensor_index(e, env) for e in value.slice
+        )):
+            return
+        placement = self.evaluator.eval(value, env, self.chain)
+        if placement.on_device and placement.confidence >= MEDIUM:
+            self.found[name] = placed(
+                Place.DEVICE, MEDIUM, node,
+                f"`{name}` is written through a tensor index with a device tensor, which PyTorch allows only "
+                "into a tensor on the same device: a device tensor (inferred)",
+            )
+
+    def _tensor_index(self, element: cst.SubscriptElement, env: Env) -> bool:
+        if not isinstance(element.slice, cst.Index):
+            return False
+        index = self.evaluator.eval(element.slice.value, env, self.chain)
+        return index.is_tensor
 
     def _device_field(self, expr: cst.BaseExpression) -> bool:
         """`self.x` where the class assigns `x` a device tensor somewhere and nothing it
@@ -278,7 +327,8 @@ class _Uses:
                 self.found[name] = placed(
                     Place.DEVICE, MEDIUM, call, f"`{name}` is passed to {what}, which takes device tensors (inferred)"
                 )
-            elif isinstance(arg, cst.Name) and arg.value in self.candidates and self.candidates[arg.value].annotation is None:
+            elif (isinstance(arg, cst.Name) and isinstance(self.candidates.get(arg.value), cst.Param)
+                  and self.candidates[arg.value].annotation is None):
                 self.launched.setdefault(arg.value, call)
 
     def _passed_on(self, call: cst.Call, env: Env) -> None:

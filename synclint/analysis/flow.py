@@ -32,7 +32,8 @@ class FlowWalker:
     """Carries an environment through the statements of one scope, recording it before each."""
 
     def __init__(
-        self, analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], facts: ScopeFacts, promoted: Env | None = None
+        self, analysis: PlacementAnalysis, chain: tuple[cst.CSTNode, ...], facts: ScopeFacts, promoted: Env | None = None,
+        origins: dict | None = None,
     ) -> None:
         self.analysis = analysis
         self.chain = chain
@@ -40,9 +41,14 @@ class FlowWalker:
         self.facts = facts
         self.evaluator = analysis.evaluator
         # Parameters shown to be device tensors by their uses (evidence.device_uses), and the
-        # parameters whose place nothing states, for that search.
+        # parameters whose place nothing states, for that search. A local bound to a tensor
+        # of unsaid place (`ids = batch.input_ids`, a field the repository gives device and
+        # host tensors) is a candidate too, keyed by its name, with the node its value comes
+        # from (`origins`); a name bound to values of two origins is none.
         self.promoted = promoted or {}
-        self.candidates: dict[str, cst.Param] = {}
+        self.origins = origins or {}
+        self.candidates: dict[str, cst.CSTNode] = {}
+        self._local_origins: dict[str, cst.CSTNode | None] = {}
 
     def eval(self, expr: cst.BaseExpression, env: Env) -> Placement:
         return self.evaluator.eval(expr, env, self.chain)
@@ -54,6 +60,9 @@ class FlowWalker:
             self._bind_parameters(scope, env)
             self.facts.entry_env = env.snapshot()
             self._block(scope.body, env)
+            for name, origin in self._local_origins.items():
+                if origin is not None and name not in self.candidates:
+                    self.candidates[name] = origin
         elif isinstance(scope, cst.ClassDef):
             self._block(scope.body, env)
         elif isinstance(scope, cst.Module):
@@ -260,6 +269,10 @@ class FlowWalker:
             call = small.value
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "insert") and call.args:
                 self._record_elements(call.func.value, self.eval(call.args[-1].value, env), env, stmt, fresh=False)
+            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "extend" and len(call.args) == 1:
+                # `masks.extend([m, n])`: each element of the literal is one of the list's; an
+                # iterable that is no literal adds elements nothing here places.
+                self._record_elements(call.func.value, self._added_elements(call.args[0].value, env), env, stmt, fresh=False)
         elif isinstance(small, cst.Assert):
             env.update(_keeping_pinned(host_narrowing(small.test, self.analysis.imports)[0], env))
         elif isinstance(small, cst.AugAssign):
@@ -267,9 +280,19 @@ class FlowWalker:
                 combined = self.evaluator._combine([small.target, small.value], env, small, "augmented assignment")
                 if combined.known:
                     combined = combined.because(stmt, f"`{small.target.value}` updated in place")
+                if isinstance(small.operator, cst.AddAssign) and combined.is_(Place.SEQUENCE):
+                    # `masks += [mask]`: the list grows by the literal's elements
+                    self._record_elements(small.target, self._added_elements(small.value, env), env, stmt, fresh=False)
                 env[small.target.value] = combined
         elif isinstance(small, cst.Return) and small.value is not None:
             self.facts.returns.append(self.eval(small.value, env))
+            value = small.value
+            if isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                self.facts.return_parts.append(tuple(self.eval(e.value, env) for e in value.elements))
+            else:
+                self.facts.return_parts.append(None)
+        elif isinstance(small, cst.Return):
+            self.facts.return_parts.append(None)  # a bare `return`: None, no tuple
         elif isinstance(small, cst.Del):
             for target in _del_targets(small.target):
                 env.pop(target, None)
@@ -304,11 +327,21 @@ class FlowWalker:
         self.analysis.record_class_attribute(class_def, name, value, moved=is_self_move(stmt, name))
 
     # --- lists of tensors: `bufs = [torch.zeros(..., device=d) for _ in r]`, `self.bufs.append(t)` ---
-    def _list_elements(self, value: cst.List | cst.ListComp, env: Env) -> Placement | None:
+    def _list_elements(self, value: cst.List | cst.ListComp | cst.Tuple, env: Env) -> Placement | None:
         if isinstance(value, cst.ListComp):
             return self.eval(value.elt, env)
         elements = [self.eval(e.value, env) for e in value.elements if not isinstance(e, cst.StarredElement)]
         return join(*elements) if elements else None
+
+    def _added_elements(self, value: cst.BaseExpression, env: Env) -> Placement:
+        """What `lst += value` / `lst.extend(value)` adds: the elements of a literal, else
+        elements nothing here places (the list's elements are then no longer all known)."""
+        if isinstance(value, (cst.List, cst.ListComp, cst.Tuple)):
+            found = self._list_elements(value, env)  # None for `[]`: nothing added
+            if not isinstance(value, cst.ListComp) and any(isinstance(e, cst.StarredElement) for e in value.elements):
+                found = join(found, UNKNOWN) if found is not None else UNKNOWN  # `[*more, m]`
+            return found
+        return UNKNOWN
 
     def _record_elements(self, target, value: Placement | None, env: Env, stmt, fresh: bool) -> None:
         """What the elements of the list `target` hold, kept as `name[]` (a name) or
@@ -355,19 +388,45 @@ class FlowWalker:
         value = self.eval(iterable, env)
         if value.is_tensor:
             return value  # iterating a tensor gives its rows, where the tensor lives
+        if value.is_(Place.SEQUENCE):
+            # A list this scope (or its class) built and filled with tensors: `for m in masks`
+            # gives one of its elements (sources.py `_list_element`).
+            element = self.evaluator.list_element(iterable, env, self.chain)
+            if element is not None and element.is_tensor:
+                return element.because(iterable, "an element of a list of tensors")
         return UNKNOWN
 
     def _bind_target(self, target, value: Placement, env: Env, stmt, value_expr=None) -> None:
         if isinstance(target, cst.Name):
-            if value.known and value_expr is not None and (not value.evidence or value.evidence[-1].node is not value_expr):
-                value = value.because(stmt, f"assigned to `{target.value}`")
-            env[target.value] = value
+            name = target.value
+            # A device tensor at low (a field the repository also gives host data): the
+            # screen's model has it on the device too, so a promotion never hides a finding.
+            origin = evidence.unplaced_origin(value) if value.on_device else None
+            if origin is not None and self.origins.get(name) is origin:
+                # Its uses show the device (evidence.device_uses): the value from its origin,
+                # placed by them.
+                found = self.promoted[name]
+                value = Placement(found.places, found.confidence, (*value.evidence[:3], *found.evidence))
+            elif value.known and value_expr is not None and (not value.evidence or value.evidence[-1].node is not value_expr):
+                value = value.because(stmt, f"assigned to `{name}`")
+            if not self.promoted and isinstance(self.scope, cst.FunctionDef):
+                known = self._local_origins.get(name, origin)
+                self._local_origins[name] = origin if known is origin and not isinstance(origin, cst.Param) else None
+            env[name] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             if isinstance(value_expr, (cst.Tuple, cst.List)) and len(value_expr.elements) == len(elements):
                 for el, val in zip(elements, value_expr.elements):
                     self._bind_target(el, self.eval(val.value, env), env, stmt, val.value)
                 return
+            if isinstance(value_expr, cst.Call) and not any(isinstance(e, cst.StarredElement) for e in elements):
+                parts = self.evaluator.tuple_parts(value_expr, env, self.chain, len(elements))
+                if parts is not None:
+                    # `emb, mask, ids = helper(...)` where every `return` of the helper is a
+                    # tuple of that many elements: each name gets its own position.
+                    for el, part in zip(elements, parts):
+                        self._bind_target(el, part, env, stmt)
+                    return
             part = _element_part(value, value_expr)
             for el in elements:
                 inner = el.value if isinstance(el, cst.StarredElement) else el

@@ -56,6 +56,9 @@ class ScopeFacts:
     def __init__(self) -> None:
         self.env_before: dict[int, Env] = {}  # id(statement) -> env (a scopeenv.Snapshot)
         self.returns: list[Placement] = []
+        # Per `return`: the placements of the elements of a tuple literal it returns
+        # (`return emb, mask, ids`), None for any other return; read by `a, b, c = f(...)`.
+        self.return_parts: list[tuple[Placement, ...] | None] = []
         # The environment after the parameters are bound: the answer for a statement the walk
         # did not reach (a construct it does not model), better than forgetting the parameters.
         self.entry_env: Env | None = None
@@ -161,6 +164,20 @@ class PlacementAnalysis:
         values = self._class_attr_built.get(id(chain[-1]), {}).get(name)
         return join(*values) if values else None
 
+    def return_parts_of(self, func: cst.FunctionDef, chain: tuple[cst.CSTNode, ...] | None, count: int) -> tuple[Placement, ...] | None:
+        """What `a, b, ... = func(...)` binds each of its `count` names to, where every
+        `return` of `func` is a tuple literal of `count` elements: element by element, the join
+        of that position of each `return`; None otherwise."""
+        facts = self._facts((*(chain or (self.module,)), func))
+        parts = facts.return_parts
+        if not parts or any(p is None or len(p) != count for p in parts):
+            return None
+        name = func.name.value
+        return tuple(
+            join(*(p[i] for p in parts)).because(func, f"element {i} of the tuple `{name}()` returns")
+            for i in range(count)
+        )
+
     def returns_of(self, func: cst.FunctionDef, chain: tuple[cst.CSTNode, ...] | None = None) -> Placement:
         """Join of what `func` returns; `chain` is the scopes enclosing `func` (default: the module)."""
         facts = self._facts((*(chain or (self.module,)), func))
@@ -209,7 +226,9 @@ class PlacementAnalysis:
             return facts
         again = ScopeFacts()
         self._scopes[id(chain[-1])] = again
-        flow.FlowWalker(self, chain, again, promoted).run(self._outer_env.get(id(chain[-1]), {}))
+        # Locals are promoted where they are bound to the value of their origin.
+        origins = {name: node for name, node in candidates.items() if name in promoted and not isinstance(node, cst.Param)}
+        flow.FlowWalker(self, chain, again, promoted, origins).run(self._outer_env.get(id(chain[-1]), {}))
         return again
 
     def remember_outer_env(self, scope: cst.CSTNode, env: Env) -> None:

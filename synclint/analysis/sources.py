@@ -100,6 +100,9 @@ def repository_placement(found, node) -> Placement | None:
         # A name that is a device tensor in some places and host data in others: low (a
         # tensor method called on it may resolve it: `resolve_by_method`).
         return placed(Place.DEVICE, LOW, node, reason)
+    if mask == repo.SCALAR:
+        # A field declared a Python number that nothing in the repository gives a tensor.
+        return placed(Place.SCALAR, MEDIUM, node, reason)
     place = _MASK_PLACES.get(mask)
     if place is None:
         return None
@@ -519,6 +522,14 @@ class Evaluator:
             return placed(Place.SCALAR, HIGH, expr, "a dimension of a shape")
         return UNKNOWN
 
+    def list_element(self, value: cst.BaseExpression, env: Env, chain: tuple[cst.CSTNode, ...]) -> Placement | None:
+        saved = self.chain
+        self.chain = chain
+        try:
+            return self._list_element(value, env)
+        finally:
+            self.chain = saved
+
     def _list_element(self, value: cst.BaseExpression, env: Env) -> Placement | None:
         """What the elements of a list hold (`name[]` / `self.attr[]`, flow.py `_record_elements`)."""
         if isinstance(value, cst.Name):
@@ -576,6 +587,26 @@ class Evaluator:
                     return self.analysis.returns_of(method, self._enclosing_class())
             return self._method(call, func, env)
         return UNKNOWN
+
+    def tuple_parts(self, call: cst.Call, env: Env, chain: tuple[cst.CSTNode, ...], count: int) -> tuple[Placement, ...] | None:
+        """For `a, b, c = f(...)` with `f` a function of an enclosing scope or the module, or
+        `self.f(...)` a method of the class: what each name gets, where every `return` of `f`
+        is a tuple literal of `count` elements (`PlacementAnalysis.return_parts_of`)."""
+        saved = self.chain
+        self.chain = chain
+        try:
+            func = call.func
+            if isinstance(func, cst.Name) and func.value not in api.SCALAR_BUILTINS and func.value not in api.SEQUENCE_BUILTINS:
+                local = self._local_function(func.value)
+                if local is not None:
+                    return self.analysis.return_parts_of(local[0], local[1], count)
+            elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and "self" not in env:
+                method = self._class_method(func.attr.value)
+                if method is not None:
+                    return self.analysis.return_parts_of(method, self._enclosing_class(), count)
+            return None
+        finally:
+            self.chain = saved
 
     def _plain_call(self, name: str, call: cst.Call, env: Env) -> Placement:
         if name not in env:
