@@ -1584,7 +1584,7 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
                 mixed.setdefault(target, where)
     first_device = {**mixed, **first_device}
     facts: dict[tuple, tuple[int, str]] = {}
-    facts.update(_loop_numbers(own_flows, loop_flows, value, tensors))
+    facts.update(_loop_numbers(own_flows, loop_flows, value, tensors, lines))
     typed: dict[tuple, tuple[int, str]] = {}
     for key, mask in value.items():
         if key[0] == "A":
@@ -1836,7 +1836,7 @@ def _agreed_parameter(signatures, slot: int) -> str | None:
     return best if names.count(best) * 5 >= len(names) * 4 else None
 
 
-def _loop_numbers(own_flows, loop_flows, value, tensors) -> dict[tuple, tuple[int, str]]:
+def _loop_numbers(own_flows, loop_flows, value, tensors, lines) -> dict[tuple, tuple[int, str]]:
     """Parameters annotated a Python number that may hold a 0-dim device tensor: a caller
     passes the element of a loop over a tensor that may be on the device (`for t in
     sched.timesteps: sched.step(out, t, x)` with `step(..., timestep: int, ...)`; not a loop
@@ -1852,7 +1852,7 @@ def _loop_numbers(own_flows, loop_flows, value, tensors) -> dict[tuple, tuple[in
             mask |= value.get(symbol, 0)
         if mask & DEVICE:
             found[target] = (DEVICE | SCALAR, f"{_what(target)} is annotated a number, but a caller passes it the "
-                                              f"element of a loop over a tensor that may be on the device ({where})")
+                                              f"element of a loop over a tensor that may be on the device ({_where(where, lines)})")
     changed = bool(found)
     while changed:
         changed = False
@@ -1862,7 +1862,7 @@ def _loop_numbers(own_flows, loop_flows, value, tensors) -> dict[tuple, tuple[in
             source = next((s for s in symbols if s in found), None)
             if source is not None:
                 found[target] = (DEVICE | SCALAR, f"{_what(target)} is annotated a number, but a caller passes on "
-                                                  f"{_what(source)}, which may be a device tensor ({where})")
+                                                  f"{_what(source)}, which may be a device tensor ({_where(where, lines)})")
                 changed = True
     return found
 def _other(mask: int) -> str:
@@ -2242,6 +2242,13 @@ def _contributions(path: str, summary: tuple) -> tuple:
     return Counter(sigs), targeted, tupled, Counter(declared), Counter(edges), relays, Counter(k for k, _ in sigs), _vendored(path)
 
 
+def _relay_flows(summary: tuple) -> list:
+    """A file's flows into the relay of loop elements and own-method parameters
+    (`_loop_numbers`), with their places in the summary and their lines: an edit that leaves
+    them as they were leaves what the relay reads from this file, and what it cites, as it was."""
+    return [(index, flow) for index, flow in enumerate(summary[0]) if flow[0][0] in _RELAY_TARGETS]
+
+
 def _save_state(folder: str, tag: str, state: dict, digests: dict, facts: Facts) -> None:
     from array import array
 
@@ -2391,8 +2398,8 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         if old[5] != new[5] or _mirrored({path: old}) != _mirrored({path: new}):
             return None  # a class, a field's class, a host mirror: every file's flows read them
         before, after = _contributions(path, old), _contributions(path, new)
-        if before[5] or after[5]:
-            return None  # the relay of loop elements and own-method parameters
+        if (before[5] or after[5]) and _relay_flows(old) != _relay_flows(new):
+            return None  # the relay of loop elements and own-method parameters: solved whole
         for sign, part in ((-1, before), (1, after)):
             for (name, params), n in part[0].items():
                 delta.setdefault(name, Counter())[params] += sign * n

@@ -53,6 +53,29 @@ FILES = {
         def clamp(value, low, high):
             return max(low, min(value, high))
         """,
+    # The relay of loop elements: a loop over a device tensor passes its element to a
+    # parameter annotated a number, which a method passes on to a method of its own.
+    "sched.py": """\
+        import torch
+
+
+        class Scheduler:
+            def __init__(self, device):
+                self.timesteps = torch.arange(50, device=device)
+                self.table = torch.linspace(0.0, 1.0, 1000)
+
+            def step(self, out: torch.Tensor, timestep: int):
+                return out * self._alpha(timestep)
+
+            def _alpha(self, t: int):
+                return self.table[t]
+
+
+        def denoise(sched: Scheduler, x: torch.Tensor):
+            for t in sched.timesteps:
+                x = sched.step(x, t)
+            return x
+        """,
 }
 
 
@@ -113,6 +136,14 @@ def _text(name: str) -> str:
         ("runner.py", lambda t: t.replace("class Runner:", "def nothing():\n    pass\n\n\nclass Runner:"), "incremental"),
         # A call edge added.
         ("util.py", lambda t: t + "\n\ndef relay(v):\n    return clamp(v, 0, 1)\n", "incremental"),
+        # A function appended below the relay's loop and calls: the relay reads what it read.
+        ("sched.py", lambda t: t + "\n\ndef added(v):\n    return v.cuda()\n", "incremental"),
+        # A field given the device now, above the relay's flows, which stay where they were.
+        ("sched.py", lambda t: t.replace("torch.linspace(0.0, 1.0, 1000)", "torch.linspace(0.0, 1.0, 1000).cuda()"), "incremental"),
+        # A relay flow added (another loop element passed on): solved whole.
+        ("sched.py", lambda t: t.replace("    return x\n", "    for s in sched.timesteps:\n        x = sched.step(x, s)\n    return x\n"), "full"),
+        # A function inserted above the relay's flows: they cite other places now, solved whole.
+        ("sched.py", lambda t: t.replace("class Scheduler:", "def first(v):\n    return v.cuda()\n\n\nclass Scheduler:"), "full"),
         # A new signature of a function other files call: their arguments resolve differently.
         ("backend.py", lambda t: t.replace("def scale(values: torch.Tensor, factor):", "def scale(factor, values: torch.Tensor):"), "full"),
         # A class changed: every read through a class resolves again.

@@ -766,6 +766,11 @@ def test_a_number_parameter_given_the_element_of_a_loop_over_device_timesteps(tm
     assert not any(row == 28 for row, _ in found)
     # Without the index the annotation is all there is: nothing.
     assert [f for f in findings(root, "scheduling_ddim.py", repository_index=False) if f[2] in ("SL208", "SL203")] == []
+    # The explanation cites the caller's line, as every other fact of the index does.
+    facts = repo.build(root.resolve(), use_cache=False)
+    reasons = {key: reason for key, (_mask, reason) in facts.values.items() if "annotated a number" in reason}
+    assert reasons[("p", "step", "timestep")].endswith("the element of a loop over a tensor that may be on the device (pipeline.py:15)")
+    assert reasons[("p", "_get_variance", "timestep")].endswith("which may be a device tensor (scheduling_ddim.py:27)")
 
 
 @pytest.mark.parametrize(
