@@ -1373,16 +1373,18 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     lines = {path: summary[0] for path, summary in summaries.items()}
     mirrored = _mirrored(summaries)
     definitions = Counter(key for summary in summaries.values() for key, _ in summary[1])
-    facts, typed, first_device, value0, value = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions)
+    facts, typed, first_device, value0, value, relay_cites = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions)
     call_graph = _CallGraph(types)
     graph = call_graph.graph(calls, summaries)
     arguments, crowded = call_graph.arguments, call_graph.crowded()
-    # Citations patched after edits that only move lines: the facts whose reason is `_device_reason`.
+    # Citations patched after edits that only move lines: the facts whose reason is
+    # `_device_reason` (path, index), and those of the relay (path, index, reason less its citation).
     examples = {
         key: first_device[key]
         for key, (mask, reason) in facts.items()
         if key in first_device and key in tensors and mask == DEVICE and " is given only device tensors " in reason
     }
+    examples.update((key, (*where, prefix)) for key, (prefix, where) in relay_cites.items())
     vendored: set[str] = set()
     elsewhere: set[str] = set()
     for path, (_, sigs, *_) in summaries.items():
@@ -1584,7 +1586,8 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
                 mixed.setdefault(target, where)
     first_device = {**mixed, **first_device}
     facts: dict[tuple, tuple[int, str]] = {}
-    facts.update(_loop_numbers(own_flows, loop_flows, value, tensors, lines))
+    relay, relay_cites = _loop_numbers(own_flows, loop_flows, value, tensors, lines)
+    facts.update(relay)
     typed: dict[tuple, tuple[int, str]] = {}
     for key, mask in value.items():
         if key[0] == "A":
@@ -1625,7 +1628,7 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
                 # `num_tokens: int` of every other class. Low.
                 facts[key] = _ambiguous(mask, f"{reason[:-1]}; the name also holds {_other(mask)} elsewhere)", mirrored=True)
     _SYSTEM[0] = _SYSTEM[1] = None
-    return facts, typed, first_device, value0, value
+    return facts, typed, first_device, value0, value, relay_cites
 
 
 def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {}), arguments: dict | None = None,
@@ -1677,8 +1680,8 @@ def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
         return facts  # a comment or a string edited: nothing the facts say moved
     values = dict(facts.values)
     flows_of = {path: summary[0] for path, summary in changed.items()}
-    for key, (path, index) in cited:
-        values[key] = (values[key][0], _device_reason(key, (path, index), flows_of))
+    for key, (path, index, *relay) in cited:
+        values[key] = _relay_fact(relay[0], (path, index), flows_of) if relay else (values[key][0], _device_reason(key, (path, index), flows_of))
     return replace(facts, values=values, orphans=orphans,
                    fingerprint=_fingerprint(values, facts.callers, facts.classes, facts.arguments, facts.crowded, orphans))
 
@@ -1836,35 +1839,43 @@ def _agreed_parameter(signatures, slot: int) -> str | None:
     return best if names.count(best) * 5 >= len(names) * 4 else None
 
 
-def _loop_numbers(own_flows, loop_flows, value, tensors, lines) -> dict[tuple, tuple[int, str]]:
+def _loop_numbers(own_flows, loop_flows, value, tensors, lines) -> tuple[dict, dict]:
     """Parameters annotated a Python number that may hold a 0-dim device tensor: a caller
     passes the element of a loop over a tensor that may be on the device (`for t in
     sched.timesteps: sched.step(out, t, x)` with `step(..., timestep: int, ...)`; not a loop
     over a list), or a method passes such a parameter (or a value computed from it) on to a
     method of its own object (`self._get_variance(timestep, prev_timestep)`). Where the
-    annotation and the callers disagree the value may be either: (DEVICE | SCALAR)."""
-    found: dict[tuple, tuple[int, str]] = {}
+    annotation and the callers disagree the value may be either: (DEVICE | SCALAR).
+    Returns (facts, cites): cites is each fact's reason less its citation, and the flow
+    (path, index) it cites, so that an edit that moves that flow can cite it again."""
+    cites: dict[tuple, tuple[str, tuple]] = {}
     for target, local, symbols, where in loop_flows:
-        if target in found or ("n", *target[1:]) not in tensors:
+        if target in cites or ("n", *target[1:]) not in tensors:
             continue
         mask = local
         for symbol in symbols:
             mask |= value.get(symbol, 0)
         if mask & DEVICE:
-            found[target] = (DEVICE | SCALAR, f"{_what(target)} is annotated a number, but a caller passes it the "
-                                              f"element of a loop over a tensor that may be on the device ({_where(where, lines)})")
-    changed = bool(found)
+            cites[target] = (f"{_what(target)} is annotated a number, but a caller passes it the "
+                             f"element of a loop over a tensor that may be on the device", where)
+    changed = bool(cites)
     while changed:
         changed = False
         for target, _local, symbols, where in own_flows:
-            if target in found or ("n", *target[1:]) not in tensors:
+            if target in cites or ("n", *target[1:]) not in tensors:
                 continue
-            source = next((s for s in symbols if s in found), None)
+            source = next((s for s in symbols if s in cites), None)
             if source is not None:
-                found[target] = (DEVICE | SCALAR, f"{_what(target)} is annotated a number, but a caller passes on "
-                                                  f"{_what(source)}, which may be a device tensor ({_where(where, lines)})")
+                cites[target] = (f"{_what(target)} is annotated a number, but a caller passes on "
+                                 f"{_what(source)}, which may be a device tensor", where)
                 changed = True
-    return found
+    return {key: _relay_fact(prefix, where, lines) for key, (prefix, where) in cites.items()}, cites
+
+
+def _relay_fact(prefix: str, where: tuple, lines) -> tuple[int, str]:
+    return DEVICE | SCALAR, f"{prefix} ({_where(where, lines)})"
+
+
 def _other(mask: int) -> str:
     return "host data" if mask & (HOST | NUMPY) else "Python values"
 
@@ -2386,6 +2397,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     edges_now: dict[str, Counter] = {}  # callee -> its callers' counts, for the callees the edit touches
     delta: dict[str, Counter] = {}  # function -> the counts of its signatures added (negative: taken away)
     olds, news = {}, {}
+    relay_moved: dict[str, dict] = {}  # path -> old index -> new index of its moved relay flows
     touched_keys: set = set()  # declared tensors and tuple results of the changed files
     for i in changed:
         path = paths[i]
@@ -2398,8 +2410,12 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         if old[5] != new[5] or _mirrored({path: old}) != _mirrored({path: new}):
             return None  # a class, a field's class, a host mirror: every file's flows read them
         before, after = _contributions(path, old), _contributions(path, new)
-        if (before[5] or after[5]) and _relay_flows(old) != _relay_flows(new):
-            return None  # the relay of loop elements and own-method parameters: solved whole
+        if before[5] or after[5]:
+            was, now = _relay_flows(old), _relay_flows(new)
+            if [flow[:3] for _, flow in was] != [flow[:3] for _, flow in now]:
+                return None  # the relay of loop elements and own-method parameters changed: solved whole
+            if was != now:  # the same relay flows, moved: what the relay's facts cite moves with them
+                relay_moved[path] = {old_index: new_index for (old_index, _), (new_index, _) in zip(was, now)}
         for sign, part in ((-1, before), (1, after)):
             for (name, params), n in part[0].items():
                 delta.setdefault(name, Counter())[params] += sign * n
@@ -2540,7 +2556,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     definitions = names + vendored_names
     if any(_votes(definitions_before.get(name, 0)) != _votes(definitions.get(name, 0)) for name in delta):
         return None  # a name now shared by more (or fewer) functions: the vote reads it differently
-    facts, typed, first_device, _value0, _value = _conclude(flows, tensors, tupled, [], [], lines, mirrored, definitions)
+    facts, typed, first_device, _value0, _value, _ = _conclude(flows, tensors, tupled, [], [], lines, mirrored, definitions)
     # Merged with what lies outside.
     values_now = {k: v for k, v in values_of.items() if k not in region}
     values_now.update((k, v) for k, v in facts.items() if k in region)
@@ -2548,6 +2564,12 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     typed_all = {k: v for k, v in typed_before.items() if ("A", *k) not in region}
     typed_all.update(typed)
     examples_now = {k: v for k, v in examples.items() if k not in region}
+    for key, (path, index, *relay) in examples.items():
+        if relay:  # the relay's facts as they were (a target concluded again only for its moved
+            # flows gets no fact of the relay there), cited anew where their flow moved
+            index = relay_moved.get(path, {}).get(index, index)
+            examples_now[key] = (path, index, relay[0])
+            values_now[key] = _relay_fact(relay[0], (path, index), lines)
     examples_now.update(
         (key, first_device[key])
         for key, (mask, reason) in facts.items()

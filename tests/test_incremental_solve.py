@@ -142,8 +142,9 @@ def _text(name: str) -> str:
         ("sched.py", lambda t: t.replace("torch.linspace(0.0, 1.0, 1000)", "torch.linspace(0.0, 1.0, 1000).cuda()"), "incremental"),
         # A relay flow added (another loop element passed on): solved whole.
         ("sched.py", lambda t: t.replace("    return x\n", "    for s in sched.timesteps:\n        x = sched.step(x, s)\n    return x\n"), "full"),
-        # A function inserted above the relay's flows: they cite other places now, solved whole.
-        ("sched.py", lambda t: t.replace("class Scheduler:", "def first(v):\n    return v.cuda()\n\n\nclass Scheduler:"), "full"),
+        # A function inserted above the relay's flows: the same flows, on other lines and at
+        # other places of the summary; what the relay's facts cite moves with them.
+        ("sched.py", lambda t: t.replace("class Scheduler:", "def first(v):\n    return v.cuda()\n\n\nclass Scheduler:"), "incremental"),
         # A new signature of a function other files call: their arguments resolve differently.
         ("backend.py", lambda t: t.replace("def scale(values: torch.Tensor, factor):", "def scale(factor, values: torch.Tensor):"), "full"),
         # A class changed: every read through a class resolves again.
