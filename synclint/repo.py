@@ -1373,18 +1373,13 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     lines = {path: summary[0] for path, summary in summaries.items()}
     mirrored = _mirrored(summaries)
     definitions = Counter(key for summary in summaries.values() for key, _ in summary[1])
-    facts, typed, first_device, value0, value, relay_cites = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions)
+    facts, typed, citations, value0, value = _conclude(flows, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions)
     call_graph = _CallGraph(types)
     graph = call_graph.graph(calls, summaries)
     arguments, crowded = call_graph.arguments, call_graph.crowded()
-    # Citations patched after edits that only move lines: the facts whose reason is
-    # `_device_reason` (path, index), and those of the relay (path, index, reason less its citation).
-    examples = {
-        key: first_device[key]
-        for key, (mask, reason) in facts.items()
-        if key in first_device and key in tensors and mask == DEVICE and " is given only device tensors " in reason
-    }
-    examples.update((key, (*where, prefix)) for key, (prefix, where) in relay_cites.items())
+    # How each reason cites flows: written again after edits that move them (`moved_lines`,
+    # `_incremental`).
+    examples = citations
     vendored: set[str] = set()
     elsewhere: set[str] = set()
     for path, (_, sigs, *_) in summaries.items():
@@ -1586,12 +1581,22 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
                 mixed.setdefault(target, where)
     first_device = {**mixed, **first_device}
     facts: dict[tuple, tuple[int, str]] = {}
-    relay, relay_cites = _loop_numbers(own_flows, loop_flows, value, tensors, lines)
-    facts.update(relay)
+    # key -> how its reason cites flows (`_written`); a typed field's by ("A", class, field).
+    citations: dict[tuple, tuple] = {}
+
+    def written(key, make) -> str:
+        text, citation = _written(make, lines)
+        if citation is not None:
+            citations[key] = citation
+        return text
+
+    _relay, relay_cites = _loop_numbers(own_flows, loop_flows, value, tensors, lines)
+    for key, (prefix, where) in relay_cites.items():
+        facts[key] = (DEVICE | SCALAR, written(key, lambda fo: _relay_fact(prefix, where, fo)[1]))
     typed: dict[tuple, tuple[int, str]] = {}
     for key, mask in value.items():
         if key[0] == "A":
-            typed[(key[1], key[2])] = (mask, _cite(first_device.get(key), lines))
+            typed[(key[1], key[2])] = (mask, written(key, lambda fo: _cite(first_device.get(key), fo)))
             continue
         if key in tupled or key in facts:
             continue
@@ -1600,18 +1605,19 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
             # field, a parameter or a return type): the DEVICE of an untyped object (a config,
             # a submodule) is too often a guess of the screen's "may" model.
             if key in dominant:
-                facts[key] = (DEVICE, _dominant_reason(key, dominant[key], lines))
+                facts[key] = (DEVICE, written(key, lambda fo: _dominant_reason(key, dominant[key], fo)))
             elif not mask & _HOST_DATA:
-                facts[key] = (DEVICE, _device_reason(key, first_device.get(key), lines))
+                facts[key] = (DEVICE, written(key, lambda fo: _device_reason(key, first_device.get(key), fo)))
             else:
                 # The name holds a device tensor in one place and host data or a Python value
                 # in another (`seq_lens` of a metadata class and of a request): which one a use
                 # reads, the name does not say. Low: shown with --min-confidence low only.
-                facts[key] = _ambiguous(
+                beside_mirror = key[0] == "a" and key[1] in mirrored
+                facts[key] = (_ambiguous(mask, "", beside_mirror)[0], written(key, lambda fo: _ambiguous(
                     mask,
-                    f"{_what(key)} is given device tensors (e.g. {_where(first_device.get(key), lines)}) but also {_other(mask)} in the repository",
-                    mirrored=key[0] == "a" and key[1] in mirrored,
-                )
+                    f"{_what(key)} is given device tensors (e.g. {_where(first_device.get(key), fo)}) but also {_other(mask)} in the repository",
+                    mirrored=beside_mirror,
+                )[1]))
         elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
             facts[key] = (mask, f"{_what(key)} is given only host data in the repository")
     for name, mirror in mirrored.items():
@@ -1628,7 +1634,7 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
                 # `num_tokens: int` of every other class. Low.
                 facts[key] = _ambiguous(mask, f"{reason[:-1]}; the name also holds {_other(mask)} elsewhere)", mirrored=True)
     _SYSTEM[0] = _SYSTEM[1] = None
-    return facts, typed, first_device, value0, value, relay_cites
+    return facts, typed, citations, value0, value
 
 
 def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {}), arguments: dict | None = None,
@@ -1639,6 +1645,67 @@ def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {}
                  sorted(tuple(d) for d in declared), sorted((k, tuple(v)) for k, v in bases.items()),
                  sorted(field_types.items()), sorted(returns.items()), sorted((arguments or {}).items()), sorted(crowded), sorted(orphans)))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+_MARK = "\x00"
+
+
+class _Citing:
+    """`flows_of` for writing a reason once as a template: every flow the reason cites reads
+    as a placeholder line and is recorded with its real line (`_written`), so that the reason
+    can be written again after an edit moves the flow to another line or place (`_recited`)."""
+
+    def __init__(self, lines) -> None:
+        self.lines, self.cited = lines, []
+
+    def get(self, path, default=()):
+        return _CitedFile(self, path, self.lines.get(path, ()))
+
+
+class _CitedFile:
+    __slots__ = ("citing", "path", "flows")
+
+    def __init__(self, citing: _Citing, path: str, flows) -> None:
+        self.citing, self.path, self.flows = citing, path, flows
+
+    def __len__(self) -> int:
+        return len(self.flows)
+
+    def __getitem__(self, index: int) -> tuple:
+        cited = self.citing.cited
+        cited.append((self.path, index, self.flows[index][3]))
+        return (None, None, None, f"{_MARK}{len(cited) - 1}{_MARK}")
+
+
+def _written(make, lines) -> tuple[str, tuple | None]:
+    """(text, citation): what `make(flows_of)` writes with the lines of `lines`, and, where it
+    cites flows, (template, ((path, index, line), ...)) to write it again (`_recited`)."""
+    citing = _Citing(lines)
+    template = make(citing)
+    if not citing.cited:
+        return template, None
+    return _filled(template, citing.cited), (template, tuple(citing.cited))
+
+
+def _filled(template: str, cited) -> str:
+    for n, (_path, _index, line) in enumerate(cited):
+        template = template.replace(f"{_MARK}{n}{_MARK}", str(line))
+    return template
+
+
+def _recited(citation: tuple, places: dict, flows_of) -> tuple[str, tuple]:
+    """A citation written again after edits: `places` (path -> old place -> new place of the
+    flows that moved; an unlisted place kept) and `flows_of` (path -> the new summary's flows)
+    of the edited files."""
+    template, cited = citation
+    moved = []
+    for path, index, line in cited:
+        if path in places:
+            index = places[path].get(index, index)
+            flows = flows_of.get(path, ())
+            line = flows[index][3] if index < len(flows) else line
+        moved.append((path, index, line))
+    return _filled(template, moved), (template, tuple(moved))
 
 
 def _cite(example, flows_of) -> str:
@@ -1672,18 +1739,37 @@ def _shape(summary: tuple) -> tuple:
 def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
     """The facts after edits that changed no summary but its line numbers and words
     (`changed`: path -> new summary): the same places; the citations into those files are
-    patched."""
+    written again."""
     # The functions the changed files now name are no longer unused (`unused`).
     orphans = unused(facts.orphans, [summary[6] for summary in changed.values()])
-    cited = [(key, where) for key, where in facts.examples.items() if where[0] in changed and key in facts.values]
-    if not cited and orphans == facts.orphans:
-        return facts  # a comment or a string edited: nothing the facts say moved
-    values = dict(facts.values)
     flows_of = {path: summary[0] for path, summary in changed.items()}
-    for key, (path, index, *relay) in cited:
-        values[key] = _relay_fact(relay[0], (path, index), flows_of) if relay else (values[key][0], _device_reason(key, (path, index), flows_of))
-    return replace(facts, values=values, orphans=orphans,
-                   fingerprint=_fingerprint(values, facts.callers, facts.classes, facts.arguments, facts.crowded, orphans))
+    values, typed, examples = _recite_all(facts.values, facts.classes[0], facts.examples, {path: {} for path in changed}, flows_of)
+    if values is facts.values and typed is facts.classes[0] and orphans == facts.orphans:
+        return facts  # a comment or a string edited: nothing the facts say moved
+    classes = (typed, *facts.classes[1:])
+    return replace(facts, values=values, classes=classes, examples=examples, orphans=orphans,
+                   fingerprint=_fingerprint(values, facts.callers, classes, facts.arguments, facts.crowded, orphans))
+
+
+def _recite_all(values: dict, typed: dict, citations: dict, places: dict, flows_of) -> tuple[dict, dict, dict]:
+    """(values, typed fields, citations) with every reason that cites a flow of the edited
+    files (`places`: path -> old place -> new place of its flows that moved) written again;
+    the same objects where none does."""
+    values_now, typed_now, citations_now = values, typed, citations
+    for key, citation in citations.items():
+        if not any(path in places for path, _, _ in citation[1]):
+            continue
+        text, citation_now = _recited(citation, places, flows_of)
+        if citation_now == citation:
+            continue
+        if citations_now is citations:
+            values_now, typed_now, citations_now = dict(values), dict(typed), dict(citations)
+        citations_now[key] = citation_now
+        if key[0] == "A":
+            typed_now[(key[1], key[2])] = (typed_now[(key[1], key[2])][0], text)
+        elif key in values_now:
+            values_now[key] = (values_now[key][0], text)
+    return values_now, typed_now, citations_now
 
 
 def _mask_of(local: int, symbols: tuple, value: dict) -> int:
@@ -2397,7 +2483,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     edges_now: dict[str, Counter] = {}  # callee -> its callers' counts, for the callees the edit touches
     delta: dict[str, Counter] = {}  # function -> the counts of its signatures added (negative: taken away)
     olds, news = {}, {}
-    relay_moved: dict[str, dict] = {}  # path -> old index -> new index of its moved relay flows
+    places: dict[str, dict] = {}  # path -> old place -> new place in its summary of the flows that moved
     touched_keys: set = set()  # declared tensors and tuple results of the changed files
     for i in changed:
         path = paths[i]
@@ -2415,7 +2501,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
             if [flow[:3] for _, flow in was] != [flow[:3] for _, flow in now]:
                 return None  # the relay of loop elements and own-method parameters changed: solved whole
             if was != now:  # the same relay flows, moved: what the relay's facts cite moves with them
-                relay_moved[path] = {old_index: new_index for (old_index, _), (new_index, _) in zip(was, now)}
+                places.setdefault(path, {}).update((old_index, new_index) for (old_index, _), (new_index, _) in zip(was, now))
         for sign, part in ((-1, before), (1, after)):
             for (name, params), n in part[0].items():
                 delta.setdefault(name, Counter())[params] += sign * n
@@ -2465,7 +2551,6 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     # Seeds: the targets whose flows in a changed file differ (what they give, their order, the
     # line they cite), and the names declared tensors (tuple results) in one and not the other.
     seeds: set = set()
-    cited: set = set()
     for i in changed:
         old_lines, new_lines = olds[i][0], news[i][0]
         was: dict = {}
@@ -2481,7 +2566,8 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
             if before == after:
                 continue
             if before is not None and after is not None and [f[:2] for f in before] == [f[:2] for f in after]:
-                cited.add(t)  # the same flows, on other lines: only what its explanation cites moves
+                # The same flows, on other lines: only what its explanation cites moves.
+                places.setdefault(paths[i], {}).update((b[2], a[2]) for b, a in zip(before, after))
             else:
                 seeds.add(t)
     tensor_base, tupled_base = base_counts[2], base_counts[1]
@@ -2513,9 +2599,6 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
             return None
     if region & set(relayed):
         return None  # read by the relay of loop elements: solved whole
-    # Targets whose flows only moved keep their solution (nothing that reads them changes), but
-    # are concluded again for what their explanations cite.
-    region |= cited
     # The flows of those targets, in file order; what they read from outside, folded in as the
     # constant it was solved to.
     order: list = []
@@ -2556,25 +2639,20 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     definitions = names + vendored_names
     if any(_votes(definitions_before.get(name, 0)) != _votes(definitions.get(name, 0)) for name in delta):
         return None  # a name now shared by more (or fewer) functions: the vote reads it differently
-    facts, typed, first_device, _value0, _value, _ = _conclude(flows, tensors, tupled, [], [], lines, mirrored, definitions)
-    # Merged with what lies outside.
-    values_now = {k: v for k, v in values_of.items() if k not in region}
+    facts, typed, citations, _value0, _value = _conclude(flows, tensors, tupled, [], [], lines, mirrored, definitions)
+    # Merged with what lies outside, as it was: a target whose flows only moved (a function
+    # inserted above them) keeps its solution, and the reasons that cite a moved flow, its
+    # own or the relay's, are written again with its new place and line.
+    values_outside = {k: v for k, v in values_of.items() if k not in region}
+    typed_outside = {k: v for k, v in classes[0].items() if ("A", *k) not in region}
+    citations_outside = {k: v for k, v in examples.items() if k not in region}
+    for i in changed:
+        places.setdefault(paths[i], {})
+    values_now, typed_all, examples_now = _recite_all(values_outside, typed_outside, citations_outside, places,
+                                                      {paths[i]: news[i][0] for i in changed})
     values_now.update((k, v) for k, v in facts.items() if k in region)
-    typed_before = classes[0]
-    typed_all = {k: v for k, v in typed_before.items() if ("A", *k) not in region}
     typed_all.update(typed)
-    examples_now = {k: v for k, v in examples.items() if k not in region}
-    for key, (path, index, *relay) in examples.items():
-        if relay:  # the relay's facts as they were (a target concluded again only for its moved
-            # flows gets no fact of the relay there), cited anew where their flow moved
-            index = relay_moved.get(path, {}).get(index, index)
-            examples_now[key] = (path, index, relay[0])
-            values_now[key] = _relay_fact(relay[0], (path, index), lines)
-    examples_now.update(
-        (key, first_device[key])
-        for key, (mask, reason) in facts.items()
-        if key in region and key in first_device and key in tensors and mask == DEVICE and " is given only device tensors " in reason
-    )
+    examples_now.update((k, v) for k, v in citations.items() if k in region)
     # The call graph and the vendored functions, from the counts: the graph resolved again
     # whole where the edit changed a call or a definition (a definition changes how calls by
     # name and through classes resolve).

@@ -145,6 +145,11 @@ def _text(name: str) -> str:
         # A function inserted above the relay's flows: the same flows, on other lines and at
         # other places of the summary; what the relay's facts cite moves with them.
         ("sched.py", lambda t: t.replace("class Scheduler:", "def first(v):\n    return v.cuda()\n\n\nclass Scheduler:"), "incremental"),
+        # Lines inserted above them, no flow added: the same facts, every citation below them
+        # (a typed field's, the relay's) written again with its new line.
+        ("sched.py", lambda t: t.replace("class Scheduler:", "# the scheduler\n\n\nclass Scheduler:"), "kept"),
+        # A function inserted above a typed field's flows in a file the relay does not read.
+        ("backend.py", lambda t: t.replace("class Backend:", "def first(v):\n    return v * 2\n\n\nclass Backend:"), "incremental"),
         # A new signature of a function other files call: their arguments resolve differently.
         ("backend.py", lambda t: t.replace("def scale(values: torch.Tensor, factor):", "def scale(factor, values: torch.Tensor):"), "full"),
         # A class changed: every read through a class resolves again.
