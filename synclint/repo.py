@@ -77,7 +77,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-11"
+INDEX_VERSION = "repo-index-12"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -152,6 +152,7 @@ def _class_info(tree: ast.Module, imports) -> tuple:
     a function's from `-> Cls`, a classmethod's from the `cls(...)` / `Cls(...)` it returns."""
     classes, field_types, returns = [], [], []
     registries = _registries(tree, imports)
+    values = _module_values(tree)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found = places.annotation_class(node.returns, imports) if node.returns is not None else None
@@ -177,8 +178,93 @@ def _class_info(tree: ast.Module, imports) -> tuple:
                     field_types.append((name, member.target.id + places.ELEMENTS, elements))
             elif isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _method_info(name, member, imports, field_types, returns, registries)
+        field_types.extend((name, field + ALIAS, ",".join(refs)) for field, refs in _method_aliases(node, imports, values).items())
         classes.append((name, bases, tuple(fields)))
     return tuple(classes), tuple(field_types), tuple(returns)
+
+
+# `Cls.f()`: the field types' key for what a method alias `self.f = self.g` makes `obj.f(...)` run.
+ALIAS = "()"
+
+
+def _module_values(tree: ast.Module) -> frozenset[str]:
+    """Names a module binds by assignment (values, not functions)."""
+    out = set()
+    for node in tree.body:
+        for target in node.targets if type(node) is ast.Assign else (node.target,) if type(node) is ast.AnnAssign else ():
+            out.update(n.id for n in _walk(target) if type(n) is ast.Name)
+    return frozenset(out)
+
+
+def _method_aliases(cls: ast.ClassDef, imports, values: frozenset) -> dict[str, list[str]]:
+    """The fields a class's methods bind to a function, so that `obj.f(...)` runs it: `self.f =
+    self.g` (a bound method of the object: `self.g`, resolved in the solve against the class
+    of the object called), `self.f = helper` (a function by name; `mod>helper` where it is
+    imported from a module of the repository), also wrapped in `torch.compile(...)`. A
+    dispatch set in `__init__` (`if windowed: self.update = self.update_windowed` ... `else:
+    self.update = self.update_plain`) gives each. None for `self.f = self.x` where `x` is a
+    field the class writes (a value, not a method), a local or a parameter, a class, a
+    library function or a module-level value."""
+    methods, written = set(), set()
+    bodies = []
+    for member in cls.body:
+        if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            methods.add(member.name)
+            bodies.append(member)
+        elif isinstance(member, ast.Assign):
+            written.update(t.id for t in member.targets if type(t) is ast.Name)
+        elif isinstance(member, ast.AnnAssign) and type(member.target) is ast.Name:
+            written.add(member.target.id)
+    pairs = []
+    for func in bodies:
+        local = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+        if func.args.vararg:
+            local.add(func.args.vararg.arg)
+        if func.args.kwarg:
+            local.add(func.args.kwarg.arg)
+        for node in _walk(func):
+            kind = type(node)
+            if kind is ast.Name and type(node.ctx) is ast.Store:
+                local.add(node.id)
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef) and node is not func:
+                local.add(node.name)
+            elif kind in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+                for target in node.targets if kind is ast.Assign else (node.target,):
+                    if type(target) is ast.Attribute and places.is_self_name(target.value):
+                        written.add(target.attr)
+                        if kind is ast.Assign:
+                            pairs.append((target.attr, node.value, local))
+    out: dict[str, list[str]] = {}
+    for field, value, local in pairs:
+        pending = [value]
+        while pending:
+            value = pending.pop()
+            if type(value) is ast.IfExp:  # `self.pick = self.pick_greedy if greedy else self.pick_top_p`
+                pending += (value.orelse, value.body)
+                continue
+            if type(value) is ast.Call and _torch_compile(value.func, imports) and value.args:
+                value = value.args[0]  # `torch.compile(self._forward)` runs `_forward`
+            ref = None
+            if type(value) is ast.Attribute and places.is_self_name(value.value):
+                if value.attr != field and (value.attr in methods or value.attr not in written):
+                    ref = "self." + value.attr
+            elif type(value) is ast.Name and value.id not in local and value.id not in values and not value.id[:1].isupper():
+                quals = imports.get(value.id)
+                if quals:
+                    top = min(quals).split(".", 1)[0]
+                    ref = None if top in _EXTERNAL else f"{top}>{places.resolved_name(value.id, imports)}"
+                else:
+                    ref = value.id
+            if ref is not None and ref not in out.setdefault(field, []):
+                out[field].append(ref)
+    return {field: refs for field, refs in out.items() if refs}
+
+
+def _torch_compile(func, imports) -> bool:
+    """`torch.compile` (through the imports: `import torch as th`, `from torch import compile`)."""
+    if type(func) is ast.Attribute and func.attr == "compile" and type(func.value) is ast.Name:
+        return any(q == "torch" for q in imports.get(func.value.id, ()))
+    return type(func) is ast.Name and any(q == "torch.compile" for q in imports.get(func.id, ()))
 
 
 # `ast.walk` and `ast.iter_child_nodes`, in the same order, at about twice the speed (a
@@ -1460,7 +1546,7 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     tupled: set[tuple] = set()  # results that are tuples of values: joined, never a fact
     loop_flows: list[tuple] = []  # the element of a loop passed as an argument
     own_flows: list[tuple] = []  # an argument of a call of the object's own method (`self.f(x)`)
-    qualified = _QualifiedCalls(types, signatures)
+    qualified = _QualifiedCalls(types, signatures, summaries)
     for path, (summary_flows, *_) in summaries.items():
         _file_flows(path, summary_flows, signatures, fields_of, flows, tupled, loop_flows, own_flows, qualified)
     # A field read through a class (`("A", cls, x)`) reads what that class, its bases and its
@@ -1479,7 +1565,14 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
         where = (path, index)
         if target[0] in ("QP", "Qp"):
             _, ref, slot = target
-            for function in qualified.methods_of(ref) if qualified is not None else ():
+            if qualified is None:
+                continue
+            # A function reached through a method alias (`obj.update(x)` with `self.update =
+            # self.update_windowed`) is also given the argument by its own name, as the call
+            # `obj.update_windowed(x)` the alias stands for would (the body of a function reads
+            # its parameters by that name).
+            aliased = tuple(f.rpartition(".")[2] for f in qualified.graph.aliased_by(ref))
+            for function in (*qualified.methods_of(ref), *dict.fromkeys(aliased)):
                 for params in sorted(signatures.get(function, ())):
                     if target[0] == "Qp":
                         if slot in params:
@@ -1520,12 +1613,14 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
 class _QualifiedCalls:
     """The methods (`Cls.m`) a call reaches, as the call graph resolves it (`_CallGraph`):
     through the class the code says (`self.m()`, a typed object, `self.sub(x)` to the class
-    field `sub` holds), else every method of the name where few class families define it.
+    field `sub` holds, the functions a method alias binds the field `m` to), else every method
+    of the name where few class families define it.
     A method's parameters are then given what these calls pass, and not what calls of every
     other method of its name pass (those go to the name, `("p", m, x)`, as before)."""
 
-    def __init__(self, types, names) -> None:
+    def __init__(self, types, names, paths=()) -> None:
         self.graph = _CallGraph(types)
+        self.graph.add_modules(paths)  # `mod>f`: a function a method alias binds, imported from `mod`
         for name in names:
             cls, _, method = name.rpartition(".")
             if cls:
@@ -1541,8 +1636,17 @@ class _QualifiedCalls:
             targets, name = self.graph.resolve(ref)
             if not targets and name and self.graph._few(name):
                 targets = tuple(f"{cls}.{name}" for cls in sorted(self.graph.methods.get(name, ())))
-            found = self.memo[ref] = tuple(t for t in targets if "." in t)
+            found = self.memo[ref] = targets
         return found
+
+    def aliased_functions(self) -> frozenset[str]:
+        """The functions (not methods) a method alias binds (`self.act = helper`): their
+        parameters are given what the calls of the alias pass."""
+        out = set()
+        for (_, name), refs in self.graph.types.field_types.items():
+            if name.endswith(ALIAS) and refs:
+                out.update(r.rpartition(">")[2] for r in refs.split(",") if not r.startswith("self."))
+        return frozenset(out)
 
 
 def _expand(symbols: tuple, expanded: dict, family) -> tuple:
@@ -2416,7 +2520,9 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     method_names = {name.rpartition(".")[2] for name in signatures if "." in name}
     if any("." in name or name in method_names for name in resigned):
         return None  # a method's signature: the calls resolved through classes (`_QualifiedCalls`) change
-    qualified = _QualifiedCalls(Types(bases, field_types, returns), [name for name in signatures if sigs_now.get(name)])
+    qualified = _QualifiedCalls(Types(bases, field_types, returns), [name for name in signatures if sigs_now.get(name)], paths)
+    if resigned & qualified.aliased_functions():
+        return None  # a function a method alias binds: the calls of the alias resolve differently
     # The changed files' flows, resolved now (their old ones are in the state).
     family = None
     new_flows: dict[int, list] = {}
@@ -2598,6 +2704,7 @@ class _CallGraph:
                 self.children.setdefault(parent, []).append(name)
         self.memo: dict[str, tuple] = {}
         self.roots: dict[str, str] = {}
+        self.alias_names: frozenset[str] | None = None  # the fields some method alias binds (`_aliased`)
 
     def graph(self, calls: dict, paths) -> dict:
         """callee -> its callers, from `calls`: callee (as `_Summarizer._callees` writes it)
@@ -2605,10 +2712,7 @@ class _CallGraph:
         function (its `arguments`: the parameters that decide its branches). Also fills
         `self.arguments`: function -> ((caller, arguments), ...) of the calls that reach it,
         for the functions with deciding parameters (synclint/analysis/guards.py)."""
-        for path in paths:
-            parts = path.replace("\\", "/").split("/")
-            self.modules.update(parts[:-1])
-            self.modules.add(parts[-1].rsplit(".", 1)[0])
+        self.add_modules(paths)
         defined = set()
         decisive = set()  # functions (and names) with parameters that decide a branch
         for callee, counts in calls.items():
@@ -2645,6 +2749,13 @@ class _CallGraph:
         self.arguments = {target: tuple(sorted(found)) for target, found in passed.items()}
         return {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in defined or callee[:1] in ".?" and callee[1:] in named}
 
+    def add_modules(self, paths) -> None:
+        """The names of the repository's folders and modules, from its files' paths."""
+        for path in paths:
+            parts = path.replace("\\", "/").split("/")
+            self.modules.update(parts[:-1])
+            self.modules.add(parts[-1].rsplit(".", 1)[0])
+
     def resolve(self, ref: str) -> tuple[tuple, str]:
         """(the functions a call reaches, the name it reaches every definition of, or "")."""
         found = self.memo.get(ref)
@@ -2673,8 +2784,9 @@ class _CallGraph:
             return (found, "") if found else ((), parts[2])
         cls, name = parts
         if name.endswith(_FIELD_CALL):  # `self.sub(x)` of a field the class assigns: what it holds, never by name
-            held = self.types.field_type(cls, name[: -len(_FIELD_CALL)])
-            return (self._of_class(held, "__call__") if held else ()), ""
+            field = name[: -len(_FIELD_CALL)]
+            held = self.types.field_type(cls, field)
+            return (*self._aliased(cls, field), *(self._of_class(held, "__call__") if held else ())), ""
         found = self._of_class(cls, name)
         if not found:
             held = self.types.field_type(cls, name)  # `self.sub(x)`: the object field `sub` holds
@@ -2714,7 +2826,59 @@ class _CallGraph:
         found = self._in_family(cls, name)
         if not found and name == "__call__":
             found = self._in_family(cls, "forward")
-        return found
+        aliased = self._aliased(cls, name)
+        return tuple(dict.fromkeys((*found, *aliased))) if aliased else found
+
+    def aliased_by(self, ref: str) -> tuple:
+        """The functions a call `ref` (`Cls.f`, `Cls.f!`, `Cls.a.f`) reaches through a method
+        alias only (`_aliased`): the calls the alias stands for, `obj.update(x)` for
+        `obj.update_windowed(x)`."""
+        if ">" in ref or ":" in ref or ref[:1] == ".":
+            return ()
+        parts = ref.split(".")
+        if len(parts) == 2:
+            held, name = parts[0], parts[1].removesuffix(_FIELD_CALL)
+        elif len(parts) == 3:
+            held, name = self.types.field_type(parts[0], parts[1]), parts[2]
+        else:
+            return ()
+        if not held:
+            return ()
+        return tuple(dict.fromkeys(t for one in held.split(_CLASS_UNION) for t in self._aliased(one, name)))
+
+    def _aliased(self, cls: str, name: str) -> tuple:
+        """What `obj.<name>(...)` runs for an object of class `cls` where a method of it, of a
+        base or of a subclass binds the field `name` to a function (`_method_aliases`):
+        `self.update = self.update_windowed` makes it run `update_windowed` of the object's
+        class (the nearest definition, and the overrides of its subclasses), `self.act =
+        helper` the function `helper`. Beside a method of that name (a stub that raises), the
+        field set on the object is what runs."""
+        field_types = self.types.field_types
+        bases = self.types.bases
+        if self.alias_names is None:
+            self.alias_names = frozenset(f[: -len(ALIAS)] for _, f in field_types if f.endswith(ALIAS))
+        if name not in self.alias_names or cls not in bases:
+            return ()
+        lineage = self.types._lineage(cls)
+        classes = [(one, cls) for one in lineage]
+        pending, seen = [cls], {cls}
+        while pending and len(seen) < 256:
+            for child in self.children.get(pending.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    pending.append(child)
+                    classes.append((child, child))
+        out = []
+        for one, against in classes:
+            refs = field_types.get((one, name + ALIAS))
+            if not refs:
+                continue
+            for ref in refs.split(","):
+                if ref.startswith("self."):
+                    out.extend(self._in_family(against, ref[5:]))
+                else:
+                    out.extend(t for t in self.resolve(ref)[0] if "." not in t)
+        return tuple(dict.fromkeys(out))
 
     def _in_family(self, cls: str, name: str, overrides: bool = True) -> tuple:
         """The nearest `name` in `cls` and its bases, and (`overrides`) those of its
