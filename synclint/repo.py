@@ -10,7 +10,10 @@ whole repository:
   (fields are keyed by name: one that is also given host data, a list or a Python value
   anywhere is not placed); one only ever assigned host data is a host field;
 - a parameter every call site of which that can be placed passes a device tensor is a device
-  parameter (calls resolve by name: `f(...)`, `obj.f(...)`, `Cls(...)` for `Cls.__init__`);
+  parameter (calls resolve by name: `f(...)`, `obj.f(...)`, `Cls(...)` for `Cls.__init__`;
+  and through the class of the object where the code says it, a method alias such as
+  `self.update = self.update_windowed` included); a method reads its own parameters through
+  its class (`_MethodParams`);
 - a function whose every placeable `return` gives a device (host) tensor returns one.
 
 Each summary is computed by the screen's `ast` evaluator (synclint/screen/places.py), the
@@ -61,7 +64,7 @@ from synclint.analysis import coldcode, guards
 from synclint.analysis.platform_words import host_class
 from synclint.apis import torch_api as api
 from synclint.screen import places
-from synclint.screen.facts import FactReader, function_key
+from synclint.screen.facts import FactReader, function_key, param_key
 
 DEVICE, HOST, NUMPY, LIST, CPU = places.DEVICE, places.HOST, places.NUMPY, places.LIST, places.CPU
 SCALAR = 1 << 5  # a Python scalar or string: the index's own bit (the screen never needs it)
@@ -414,7 +417,7 @@ class _Recorder(_Types, places.NoRepository):
         return convention(name) or self._symbol(("A", cls, name))
 
     def passed(self, mask: int, func, func_unit, call, place) -> int:
-        key = function_key(func, func_unit)
+        key = param_key(func, func_unit)
         args = func.args
         params = [a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls")]
         rest = mask >> 6
@@ -681,6 +684,8 @@ class _Summarizer:
                     self.tensors.append(("p", qualified, a.arg))
             elif a.annotation is not None and _number_annotation(a.annotation):
                 self.tensors.append(("n", key, a.arg))  # declared a Python number
+                if qualified:
+                    self.tensors.append(("n", qualified, a.arg))
         if func.returns is not None and places.tensor_annotation(func.returns):
             self.tensors.append(("r", key))
         names = params + tuple(a.arg for a in args.kwonlyargs)
@@ -1275,7 +1280,17 @@ class Facts:
         return convention(name) or self._mask(("a", name))
 
     def param(self, function: str, name: str) -> int:
-        return convention(name) or self._mask(("p", function, name))
+        named = convention(name)
+        if named or "." not in function:
+            return named or self._mask(("p", function, name))
+        # A method's parameter (`Cls.method`), as the analysis asks it (analysis/flow.py
+        # `_param_fact`): what the calls through its class pass, else those of its name,
+        # unless many unrelated classes define a method of that name.
+        if self.get(("p", function, name)) is not None:
+            return self._mask(("p", function, name))
+        method = function.rpartition(".")[2]
+        crowded = self._recorded(("K", method), method in self.crowded)
+        return 0 if crowded else self._mask(("p", method, name))
 
     def ret(self, function: str) -> int:
         return self._mask(("r", function))
@@ -1553,8 +1568,9 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     # subclasses are given, or what the name is given where none of them is: the symbols
     # it stands for, fixed before the solve.
     family = _Family(types, {(t[1], t[2]) for t, *_ in flows if t[0] == "A"})
+    reads = _MethodParams({t for t, *_ in flows if t[0] == "p" and "." in t[1]})
     expanded: dict[tuple, tuple] = {}
-    flows = [(target, local, _expand(symbols, expanded, family) if symbols else symbols, where) for target, local, symbols, where in flows]
+    flows = [(target, local, _expand(symbols, expanded, family, reads) if symbols else symbols, where) for target, local, symbols, where in flows]
     return flows, tensors, tupled, loop_flows, own_flows, types, signatures, calls, fields_of, expanded, family
 
 
@@ -1593,11 +1609,11 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
             _, function, slot = target
             out = loop_flows if target[0][0] == "L" else own_flows
             if target[0][1] == "p":
-                out.append((("p", function, slot), local, symbols, where))
+                out.append((("p", function, slot), local, _bare(symbols), where))
             else:
                 name = _agreed_parameter(signatures.get(function, ()), slot)
                 if name is not None:
-                    out.append((("p", function, name), local, symbols, where))
+                    out.append((("p", function, name), local, _bare(symbols), where))
         elif target[0] == "rt":
             tupled.add(("r", target[1]))
             flows.append((("r", target[1]), local, symbols, where))
@@ -1649,19 +1665,67 @@ class _QualifiedCalls:
         return frozenset(out)
 
 
-def _expand(symbols: tuple, expanded: dict, family) -> tuple:
+def _expand(symbols: tuple, expanded: dict, family, reads: _MethodParams | None = None) -> tuple:
     """The symbols a flow reads, a field read through a class (`("A", cls, x)`) replaced by
-    the fields of its family it stands for (memoised in `expanded`)."""
+    the fields of its family it stands for, and a method's own parameter (`("p", "Cls.m",
+    x)`) by what `_MethodParams` says it reads (memoised in `expanded`)."""
     out = []
     for symbol in symbols:
-        if symbol[0] != "A":
-            out.append(symbol)
-            continue
         keys = expanded.get(symbol)
         if keys is None:
-            keys = expanded[symbol] = family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
+            if symbol[0] == "A":
+                keys = family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
+            elif symbol[0] == "p" and reads is not None and "." in symbol[1]:
+                keys = reads.keys(symbol)
+            else:
+                out.append(symbol)
+                continue
+            expanded[symbol] = keys
         out.extend(keys)
     return tuple(dict.fromkeys(out))
+
+
+class _MethodParams:
+    """What a method reads its own parameter `x` as (`("p", "Cls.m", x)`): what the calls
+    that reach `Cls.m` through its class pass, where some do (as the analysis asks the index
+    first, analysis/flow.py `_param_fact`; before, the `hidden_states` a logits head's
+    `forward` passed on joined what every `forward` of the repository is given); else, as
+    before, what the calls of the name `m` pass. (Reading nothing where many unrelated
+    classes define an `m`, as the analysis does for a method's own parameter, also dropped
+    the Python values and numpy arrays those joins bring, which let a tensor method resolve
+    a name also given host tensors: on vLLM's v1 it lost 8 default findings, 5 of them true.)"""
+
+    def __init__(self, targets: set) -> None:
+        self.targets = targets
+
+    def keys(self, symbol: tuple) -> tuple:
+        if symbol in self.targets:
+            return (symbol,)
+        return (("p", symbol[1].rpartition(".")[2], symbol[2]),)
+
+
+class _SolvedTargets:
+    """The targets the last full solve's flows give something (its state: key ids and the
+    offsets of each key's flows), as a set."""
+
+    def __init__(self, ids: dict, offsets) -> None:
+        self.ids, self.offsets = ids, offsets
+
+    @staticmethod
+    def count(ids: dict, offsets, key: tuple) -> int:
+        k = ids.get(key)
+        return 0 if k is None else offsets[k + 1] - offsets[k]
+
+    def __contains__(self, key: tuple) -> bool:
+        return self.count(self.ids, self.offsets, key) > 0
+
+
+def _bare(symbols: tuple) -> tuple:
+    """A method's own parameters (`("p", "Cls.m", x)`) by the method's name: the relay of
+    loop elements and number parameters keys parameters so."""
+    if not any(s[0] == "p" and "." in s[1] for s in symbols):
+        return symbols
+    return tuple(dict.fromkeys(("p", s[1].rpartition(".")[2], s[2]) if s[0] == "p" and "." in s[1] else s for s in symbols))
 
 
 def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions) -> tuple:
@@ -1674,6 +1738,7 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
     # result of a function whose name few functions share (not `forward`'s `x` of every
     # model, nor a field keyed by its name alone).
     voters = {t for t in tensors if t[0] == "A" or (t[0] in ("p", "r") and _votes(definitions.get(t[1], 0)))}
+    voters |= _passed_on(flows, voters, tensors, definitions)
     value, dominant = _dominant(flows, value, voters)
     # The example an explanation cites: the first flow (in file order) that gives the target
     # a device tensor alone, else the first that gives it one.
@@ -1913,6 +1978,27 @@ def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict
         pinned.update(found)
         value = _fixpoint(flows, pinned)
     return value, pinned
+
+
+def _passed_on(flows: list, voters: set, tensors, definitions) -> set:
+    """Parameters a function passes on as they are to a parameter declared a tensor
+    (`def gather_logprobs(logprobs, ids): return gather_logprobs_raw(logprobs, ids)` with
+    `gather_logprobs_raw(logprobs: torch.Tensor, ...)`): the code says they hold a tensor too,
+    so they vote as declared tensors do (`_dominant`), through chains of such wrappers. Not
+    a parameter declared a number, nor one of a name many functions share."""
+    relays = [(target, symbols[0]) for target, local, symbols, _ in flows
+              if not local and len(symbols) == 1 and target[0] == "p" and symbols[0][0] == "p"]
+    found: set = set()
+    known = set(voters)
+    changed = True
+    while changed:
+        changed = False
+        for target, symbol in relays:
+            if target in known and symbol not in known and ("n", *symbol[1:]) not in tensors and _votes(definitions.get(symbol[1], 0)):
+                known.add(symbol)
+                found.add(symbol)
+                changed = True
+    return found
 
 
 def _votes(namesakes: int) -> bool:
@@ -2525,8 +2611,13 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         return None  # a function a method alias binds: the calls of the alias resolve differently
     # The changed files' flows, resolved now (their old ones are in the state).
     family = None
+    ids = {k: i for i, k in enumerate(keys)}
+    # A method's parameter is read through its class where calls through the class give it
+    # something (`_MethodParams`): which ones do is as the last full solve found, checked below.
+    reads = _MethodParams(_SolvedTargets(ids, toff))
     new_flows: dict[int, list] = {}
     typed_now = Counter(typed_count)
+    method_params: Counter = Counter()  # flows into `("p", "Cls.m", x)` added (taken away: negative)
     for i in changed:
         out: list = []
         relay: list = []
@@ -2535,16 +2626,22 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         for target, local, symbols, where in out:
             if family is None and any(s[0] == "A" and s not in expanded for s in symbols):
                 family = _Family(Types(bases, field_types, returns), {k for k, n in typed_count.items() if n > 0})
-            resolved.append((target, local, _expand(symbols, expanded, family) if symbols else symbols, where))
+            resolved.append((target, local, _expand(symbols, expanded, family, reads) if symbols else symbols, where))
             if target[0] == "A":
                 typed_now[(target[1], target[2])] += 1
+            elif target[0] == "p" and "." in target[1]:
+                method_params[target] += 1
         new_flows[i] = resolved
         for f in range(file_off[i], file_off[i + 1]):
             t = keys[ftgt[f]]
             if t[0] == "A":
                 typed_now[(t[1], t[2])] -= 1
+            elif t[0] == "p" and "." in t[1]:
+                method_params[t] -= 1
     if {k for k, n in typed_now.items() if n > 0} != {k for k, n in typed_count.items() if n > 0}:
         return None  # the fields of a class family changed: reads through classes resolve differently
+    if any((t in reads.targets) != (n + _SolvedTargets.count(ids, toff, t) > 0) for t, n in method_params.items() if n):
+        return None  # a method's parameter given something through its class now, or nothing: its reads resolve differently
     # Seeds: the targets whose flows in a changed file differ (what they give, their order, the
     # line they cite), and the names declared tensors (tuple results) in one and not the other.
     seeds: set = set()
@@ -2575,7 +2672,6 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
             seeds.add(k)
     # Everything that reads a seed, transitively (through the state's readers and the changed
     # files' new flows).
-    ids = {k: i for i, k in enumerate(keys)}
     stale = {f for i in changed for f in range(file_off[i], file_off[i + 1])}
     new_readers: dict = {}
     for i in changed:
