@@ -188,6 +188,8 @@ def _class_info(tree: ast.Module, imports) -> tuple:
 
 # `Cls.f()`: the field types' key for what a method alias `self.f = self.g` makes `obj.f(...)` run.
 ALIAS = "()"
+# The mark of a relay flow that passes an element of an indexed value (`f(counts[rank])`).
+ELEMENT = "element"
 
 
 def _module_values(tree: ast.Module) -> frozenset[str]:
@@ -591,6 +593,7 @@ class _Summarizer:
         # (caller, callee): the call graph (`_callees`), and ("", function) for each function defined
         self.edges: set[tuple] = set()
         self._loop_names: dict[int, dict] = {}  # unit -> loop element names -> what their loops iterate
+        self._elements_memo: dict[int, dict] = {}  # unit -> names bound to an element -> what is indexed
         self._fields_memo: dict[int, frozenset] = {}
 
     def _flow(self, target: tuple, value, unit, line: int, more: tuple = ()) -> None:
@@ -880,6 +883,33 @@ class _Summarizer:
         found = self._loop_names[id(unit)] = {n: v for n, v in out.items() if n not in python}
         return found
 
+    def _element_names(self, unit) -> dict:
+        """Names bound in `unit` to an element of an indexed value only (`n = counts[rank]`,
+        `v = table[i, j]`; not a slice, nor a key of a dict; not a name also bound otherwise,
+        `n = int(n)`) -> the values indexed."""
+        found = self._elements_memo.get(id(unit))
+        if found is not None:
+            return found
+        out: dict[str, list] = {}
+        stores: Counter = Counter()
+        for node in _walk(unit.node) if unit.node is not None else ():
+            if type(node) is ast.Name and type(node.ctx) is not ast.Load:
+                stores[node.id] += 1
+            elif type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                if _element(node.value):
+                    out.setdefault(node.targets[0].id, []).append(node.value.value)
+        found = self._elements_memo[id(unit)] = {n: v for n, v in out.items() if stores[n] == len(v)}
+        return found
+
+    def _element_flows(self, target: tuple, arg, unit, line: int) -> None:
+        """`f(counts[rank])`, or a name bound to such an element: what is indexed flows to
+        `target` (an "element" relay, read by `_loop_numbers` for number parameters)."""
+        if _element(arg):
+            self._flow(target, arg.value, unit, line)
+        elif type(arg) is ast.Name:
+            for indexed in self._element_names(unit).get(arg.id, ()):
+                self._flow(target, indexed, unit, line)
+
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
         if type(func) is ast.Name:
@@ -912,6 +942,7 @@ class _Summarizer:
             if type(arg) is ast.Starred:
                 break
             self._flow(("P", key, position), arg, unit, call.lineno, tuple(("QP", r, position) for r in refs))
+            self._element_flows(("EP", key, position), arg, unit, call.lineno)
             if type(arg) is ast.Name and arg.id in loops:
                 for iterable in loops[arg.id]:
                     self._flow(("LP", key, position), iterable, unit, call.lineno)
@@ -923,6 +954,7 @@ class _Summarizer:
         for kw in call.keywords:
             if kw.arg is not None:
                 self._flow(("p", key, kw.arg), kw.value, unit, call.lineno, tuple(("Qp", r, kw.arg) for r in refs))
+                self._element_flows(("Ep", key, kw.arg), kw.value, unit, call.lineno)
                 if type(kw.value) is ast.Name and kw.value.id in loops:
                     for iterable in loops[kw.value.id]:
                         self._flow(("Lp", key, kw.arg), iterable, unit, call.lineno)
@@ -951,6 +983,23 @@ class _Summarizer:
             return None
         name = places.resolved_name(func.id, self.imports)
         return name if self.recorder.is_class(name) else None
+
+
+def _element(expr) -> bool:
+    """`t[i]`, `t[i, j]`, `t[-1]`: one element of a tensor indexed by numbers (not a slice,
+    a list or a string key)."""
+    if type(expr) is not ast.Subscript:
+        return False
+    index = expr.slice
+    parts = index.elts if type(index) is ast.Tuple else (index,)
+    for part in parts:
+        kind = type(part)
+        if kind is ast.Constant:
+            if type(part.value) is not int:
+                return False
+        elif kind not in (ast.Name, ast.BinOp, ast.UnaryOp, ast.Attribute):
+            return False
+    return True
 
 
 def _device_kernel(func) -> bool:
@@ -1605,15 +1654,17 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
         elif target[0] == "p":
             if target[1] in signatures:
                 flows.append((target, local, symbols, where))
-        elif target[0] in ("LP", "Lp", "SP", "Sp"):
+        elif target[0] in ("LP", "Lp", "EP", "Ep", "SP", "Sp"):
             _, function, slot = target
-            out = loop_flows if target[0][0] == "L" else own_flows
+            out = own_flows if target[0][0] == "S" else loop_flows
+            # An element of what is indexed (`EP`) is one only where that is surely a tensor.
+            how = (ELEMENT,) if target[0][0] == "E" else ()
             if target[0][1] == "p":
-                out.append((("p", function, slot), local, _bare(symbols), where))
+                out.append((("p", function, slot), local, _bare(symbols), where, *how))
             else:
                 name = _agreed_parameter(signatures.get(function, ()), slot)
                 if name is not None:
-                    out.append((("p", function, name), local, _bare(symbols), where))
+                    out.append((("p", function, name), local, _bare(symbols), where, *how))
         elif target[0] == "rt":
             tupled.add(("r", target[1]))
             flows.append((("r", target[1]), local, symbols, where))
@@ -2034,13 +2085,17 @@ def _loop_numbers(own_flows, loop_flows, value, tensors) -> dict[tuple, tuple[in
     method of its own object (`self._get_variance(timestep, prev_timestep)`). Where the
     annotation and the callers disagree the value may be either: (DEVICE | SCALAR)."""
     found: dict[tuple, tuple[int, str]] = {}
-    for target, local, symbols, where in loop_flows:
+    for target, local, symbols, where, *how in loop_flows:
         if target in found or ("n", *target[1:]) not in tensors:
             continue
         mask = local
         for symbol in symbols:
             mask |= value.get(symbol, 0)
-        if mask & DEVICE:
+        if how:  # `f(counts[rank])`: what is indexed must be a device tensor, and nothing else
+            if mask & PLACES == DEVICE:
+                found[target] = (DEVICE | SCALAR, f"{_what(target)} is annotated a number, but a caller passes it an "
+                                                  f"element of a device tensor ({where})")
+        elif mask & DEVICE:
             found[target] = (DEVICE | SCALAR, f"{_what(target)} is annotated a number, but a caller passes it the "
                                               f"element of a loop over a tensor that may be on the device ({where})")
     changed = bool(found)
@@ -2409,8 +2464,8 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
 
 _STATE_VERSION = "state-3"
 _MAX_INCREMENTAL_TARGETS = 4000
-_CALL_TARGETS = ("P", "p", "LP", "Lp", "SP", "Sp", "AP")
-_RELAY_TARGETS = ("LP", "Lp", "SP", "Sp")
+_CALL_TARGETS = ("P", "p", "LP", "Lp", "EP", "Ep", "SP", "Sp", "AP")
+_RELAY_TARGETS = ("LP", "Lp", "EP", "Ep", "SP", "Sp")
 
 
 def _contributions(path: str, summary: tuple) -> tuple:
@@ -2485,7 +2540,7 @@ def _save_state(folder: str, tag: str, state: dict, digests: dict, facts: Facts)
         (vendored_names if vend else names).update(nm)
     toff = by_target[0]
     typed = {(k[1], k[2]): toff[i + 1] - toff[i] for i, k in enumerate(keys) if k[0] == "A" and toff[i + 1] > toff[i]}
-    relayed = {t for t, *_ in (*loop_flows, *own_flows)} | {s for _, _, symbols, _ in (*loop_flows, *own_flows) for s in symbols}
+    relayed = {t for t, *_ in (*loop_flows, *own_flows)} | {s for _, _, symbols, *_ in (*loop_flows, *own_flows) for s in symbols}
     blob = (
         _STATE_VERSION, tuple(paths), tuple(digests[p] for p in paths), tuple(keys),
         tuple(a.tobytes() for a in (ftgt, floc, fsym, fsoff, fpath, findex, file_off, *by_target, *readers, values, plain)),
