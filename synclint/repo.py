@@ -10,7 +10,10 @@ whole repository:
   (fields are keyed by name: one that is also given host data, a list or a Python value
   anywhere is not placed); one only ever assigned host data is a host field;
 - a parameter every call site of which that can be placed passes a device tensor is a device
-  parameter (calls resolve by name: `f(...)`, `obj.f(...)`, `Cls(...)` for `Cls.__init__`);
+  parameter (calls resolve by name: `f(...)`, `obj.f(...)`, `Cls(...)` for `Cls.__init__`;
+  and through the class of the object where the code says it, a method alias such as
+  `self.update = self.update_windowed` included); a method reads its own parameters through
+  its class (`_MethodParams`);
 - a function whose every placeable `return` gives a device (host) tensor returns one.
 
 Each summary is computed by the screen's `ast` evaluator (synclint/screen/places.py), the
@@ -61,7 +64,7 @@ from synclint.analysis import coldcode, guards
 from synclint.analysis.platform_words import host_class
 from synclint.apis import torch_api as api
 from synclint.screen import places
-from synclint.screen.facts import FactReader, function_key
+from synclint.screen.facts import FactReader, function_key, param_key
 
 DEVICE, HOST, NUMPY, LIST, CPU = places.DEVICE, places.HOST, places.NUMPY, places.LIST, places.CPU
 SCALAR = 1 << 5  # a Python scalar or string: the index's own bit (the screen never needs it)
@@ -77,7 +80,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-11"
+INDEX_VERSION = "repo-index-12"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -152,6 +155,7 @@ def _class_info(tree: ast.Module, imports) -> tuple:
     a function's from `-> Cls`, a classmethod's from the `cls(...)` / `Cls(...)` it returns."""
     classes, field_types, returns = [], [], []
     registries = _registries(tree, imports)
+    values = _module_values(tree)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found = places.annotation_class(node.returns, imports) if node.returns is not None else None
@@ -177,8 +181,95 @@ def _class_info(tree: ast.Module, imports) -> tuple:
                     field_types.append((name, member.target.id + places.ELEMENTS, elements))
             elif isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _method_info(name, member, imports, field_types, returns, registries)
+        field_types.extend((name, field + ALIAS, ",".join(refs)) for field, refs in _method_aliases(node, imports, values).items())
         classes.append((name, bases, tuple(fields)))
     return tuple(classes), tuple(field_types), tuple(returns)
+
+
+# `Cls.f()`: the field types' key for what a method alias `self.f = self.g` makes `obj.f(...)` run.
+ALIAS = "()"
+# The mark of a relay flow that passes an element of an indexed value (`f(counts[rank])`).
+ELEMENT = "element"
+
+
+def _module_values(tree: ast.Module) -> frozenset[str]:
+    """Names a module binds by assignment (values, not functions)."""
+    out = set()
+    for node in tree.body:
+        for target in node.targets if type(node) is ast.Assign else (node.target,) if type(node) is ast.AnnAssign else ():
+            out.update(n.id for n in _walk(target) if type(n) is ast.Name)
+    return frozenset(out)
+
+
+def _method_aliases(cls: ast.ClassDef, imports, values: frozenset) -> dict[str, list[str]]:
+    """The fields a class's methods bind to a function, so that `obj.f(...)` runs it: `self.f =
+    self.g` (a bound method of the object: `self.g`, resolved in the solve against the class
+    of the object called), `self.f = helper` (a function by name; `mod>helper` where it is
+    imported from a module of the repository), also wrapped in `torch.compile(...)`. A
+    dispatch set in `__init__` (`if windowed: self.update = self.update_windowed` ... `else:
+    self.update = self.update_plain`) gives each. None for `self.f = self.x` where `x` is a
+    field the class writes (a value, not a method), a local or a parameter, a class, a
+    library function or a module-level value."""
+    methods, written = set(), set()
+    bodies = []
+    for member in cls.body:
+        if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            methods.add(member.name)
+            bodies.append(member)
+        elif isinstance(member, ast.Assign):
+            written.update(t.id for t in member.targets if type(t) is ast.Name)
+        elif isinstance(member, ast.AnnAssign) and type(member.target) is ast.Name:
+            written.add(member.target.id)
+    pairs = []
+    for func in bodies:
+        local = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+        if func.args.vararg:
+            local.add(func.args.vararg.arg)
+        if func.args.kwarg:
+            local.add(func.args.kwarg.arg)
+        for node in _walk(func):
+            kind = type(node)
+            if kind is ast.Name and type(node.ctx) is ast.Store:
+                local.add(node.id)
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef) and node is not func:
+                local.add(node.name)
+            elif kind in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+                for target in node.targets if kind is ast.Assign else (node.target,):
+                    if type(target) is ast.Attribute and places.is_self_name(target.value):
+                        written.add(target.attr)
+                        if kind is ast.Assign:
+                            pairs.append((target.attr, node.value, local))
+    out: dict[str, list[str]] = {}
+    for field, value, local in pairs:
+        pending = [value]
+        while pending:
+            value = pending.pop()
+            if type(value) is ast.IfExp:  # `self.pick = self.pick_greedy if greedy else self.pick_top_p`
+                pending += (value.orelse, value.body)
+                continue
+            if type(value) is ast.Call and _torch_compile(value.func, imports) and value.args:
+                value = value.args[0]  # `torch.compile(self._forward)` runs `_forward`
+            ref = None
+            if type(value) is ast.Attribute and places.is_self_name(value.value):
+                if value.attr != field and (value.attr in methods or value.attr not in written):
+                    ref = "self." + value.attr
+            elif type(value) is ast.Name and value.id not in local and value.id not in values and not value.id[:1].isupper():
+                quals = imports.get(value.id)
+                if quals:
+                    top = min(quals).split(".", 1)[0]
+                    ref = None if top in _EXTERNAL else f"{top}>{places.resolved_name(value.id, imports)}"
+                else:
+                    ref = value.id
+            if ref is not None and ref not in out.setdefault(field, []):
+                out[field].append(ref)
+    return {field: refs for field, refs in out.items() if refs}
+
+
+def _torch_compile(func, imports) -> bool:
+    """`torch.compile` (through the imports: `import torch as th`, `from torch import compile`)."""
+    if type(func) is ast.Attribute and func.attr == "compile" and type(func.value) is ast.Name:
+        return any(q == "torch" for q in imports.get(func.value.id, ()))
+    return type(func) is ast.Name and any(q == "torch.compile" for q in imports.get(func.id, ()))
 
 
 # `ast.walk` and `ast.iter_child_nodes`, in the same order, at about twice the speed (a
@@ -328,7 +419,7 @@ class _Recorder(_Types, places.NoRepository):
         return convention(name) or self._symbol(("A", cls, name))
 
     def passed(self, mask: int, func, func_unit, call, place) -> int:
-        key = function_key(func, func_unit)
+        key = param_key(func, func_unit)
         args = func.args
         params = [a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls")]
         rest = mask >> 6
@@ -502,6 +593,7 @@ class _Summarizer:
         # (caller, callee): the call graph (`_callees`), and ("", function) for each function defined
         self.edges: set[tuple] = set()
         self._loop_names: dict[int, dict] = {}  # unit -> loop element names -> what their loops iterate
+        self._elements_memo: dict[int, dict] = {}  # unit -> names bound to an element -> what is indexed
         self._fields_memo: dict[int, frozenset] = {}
 
     def _flow(self, target: tuple, value, unit, line: int, more: tuple = ()) -> None:
@@ -595,6 +687,8 @@ class _Summarizer:
                     self.tensors.append(("p", qualified, a.arg))
             elif a.annotation is not None and _number_annotation(a.annotation):
                 self.tensors.append(("n", key, a.arg))  # declared a Python number
+                if qualified:
+                    self.tensors.append(("n", qualified, a.arg))
         if func.returns is not None and places.tensor_annotation(func.returns):
             self.tensors.append(("r", key))
         names = params + tuple(a.arg for a in args.kwonlyargs)
@@ -789,6 +883,33 @@ class _Summarizer:
         found = self._loop_names[id(unit)] = {n: v for n, v in out.items() if n not in python}
         return found
 
+    def _element_names(self, unit) -> dict:
+        """Names bound in `unit` to an element of an indexed value only (`n = counts[rank]`,
+        `v = table[i, j]`; not a slice, nor a key of a dict; not a name also bound otherwise,
+        `n = int(n)`) -> the values indexed."""
+        found = self._elements_memo.get(id(unit))
+        if found is not None:
+            return found
+        out: dict[str, list] = {}
+        stores: Counter = Counter()
+        for node in _walk(unit.node) if unit.node is not None else ():
+            if type(node) is ast.Name and type(node.ctx) is not ast.Load:
+                stores[node.id] += 1
+            elif type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                if _element(node.value):
+                    out.setdefault(node.targets[0].id, []).append(node.value.value)
+        found = self._elements_memo[id(unit)] = {n: v for n, v in out.items() if stores[n] == len(v)}
+        return found
+
+    def _element_flows(self, target: tuple, arg, unit, line: int) -> None:
+        """`f(counts[rank])`, or a name bound to such an element: what is indexed flows to
+        `target` (an "element" relay, read by `_loop_numbers` for number parameters)."""
+        if _element(arg):
+            self._flow(target, arg.value, unit, line)
+        elif type(arg) is ast.Name:
+            for indexed in self._element_names(unit).get(arg.id, ()):
+                self._flow(target, indexed, unit, line)
+
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
         if type(func) is ast.Name:
@@ -821,6 +942,7 @@ class _Summarizer:
             if type(arg) is ast.Starred:
                 break
             self._flow(("P", key, position), arg, unit, call.lineno, tuple(("QP", r, position) for r in refs))
+            self._element_flows(("EP", key, position), arg, unit, call.lineno)
             if type(arg) is ast.Name and arg.id in loops:
                 for iterable in loops[arg.id]:
                     self._flow(("LP", key, position), iterable, unit, call.lineno)
@@ -832,6 +954,7 @@ class _Summarizer:
         for kw in call.keywords:
             if kw.arg is not None:
                 self._flow(("p", key, kw.arg), kw.value, unit, call.lineno, tuple(("Qp", r, kw.arg) for r in refs))
+                self._element_flows(("Ep", key, kw.arg), kw.value, unit, call.lineno)
                 if type(kw.value) is ast.Name and kw.value.id in loops:
                     for iterable in loops[kw.value.id]:
                         self._flow(("Lp", key, kw.arg), iterable, unit, call.lineno)
@@ -860,6 +983,23 @@ class _Summarizer:
             return None
         name = places.resolved_name(func.id, self.imports)
         return name if self.recorder.is_class(name) else None
+
+
+def _element(expr) -> bool:
+    """`t[i]`, `t[i, j]`, `t[-1]`: one element of a tensor indexed by numbers (not a slice,
+    a list or a string key)."""
+    if type(expr) is not ast.Subscript:
+        return False
+    index = expr.slice
+    parts = index.elts if type(index) is ast.Tuple else (index,)
+    for part in parts:
+        kind = type(part)
+        if kind is ast.Constant:
+            if type(part.value) is not int:
+                return False
+        elif kind not in (ast.Name, ast.BinOp, ast.UnaryOp, ast.Attribute):
+            return False
+    return True
 
 
 def _device_kernel(func) -> bool:
@@ -1189,7 +1329,17 @@ class Facts:
         return convention(name) or self._mask(("a", name))
 
     def param(self, function: str, name: str) -> int:
-        return convention(name) or self._mask(("p", function, name))
+        named = convention(name)
+        if named or "." not in function:
+            return named or self._mask(("p", function, name))
+        # A method's parameter (`Cls.method`), as the analysis asks it (analysis/flow.py
+        # `_param_fact`): what the calls through its class pass, else those of its name,
+        # unless many unrelated classes define a method of that name.
+        if self.get(("p", function, name)) is not None:
+            return self._mask(("p", function, name))
+        method = function.rpartition(".")[2]
+        crowded = self._recorded(("K", method), method in self.crowded)
+        return 0 if crowded else self._mask(("p", method, name))
 
     def ret(self, function: str) -> int:
         return self._mask(("r", function))
@@ -1457,15 +1607,16 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     tupled: set[tuple] = set()  # results that are tuples of values: joined, never a fact
     loop_flows: list[tuple] = []  # the element of a loop passed as an argument
     own_flows: list[tuple] = []  # an argument of a call of the object's own method (`self.f(x)`)
-    qualified = _QualifiedCalls(types, signatures)
+    qualified = _QualifiedCalls(types, signatures, summaries)
     for path, (summary_flows, *_) in summaries.items():
         _file_flows(path, summary_flows, signatures, fields_of, flows, tupled, loop_flows, own_flows, qualified)
     # A field read through a class (`("A", cls, x)`) reads what that class, its bases and its
     # subclasses are given, or what the name is given where none of them is: the symbols
     # it stands for, fixed before the solve.
     family = _Family(types, {(t[1], t[2]) for t, *_ in flows if t[0] == "A"})
+    reads = _MethodParams({t for t, *_ in flows if t[0] == "p" and "." in t[1]})
     expanded: dict[tuple, tuple] = {}
-    flows = [(target, local, _expand(symbols, expanded, family) if symbols else symbols, where) for target, local, symbols, where in flows]
+    flows = [(target, local, _expand(symbols, expanded, family, reads) if symbols else symbols, where) for target, local, symbols, where in flows]
     return flows, tensors, tupled, loop_flows, own_flows, types, signatures, calls, fields_of, expanded, family
 
 
@@ -1476,7 +1627,14 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
         where = (path, index)
         if target[0] in ("QP", "Qp"):
             _, ref, slot = target
-            for function in qualified.methods_of(ref) if qualified is not None else ():
+            if qualified is None:
+                continue
+            # A function reached through a method alias (`obj.update(x)` with `self.update =
+            # self.update_windowed`) is also given the argument by its own name, as the call
+            # `obj.update_windowed(x)` the alias stands for would (the body of a function reads
+            # its parameters by that name).
+            aliased = tuple(f.rpartition(".")[2] for f in qualified.graph.aliased_by(ref))
+            for function in (*qualified.methods_of(ref), *dict.fromkeys(aliased)):
                 for params in sorted(signatures.get(function, ())):
                     if target[0] == "Qp":
                         if slot in params:
@@ -1493,15 +1651,17 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
         elif target[0] == "p":
             if target[1] in signatures:
                 flows.append((target, local, symbols, where))
-        elif target[0] in ("LP", "Lp", "SP", "Sp"):
+        elif target[0] in ("LP", "Lp", "EP", "Ep", "SP", "Sp"):
             _, function, slot = target
-            out = loop_flows if target[0][0] == "L" else own_flows
+            out = own_flows if target[0][0] == "S" else loop_flows
+            # An element of what is indexed (`EP`) is one only where that is surely a tensor.
+            how = (ELEMENT,) if target[0][0] == "E" else ()
             if target[0][1] == "p":
-                out.append((("p", function, slot), local, symbols, where))
+                out.append((("p", function, slot), local, _bare(symbols), where, *how))
             else:
                 name = _agreed_parameter(signatures.get(function, ()), slot)
                 if name is not None:
-                    out.append((("p", function, name), local, symbols, where))
+                    out.append((("p", function, name), local, _bare(symbols), where, *how))
         elif target[0] == "rt":
             tupled.add(("r", target[1]))
             flows.append((("r", target[1]), local, symbols, where))
@@ -1517,12 +1677,14 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
 class _QualifiedCalls:
     """The methods (`Cls.m`) a call reaches, as the call graph resolves it (`_CallGraph`):
     through the class the code says (`self.m()`, a typed object, `self.sub(x)` to the class
-    field `sub` holds), else every method of the name where few class families define it.
+    field `sub` holds, the functions a method alias binds the field `m` to), else every method
+    of the name where few class families define it.
     A method's parameters are then given what these calls pass, and not what calls of every
     other method of its name pass (those go to the name, `("p", m, x)`, as before)."""
 
-    def __init__(self, types, names) -> None:
+    def __init__(self, types, names, paths=()) -> None:
         self.graph = _CallGraph(types)
+        self.graph.add_modules(paths)  # `mod>f`: a function a method alias binds, imported from `mod`
         for name in names:
             cls, _, method = name.rpartition(".")
             if cls:
@@ -1538,23 +1700,80 @@ class _QualifiedCalls:
             targets, name = self.graph.resolve(ref)
             if not targets and name and self.graph._few(name):
                 targets = tuple(f"{cls}.{name}" for cls in sorted(self.graph.methods.get(name, ())))
-            found = self.memo[ref] = tuple(t for t in targets if "." in t)
+            found = self.memo[ref] = targets
         return found
 
+    def aliased_functions(self) -> frozenset[str]:
+        """The functions (not methods) a method alias binds (`self.act = helper`): their
+        parameters are given what the calls of the alias pass."""
+        out = set()
+        for (_, name), refs in self.graph.types.field_types.items():
+            if name.endswith(ALIAS) and refs:
+                out.update(r.rpartition(">")[2] for r in refs.split(",") if not r.startswith("self."))
+        return frozenset(out)
 
-def _expand(symbols: tuple, expanded: dict, family) -> tuple:
+
+def _expand(symbols: tuple, expanded: dict, family, reads: _MethodParams | None = None) -> tuple:
     """The symbols a flow reads, a field read through a class (`("A", cls, x)`) replaced by
-    the fields of its family it stands for (memoised in `expanded`)."""
+    the fields of its family it stands for, and a method's own parameter (`("p", "Cls.m",
+    x)`) by what `_MethodParams` says it reads (memoised in `expanded`)."""
     out = []
     for symbol in symbols:
-        if symbol[0] != "A":
-            out.append(symbol)
-            continue
         keys = expanded.get(symbol)
         if keys is None:
-            keys = expanded[symbol] = family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
+            if symbol[0] == "A":
+                keys = family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
+            elif symbol[0] == "p" and reads is not None and "." in symbol[1]:
+                keys = reads.keys(symbol)
+            else:
+                out.append(symbol)
+                continue
+            expanded[symbol] = keys
         out.extend(keys)
     return tuple(dict.fromkeys(out))
+
+
+class _MethodParams:
+    """What a method reads its own parameter `x` as (`("p", "Cls.m", x)`): what the calls
+    that reach `Cls.m` through its class pass, where some do (as the analysis asks the index
+    first, analysis/flow.py `_param_fact`; before, the `hidden_states` a logits head's
+    `forward` passed on joined what every `forward` of the repository is given); else, as
+    before, what the calls of the name `m` pass. (Reading nothing where many unrelated
+    classes define an `m`, as the analysis does for a method's own parameter, also dropped
+    the Python values and numpy arrays those joins bring, which let a tensor method resolve
+    a name also given host tensors: on vLLM's v1 it lost 8 default findings, 5 of them true.)"""
+
+    def __init__(self, targets: set) -> None:
+        self.targets = targets
+
+    def keys(self, symbol: tuple) -> tuple:
+        if symbol in self.targets:
+            return (symbol,)
+        return (("p", symbol[1].rpartition(".")[2], symbol[2]),)
+
+
+class _SolvedTargets:
+    """The targets the last full solve's flows give something (its state: key ids and the
+    offsets of each key's flows), as a set."""
+
+    def __init__(self, ids: dict, offsets) -> None:
+        self.ids, self.offsets = ids, offsets
+
+    @staticmethod
+    def count(ids: dict, offsets, key: tuple) -> int:
+        k = ids.get(key)
+        return 0 if k is None else offsets[k + 1] - offsets[k]
+
+    def __contains__(self, key: tuple) -> bool:
+        return self.count(self.ids, self.offsets, key) > 0
+
+
+def _bare(symbols: tuple) -> tuple:
+    """A method's own parameters (`("p", "Cls.m", x)`) by the method's name: the relay of
+    loop elements and number parameters keys parameters so."""
+    if not any(s[0] == "p" and "." in s[1] for s in symbols):
+        return symbols
+    return tuple(dict.fromkeys(("p", s[1].rpartition(".")[2], s[2]) if s[0] == "p" and "." in s[1] else s for s in symbols))
 
 
 def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions) -> tuple:
@@ -1567,6 +1786,7 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
     # result of a function whose name few functions share (not `forward`'s `x` of every
     # model, nor a field keyed by its name alone).
     voters = {t for t in tensors if t[0] == "A" or (t[0] in ("p", "r") and _votes(definitions.get(t[1], 0)))}
+    voters |= _passed_on(flows, voters, tensors, definitions)
     value, dominant = _dominant(flows, value, voters)
     # The example an explanation cites: the first flow (in file order) that gives the target
     # a device tensor alone, else the first that gives it one.
@@ -1900,6 +2120,27 @@ def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict
     return value, pinned
 
 
+def _passed_on(flows: list, voters: set, tensors, definitions) -> set:
+    """Parameters a function passes on as they are to a parameter declared a tensor
+    (`def gather_logprobs(logprobs, ids): return gather_logprobs_raw(logprobs, ids)` with
+    `gather_logprobs_raw(logprobs: torch.Tensor, ...)`): the code says they hold a tensor too,
+    so they vote as declared tensors do (`_dominant`), through chains of such wrappers. Not
+    a parameter declared a number, nor one of a name many functions share."""
+    relays = [(target, symbols[0]) for target, local, symbols, _ in flows
+              if not local and len(symbols) == 1 and target[0] == "p" and symbols[0][0] == "p"]
+    found: set = set()
+    known = set(voters)
+    changed = True
+    while changed:
+        changed = False
+        for target, symbol in relays:
+            if target in known and symbol not in known and ("n", *symbol[1:]) not in tensors and _votes(definitions.get(symbol[1], 0)):
+                known.add(symbol)
+                found.add(symbol)
+                changed = True
+    return found
+
+
 def _votes(namesakes: int) -> bool:
     """Whether the parameters and result of a function whose name `namesakes` functions
     of the repository have are put to the vote of `_dominant`."""
@@ -1935,13 +2176,17 @@ def _loop_numbers(own_flows, loop_flows, value, tensors, lines) -> tuple[dict, d
     Returns (facts, cites): cites is each fact's reason less its citation, and the flow
     (path, index) it cites, so that an edit that moves that flow can cite it again."""
     cites: dict[tuple, tuple[str, tuple]] = {}
-    for target, local, symbols, where in loop_flows:
+    for target, local, symbols, where, *how in loop_flows:
         if target in cites or ("n", *target[1:]) not in tensors:
             continue
         mask = local
         for symbol in symbols:
             mask |= value.get(symbol, 0)
-        if mask & DEVICE:
+        if how:  # `f(counts[rank])`: what is indexed must be a device tensor, and nothing else
+            if mask & PLACES == DEVICE:
+                cites[target] = (f"{_what(target)} is annotated a number, but a caller passes it an "
+                                 f"element of a device tensor", where)
+        elif mask & DEVICE:
             cites[target] = (f"{_what(target)} is annotated a number, but a caller passes it the "
                              f"element of a loop over a tensor that may be on the device", where)
     changed = bool(cites)
@@ -2316,8 +2561,8 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
 
 _STATE_VERSION = "state-3"
 _MAX_INCREMENTAL_TARGETS = 4000
-_CALL_TARGETS = ("P", "p", "LP", "Lp", "SP", "Sp", "AP")
-_RELAY_TARGETS = ("LP", "Lp", "SP", "Sp")
+_CALL_TARGETS = ("P", "p", "LP", "Lp", "EP", "Ep", "SP", "Sp", "AP")
+_RELAY_TARGETS = ("LP", "Lp", "EP", "Ep", "SP", "Sp")
 
 
 def _contributions(path: str, summary: tuple) -> tuple:
@@ -2399,7 +2644,7 @@ def _save_state(folder: str, tag: str, state: dict, digests: dict, facts: Facts)
         (vendored_names if vend else names).update(nm)
     toff = by_target[0]
     typed = {(k[1], k[2]): toff[i + 1] - toff[i] for i, k in enumerate(keys) if k[0] == "A" and toff[i + 1] > toff[i]}
-    relayed = {t for t, *_ in (*loop_flows, *own_flows)} | {s for _, _, symbols, _ in (*loop_flows, *own_flows) for s in symbols}
+    relayed = {t for t, *_ in (*loop_flows, *own_flows)} | {s for _, _, symbols, *_ in (*loop_flows, *own_flows) for s in symbols}
     blob = (
         _STATE_VERSION, tuple(paths), tuple(digests[p] for p in paths), tuple(keys),
         tuple(a.tobytes() for a in (ftgt, floc, fsym, fsoff, fpath, findex, file_off, *by_target, *readers, values, plain)),
@@ -2525,11 +2770,18 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     method_names = {name.rpartition(".")[2] for name in signatures if "." in name}
     if any("." in name or name in method_names for name in resigned):
         return None  # a method's signature: the calls resolved through classes (`_QualifiedCalls`) change
-    qualified = _QualifiedCalls(Types(bases, field_types, returns), [name for name in signatures if sigs_now.get(name)])
+    qualified = _QualifiedCalls(Types(bases, field_types, returns), [name for name in signatures if sigs_now.get(name)], paths)
+    if resigned & qualified.aliased_functions():
+        return None  # a function a method alias binds: the calls of the alias resolve differently
     # The changed files' flows, resolved now (their old ones are in the state).
     family = None
+    ids = {k: i for i, k in enumerate(keys)}
+    # A method's parameter is read through its class where calls through the class give it
+    # something (`_MethodParams`): which ones do is as the last full solve found, checked below.
+    reads = _MethodParams(_SolvedTargets(ids, toff))
     new_flows: dict[int, list] = {}
     typed_now = Counter(typed_count)
+    method_params: Counter = Counter()  # flows into `("p", "Cls.m", x)` added (taken away: negative)
     for i in changed:
         out: list = []
         relay: list = []
@@ -2538,16 +2790,22 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         for target, local, symbols, where in out:
             if family is None and any(s[0] == "A" and s not in expanded for s in symbols):
                 family = _Family(Types(bases, field_types, returns), {k for k, n in typed_count.items() if n > 0})
-            resolved.append((target, local, _expand(symbols, expanded, family) if symbols else symbols, where))
+            resolved.append((target, local, _expand(symbols, expanded, family, reads) if symbols else symbols, where))
             if target[0] == "A":
                 typed_now[(target[1], target[2])] += 1
+            elif target[0] == "p" and "." in target[1]:
+                method_params[target] += 1
         new_flows[i] = resolved
         for f in range(file_off[i], file_off[i + 1]):
             t = keys[ftgt[f]]
             if t[0] == "A":
                 typed_now[(t[1], t[2])] -= 1
+            elif t[0] == "p" and "." in t[1]:
+                method_params[t] -= 1
     if {k for k, n in typed_now.items() if n > 0} != {k for k, n in typed_count.items() if n > 0}:
         return None  # the fields of a class family changed: reads through classes resolve differently
+    if any((t in reads.targets) != (n + _SolvedTargets.count(ids, toff, t) > 0) for t, n in method_params.items() if n):
+        return None  # a method's parameter given something through its class now, or nothing: its reads resolve differently
     # Seeds: the targets whose flows in a changed file differ (what they give, their order, the
     # line they cite), and the names declared tensors (tuple results) in one and not the other.
     seeds: set = set()
@@ -2578,7 +2836,6 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
             seeds.add(k)
     # Everything that reads a seed, transitively (through the state's readers and the changed
     # files' new flows).
-    ids = {k: i for i, k in enumerate(keys)}
     stale = {f for i in changed for f in range(file_off[i], file_off[i + 1])}
     new_readers: dict = {}
     for i in changed:
@@ -2705,6 +2962,7 @@ class _CallGraph:
                 self.children.setdefault(parent, []).append(name)
         self.memo: dict[str, tuple] = {}
         self.roots: dict[str, str] = {}
+        self.alias_names: frozenset[str] | None = None  # the fields some method alias binds (`_aliased`)
 
     def graph(self, calls: dict, paths) -> dict:
         """callee -> its callers, from `calls`: callee (as `_Summarizer._callees` writes it)
@@ -2712,10 +2970,7 @@ class _CallGraph:
         function (its `arguments`: the parameters that decide its branches). Also fills
         `self.arguments`: function -> ((caller, arguments), ...) of the calls that reach it,
         for the functions with deciding parameters (synclint/analysis/guards.py)."""
-        for path in paths:
-            parts = path.replace("\\", "/").split("/")
-            self.modules.update(parts[:-1])
-            self.modules.add(parts[-1].rsplit(".", 1)[0])
+        self.add_modules(paths)
         defined = set()
         decisive = set()  # functions (and names) with parameters that decide a branch
         for callee, counts in calls.items():
@@ -2752,6 +3007,13 @@ class _CallGraph:
         self.arguments = {target: tuple(sorted(found)) for target, found in passed.items()}
         return {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in defined or callee[:1] in ".?" and callee[1:] in named}
 
+    def add_modules(self, paths) -> None:
+        """The names of the repository's folders and modules, from its files' paths."""
+        for path in paths:
+            parts = path.replace("\\", "/").split("/")
+            self.modules.update(parts[:-1])
+            self.modules.add(parts[-1].rsplit(".", 1)[0])
+
     def resolve(self, ref: str) -> tuple[tuple, str]:
         """(the functions a call reaches, the name it reaches every definition of, or "")."""
         found = self.memo.get(ref)
@@ -2780,8 +3042,9 @@ class _CallGraph:
             return (found, "") if found else ((), parts[2])
         cls, name = parts
         if name.endswith(_FIELD_CALL):  # `self.sub(x)` of a field the class assigns: what it holds, never by name
-            held = self.types.field_type(cls, name[: -len(_FIELD_CALL)])
-            return (self._of_class(held, "__call__") if held else ()), ""
+            field = name[: -len(_FIELD_CALL)]
+            held = self.types.field_type(cls, field)
+            return (*self._aliased(cls, field), *(self._of_class(held, "__call__") if held else ())), ""
         found = self._of_class(cls, name)
         if not found:
             held = self.types.field_type(cls, name)  # `self.sub(x)`: the object field `sub` holds
@@ -2821,7 +3084,59 @@ class _CallGraph:
         found = self._in_family(cls, name)
         if not found and name == "__call__":
             found = self._in_family(cls, "forward")
-        return found
+        aliased = self._aliased(cls, name)
+        return tuple(dict.fromkeys((*found, *aliased))) if aliased else found
+
+    def aliased_by(self, ref: str) -> tuple:
+        """The functions a call `ref` (`Cls.f`, `Cls.f!`, `Cls.a.f`) reaches through a method
+        alias only (`_aliased`): the calls the alias stands for, `obj.update(x)` for
+        `obj.update_windowed(x)`."""
+        if ">" in ref or ":" in ref or ref[:1] == ".":
+            return ()
+        parts = ref.split(".")
+        if len(parts) == 2:
+            held, name = parts[0], parts[1].removesuffix(_FIELD_CALL)
+        elif len(parts) == 3:
+            held, name = self.types.field_type(parts[0], parts[1]), parts[2]
+        else:
+            return ()
+        if not held:
+            return ()
+        return tuple(dict.fromkeys(t for one in held.split(_CLASS_UNION) for t in self._aliased(one, name)))
+
+    def _aliased(self, cls: str, name: str) -> tuple:
+        """What `obj.<name>(...)` runs for an object of class `cls` where a method of it, of a
+        base or of a subclass binds the field `name` to a function (`_method_aliases`):
+        `self.update = self.update_windowed` makes it run `update_windowed` of the object's
+        class (the nearest definition, and the overrides of its subclasses), `self.act =
+        helper` the function `helper`. Beside a method of that name (a stub that raises), the
+        field set on the object is what runs."""
+        field_types = self.types.field_types
+        bases = self.types.bases
+        if self.alias_names is None:
+            self.alias_names = frozenset(f[: -len(ALIAS)] for _, f in field_types if f.endswith(ALIAS))
+        if name not in self.alias_names or cls not in bases:
+            return ()
+        lineage = self.types._lineage(cls)
+        classes = [(one, cls) for one in lineage]
+        pending, seen = [cls], {cls}
+        while pending and len(seen) < 256:
+            for child in self.children.get(pending.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    pending.append(child)
+                    classes.append((child, child))
+        out = []
+        for one, against in classes:
+            refs = field_types.get((one, name + ALIAS))
+            if not refs:
+                continue
+            for ref in refs.split(","):
+                if ref.startswith("self."):
+                    out.extend(self._in_family(against, ref[5:]))
+                else:
+                    out.extend(t for t in self.resolve(ref)[0] if "." not in t)
+        return tuple(dict.fromkeys(out))
 
     def _in_family(self, cls: str, name: str, overrides: bool = True) -> tuple:
         """The nearest `name` in `cls` and its bases, and (`overrides`) those of its

@@ -102,7 +102,7 @@ class FlowWalker:
                         self.candidates[name] = param
             if value is not None and value.is_(Place.SCALAR) and param.annotation is not None:
                 # Annotated a number: a caller may still pass a 0-dim device tensor (the
-                # element of a loop over a device tensor); the repository says so.
+                # element of a loop over a device tensor, or `counts[rank]`); the repository says so.
                 found = repo.param_fact(_function_key(func, self.chain), name)
                 if found is not None and found[0] == repo.DEVICE | repo.SCALAR:
                     value = join(value, placed(Place.DEVICE, MEDIUM, param, found[1]))

@@ -33,8 +33,9 @@ class TensorAsPythonNumber(Rule):
     - indices: `weight[t]` where `t` is a 0-dim device tensor (an element `lens[i]` of a 1-D
       tensor, a whole reduction `scores.argmax()`, the element of a loop over a 1-D tensor,
       `row[0]` of a row of `nonzero()`, or a parameter annotated `int`/`float` to which a
-      caller in the repository passes the element of a loop over a device tensor), read or
-      written, whether the indexed tensor is on the device or the host.
+      caller in the repository passes the element of a loop over a device tensor or an
+      element `counts[rank]` of one), read or written, whether the indexed tensor is on the
+      device or the host.
     Which arguments are read as numbers is a table (`synclint/apis/torch_api.py`).
     `range(t)` and `int(t)` are SL203's, slice bounds `x[:t]` SL304's.
 

@@ -388,7 +388,7 @@ class FactReader:
         positional = [*args.posonlyargs, *args.args]
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         pairs = [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
-        key = function_key(func, unit) if type(func) is not ast.Lambda else None
+        key = param_key(func, unit) if type(func) is not ast.Lambda else None
         names = {arg.arg for arg, _ in pairs}
         for arg, default in pairs:
             name = arg.arg
@@ -484,6 +484,15 @@ def function_key(func, unit: Unit) -> str:
     if func.name == "__init__" and unit.owner is not None and unit.node is func:
         return unit.owner.header.node.name
     return func.name
+
+
+def param_key(func, unit: Unit) -> str:
+    """The name a function's own parameters are read by: `Cls.method` for a method of a
+    module-level class (not `__init__`), as the analysis asks the repository first
+    (synclint/analysis/flow.py `_param_fact`); else `function_key`."""
+    if unit.method and unit.node is func and unit.owner is not None and func.name != "__init__":
+        return f"{unit.owner.header.node.name}.{func.name}"
+    return function_key(func, unit)
 
 
 def collect_defines(stmt: ast.stmt, out: set[str]) -> None:

@@ -1,0 +1,158 @@
+"""A parameter annotated a Python number to which a caller passes one element of a device
+tensor (`local_token_count(..., per_dp=self.group_tokens_gpu[group])`) may hold a
+0-dim device tensor: where PyTorch reads it as a number (a `clamp` bound beside a Python
+bound, a size) the value is read back (synclint/repo.py `_loop_numbers`, element relays)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
+
+from synclint import repo, runner
+from synclint.config import Settings
+
+# A data-parallel batch whose per-rank token counts live on the device, and the helper that
+# turns the global count of real tokens into this rank's count.
+BATCH = """\
+    from dataclasses import dataclass
+    from typing import List, Optional
+
+    import torch
+
+    from pkg.parallel import get_shard_rank, get_shard_count
+
+
+    def local_token_count(global_count: torch.Tensor, tokens_per_group: int) -> torch.Tensor:
+        shard = get_shard_rank()
+        shards = get_shard_count()
+        tokens_per_shard = tokens_per_group // shards
+        return torch.clamp(global_count - tokens_per_shard * shard, 0, tokens_per_shard)
+
+
+    @dataclass
+    class StepBatch:
+        group_tokens_cpu: Optional[List[int]] = None
+        group_tokens_gpu: Optional[torch.Tensor] = None
+        real_token_count: Optional[torch.Tensor] = None
+
+        def localize_for_shard(self, group: int, gathered: bool) -> None:
+            if gathered:
+                tokens_per_group = self.group_tokens_gpu[group]
+            else:
+                tokens_per_group = self.group_tokens_gpu[0]
+            self.real_token_count = local_token_count(self.real_token_count, tokens_per_group=tokens_per_group)
+    """
+
+PARALLEL = """\
+    def get_shard_rank() -> int:
+        return 0
+
+
+    def get_shard_count() -> int:
+        return 1
+    """
+
+# The graph runner's caller passes a Python number.
+BUFFERS = """\
+    import torch
+
+    from pkg.batch import local_token_count
+
+
+    class GraphBuffers:
+        def __init__(self, max_bs: int):
+            self.real_token_count = torch.zeros(1, dtype=torch.int32, device="cuda")
+
+        def replay_prepare(self, batch, bs: int, num_tokens_per_bs: int):
+            local = local_token_count(batch.real_token_count, bs * num_tokens_per_bs)
+            self.real_token_count.copy_(local)
+    """
+
+CLAMP_ROW = 13
+
+
+def _findings(root, name: str, **settings):
+    run = runner.lint_paths([root / name], Settings(**settings), jobs=1, use_cache=False)
+    return [(v.location.row, v.code) for v in run.violations]
+
+
+def _files(batch: str = BATCH) -> dict[str, str]:
+    return {"pkg/__init__.py": "", "pkg/parallel.py": PARALLEL, "pkg/batch.py": batch, "pkg/buffers.py": BUFFERS}
+
+
+def test_a_number_parameter_given_an_element_of_a_device_tensor(tmp_path):
+    assert "torch.clamp" in textwrap.dedent(BATCH).splitlines()[CLAMP_ROW - 1]
+    root = project(tmp_path, _files())
+    # `torch.clamp(..., 0, tokens_per_shard)`: a Python bound beside a 0-dim device bound.
+    assert (CLAMP_ROW, "SL208") in _findings(root, "pkg/batch.py")
+    facts = repo.build(root, use_cache=False)
+    mask, reason = facts.values[("p", "local_token_count", "tokens_per_group")]
+    assert mask == repo.DEVICE | repo.SCALAR
+    assert "a caller passes it an element of a device tensor" in reason
+    # Without the index the annotation is all there is.
+    assert (CLAMP_ROW, "SL208") not in _findings(root, "pkg/batch.py", repository_index=False)
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        # The host copy of the counts: a Python list.
+        "self.group_tokens_cpu[group]",
+        # A row of the counts held in a dict of Python numbers, by its key.
+        'self.limits["decode"]',
+        # A Python list built here.
+        "[n for n in self.group_tokens_cpu][group]",
+        # A slice is no element (and no number: a caller passing one is not followed).
+        "self.group_tokens_gpu[:1]",
+    ],
+)
+def test_elements_of_host_data_or_slices_stay_quiet(tmp_path, element):
+    batch = BATCH.replace("tokens_per_group = self.group_tokens_gpu[group]", f"tokens_per_group = {element}")
+    batch = batch.replace("tokens_per_group = self.group_tokens_gpu[0]", f"tokens_per_group = {element}")
+    root = project(tmp_path, _files(batch))
+    assert (CLAMP_ROW, "SL208") not in _findings(root, "pkg/batch.py")
+    found = repo.build(root, use_cache=False).values.get(("p", "local_token_count", "tokens_per_group"))
+    assert found is None or not found[0] & repo.DEVICE
+
+
+def test_an_element_of_a_tensor_that_may_be_on_the_host_says_nothing(tmp_path):
+    # The counts are a device tensor on one path and a host tensor on another: its element
+    # is no sure 0-dim device tensor (a loop's element would be; an indexed one is not).
+    counts = """\
+        def gather_counts(self, counts: List[int], device):
+            self.token_counts = torch.tensor(counts).to(device, non_blocking=True)
+
+        def use_host_counts(self, counts: List[int]):
+            self.token_counts = torch.tensor(counts)
+
+"""
+    batch = BATCH.replace("        def localize_for_shard(", counts + "        def localize_for_shard(")
+    batch = batch.replace("self.group_tokens_gpu[", "self.token_counts[")
+    root = project(tmp_path, _files(batch))
+    assert ("p", "local_token_count", "tokens_per_group") not in repo.build(root, use_cache=False).values
+    # Given only the device copy, the same element is one.
+    root = project(tmp_path / "device", _files(batch.replace("self.token_counts = torch.tensor(counts)\n", "return\n")))
+    assert repo.build(root, use_cache=False).values[("p", "local_token_count", "tokens_per_group")][0] == repo.DEVICE | repo.SCALAR
+
+
+def test_the_element_relay_is_an_argument_of_the_call_too(tmp_path):
+    # `f(x, counts[rank])` directly, positionally.
+    batch = BATCH.replace(
+        "local_token_count(self.real_token_count, tokens_per_group=tokens_per_group)",
+        "local_token_count(self.real_token_count, self.group_tokens_gpu[group])",
+    )
+    root = project(tmp_path, _files(batch))
+    assert (CLAMP_ROW, "SL208") in _findings(root, "pkg/batch.py")
+
+
+def test_a_name_also_bound_to_a_number_is_no_element(tmp_path):
+    # The element is read back first (`int(...)`): what is passed is a Python number.
+    batch = BATCH.replace(
+        "            self.real_token_count = local_token_count(",
+        "            tokens_per_group = int(tokens_per_group)\n            self.real_token_count = local_token_count(",
+    )
+    root = project(tmp_path, _files(batch))
+    assert ("p", "local_token_count", "tokens_per_group") not in repo.build(root, use_cache=False).values
