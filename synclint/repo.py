@@ -61,7 +61,7 @@ from synclint.analysis import coldcode, guards
 from synclint.analysis.platform_words import host_class
 from synclint.apis import torch_api as api
 from synclint.screen import places
-from synclint.screen.facts import FactReader, function_key
+from synclint.screen.facts import FactReader, function_key, parsed
 
 DEVICE, HOST, NUMPY, LIST, CPU = places.DEVICE, places.HOST, places.NUMPY, places.LIST, places.CPU
 SCALAR = 1 << 5  # a Python scalar or string: the index's own bit (the screen never needs it)
@@ -449,7 +449,7 @@ def summarize(text: str) -> tuple:
     ("P", function, position) or ("p", function, keyword); signatures: (function, params);
     mirrors: tuples of names held together (a class's fields, a function's parameters)."""
     try:
-        tree = ast.parse(text)
+        tree = parsed(text, remember=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return (*_NO_SUMMARY[:-1], name_references(text))
     from synclint import screen
