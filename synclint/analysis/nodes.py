@@ -50,3 +50,24 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
         elif _is_node(value_type):
             out.append(value)
     return out
+
+
+def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """`node.visit(visitor)` for a visitor that only reads (its `visit_<Node>` and
+    `leave_<Node>` methods; not the attribute hooks), in libcst's order, without rebuilding
+    the nodes it passes."""
+    on_visit, on_leave = visitor.on_visit, visitor.on_leave
+    pending: list = [(node, False)]
+    pop, push = pending.pop, pending.append
+    while pending:
+        current, leaving = pop()
+        if leaving:
+            on_leave(current)
+            continue
+        if on_visit(current):
+            push((current, True))
+            below = children(current)
+            below.reverse()
+            pending.extend((child, False) for child in below)
+        else:
+            on_leave(current)
