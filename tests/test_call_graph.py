@@ -818,3 +818,21 @@ def test_a_branch_that_runs_once_every_n_steps_is_cold(tmp_path):
     # Tested but not reset there: a threshold, not a period.
     assert found[13][0] == "hot"
     assert found[18] == ("cold", "reached only from cold code (ExpertBalancer.step [on a branch that runs once] -> rearrange)")
+
+
+def test_each_function_is_matched_against_the_patterns_once(tmp_path, monkeypatch):
+    # The searches of the ways in ask the same callers again for every branch of a file (a
+    # 3,500-line file asked 19 million pattern matches); a function's name decides, so each
+    # is matched once per list of patterns.
+    seen = []
+    matches = repo._CallGraphTiers._matches
+
+    def counting(node, patterns):
+        seen.append((node, patterns))
+        return matches(node, patterns)
+
+    monkeypatch.setattr(repo._CallGraphTiers, "_matches", staticmethod(counting))
+    root = project(tmp_path / "proj", ARGUMENT_GUARDS)
+    found = tiers(root, "serve/ops.py")
+    assert found[6][0] == "cold" and found[16][0] == "hot"  # the answers of the test above
+    assert seen and len(seen) == len(set(seen))
