@@ -681,8 +681,22 @@ def _terminate_cleanly() -> None:
         pass
 
 
+def _end_now(code: int) -> None:
+    """End the command here, once its output is flushed, without the interpreter's teardown:
+    after a large file or tree, collecting and freeing its millions of objects (syntax trees,
+    the repository index) at exit cost as much as a quarter of the run's CPU time, for
+    nothing. Where the output cannot be flushed, the normal exit handles it."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
-    if argv is None:  # the command itself (not a caller in the same process)
+    command_itself = argv is None  # the command itself (not a caller in the same process)
+    if command_itself:
         _terminate_cleanly()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -702,7 +716,10 @@ def main(argv: list[str] | None = None) -> int:
         command = argv[0] if argv and argv[0] in SUBCOMMANDS else "check"
         rest = argv[1:] if argv and argv[0] in SUBCOMMANDS else argv
         if command == "check":
-            return run_check(rest)
+            code = run_check(rest)
+            if command_itself and isinstance(code, int):
+                _end_now(code)
+            return code
         if command == "rule":
             return run_rule(rest)
         if command == "rules":

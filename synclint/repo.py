@@ -64,7 +64,7 @@ from synclint.analysis import coldcode, guards
 from synclint.analysis.platform_words import host_class
 from synclint.apis import torch_api as api
 from synclint.screen import places
-from synclint.screen.facts import FactReader, function_key, param_key
+from synclint.screen.facts import FactReader, function_key, param_key, parsed
 
 DEVICE, HOST, NUMPY, LIST, CPU = places.DEVICE, places.HOST, places.NUMPY, places.LIST, places.CPU
 SCALAR = 1 << 5  # a Python scalar or string: the index's own bit (the screen never needs it)
@@ -540,7 +540,7 @@ def summarize(text: str) -> tuple:
     ("P", function, position) or ("p", function, keyword); signatures: (function, params);
     mirrors: tuples of names held together (a class's fields, a function's parameters)."""
     try:
-        tree = ast.parse(text)
+        tree = parsed(text, remember=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return (*_NO_SUMMARY[:-1], name_references(text))
     from synclint import screen
@@ -3214,6 +3214,8 @@ class _CallGraphTiers:
         self.targets = frozenset(getattr(settings, "target_platforms", ("cuda",)))
         self.memo: dict[str, object] = {}
         self._host_classes: dict[str, bool] = {}
+        self._hot_nodes: dict[str, bool] = {}
+        self._cold_nodes: dict[str, bool] = {}
         # Functions defined only in vendored folders: a vendored function every way into which
         # starts at one of them that nothing calls is code the repository does not use.
         self.vendored = facts.vendored
@@ -3224,9 +3226,21 @@ class _CallGraphTiers:
         return any(fnmatchcase(node if "." in p else name, p) for p in patterns)
 
     def _is_hot(self, node: str) -> bool:
-        return not node.endswith((COLD_CALLER, UNTAKEN_CALLER)) and self._matches(node, self.hot)
+        found = self._hot_nodes.get(node)
+        if found is None:
+            found = self._hot_nodes[node] = not node.endswith((COLD_CALLER, UNTAKEN_CALLER)) and self._matches(node, self.hot)
+        return found
 
     def _is_cold(self, node: str) -> bool:
+        # Asked of the same functions again and again by the searches of the ways in (a
+        # file's branches asked about its callers: millions of pattern matches); a function's
+        # name decides, so the answer is kept.
+        found = self._cold_nodes.get(node)
+        if found is None:
+            found = self._cold_nodes[node] = self._cold_by_name(node)
+        return found
+
+    def _cold_by_name(self, node: str) -> bool:
         if node.endswith((COLD_CALLER, UNTAKEN_CALLER)):
             return True
         name = node.rpartition(".")[2]

@@ -872,3 +872,21 @@ def test_a_hint_filled_by_a_conditional_expression_is_given_when_passed_on(tmp_p
         "cu_seqlens_host=bounds)", "cu_seqlens_host=bounds if fast else None)")
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "att/impls.py")[6][0] == "hot"
+
+
+def test_each_function_is_matched_against_the_patterns_once(tmp_path, monkeypatch):
+    # The searches of the ways in ask the same callers again for every branch of a file (a
+    # 3,500-line file asked 19 million pattern matches); a function's name decides, so each
+    # is matched once per list of patterns.
+    seen = []
+    matches = repo._CallGraphTiers._matches
+
+    def counting(node, patterns):
+        seen.append((node, patterns))
+        return matches(node, patterns)
+
+    monkeypatch.setattr(repo._CallGraphTiers, "_matches", staticmethod(counting))
+    root = project(tmp_path / "proj", ARGUMENT_GUARDS)
+    found = tiers(root, "serve/ops.py")
+    assert found[6][0] == "cold" and found[16][0] == "hot"  # the answers of the test above
+    assert seen and len(seen) == len(set(seen))

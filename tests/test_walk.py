@@ -40,3 +40,45 @@ def test_walk_counts_loop_bodies_only():
     text = "import torch\nx = torch.zeros(3, device='cuda')\nfor v in [x.sum().item()]:\n    v = x.sum().item()\n"
     found = engine.lint_source(text, "loop.py", Settings(select=("SL201",))).violations
     assert [(v.location.row, v.hot_path) for v in found] == [(3, None), (4, "in a loop")]
+
+
+@pytest.mark.parametrize("path", FILES[::7], ids=lambda p: str(p.relative_to(ROOT)))
+def test_children_are_libcsts_children(path):
+    # The analysis' walks (synclint/analysis/nodes.py) see every child in libcst's order.
+    import libcst as cst
+
+    from synclint.analysis.nodes import children
+
+    pending = [cst.parse_module(path.read_text(encoding="utf-8"))]
+    while pending:
+        node = pending.pop()
+        expected = list(node.children)
+        found = children(node)
+        assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected)), type(node).__name__
+        pending.extend(expected)
+
+
+@pytest.mark.parametrize("path", FILES[::7], ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_read_only_visit_is_libcsts_visit(path):
+    # Same nodes, same order, the same children skipped where `visit_*` returns False.
+    import libcst as cst
+
+    from synclint.analysis.nodes import visit
+
+    class Recorder(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list = []
+
+        def on_visit(self, node) -> bool:
+            self.seen.append(("visit", id(node)))
+            return not isinstance(node, (cst.ClassDef, cst.Lambda))
+
+        def on_leave(self, original_node) -> None:
+            self.seen.append(("leave", id(original_node)))
+
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    by_libcst, ours = Recorder(), Recorder()
+    module.visit(by_libcst)
+    visit(module, ours)
+    assert ours.seen == by_libcst.seen

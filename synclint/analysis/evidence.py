@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
+from synclint.analysis.nodes import children
 from synclint.analysis.values import Env, Place, Placement, placed
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
@@ -218,7 +219,7 @@ class _Uses:
                     self._call(current, env)
             if isinstance(current, cst.Subscript) and isinstance(current.value, cst.Name):
                 self.indexed.add(current.value.value)
-            pending.extend(current.children)
+            pending.extend(children(current))
 
     def _derived(self, expr: cst.BaseExpression, env: Env) -> str | None:
         """The candidate parameter `expr` is computed from (a tensor of unsaid place whose

@@ -11,6 +11,7 @@ import libcst as cst
 
 from synclint.analysis import evidence
 from synclint.analysis.annotations import annotation_placement
+from synclint.analysis.nodes import children
 from synclint.analysis.scopeenv import FlowEnv
 from synclint import repo
 from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, resolve_by_method, string_value
@@ -730,6 +731,6 @@ def _attribute_uses(body: cst.CSTNode, name: str):
             continue
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
             out.append((node.attr.value, node))
-        pending.extend(reversed(node.children))
+        pending.extend(reversed(children(node)))
     return out
 

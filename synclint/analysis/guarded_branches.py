@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from synclint.analysis.guards import FALSE, FALSY, GIVEN, IS_NONE, NONE, NOT_NONE, TRUE, TRUTHY
+from synclint.analysis.nodes import visit
 
 
 def _requirements(test: cst.BaseExpression, positive: bool) -> list[tuple[str, str]]:
@@ -66,7 +67,7 @@ def _assigned_outside(func: cst.FunctionDef, name: str, branch: cst.CSTNode) -> 
             self.found = self.found or any(isinstance(n, cst.Name) and n.value == name for n in _targets(node.target))
 
     finder = Finder()
-    func.body.visit(finder)
+    visit(func.body, finder)  # synclint/analysis/nodes.py: libcst's order, no rebuilt nodes
     return finder.found
 
 

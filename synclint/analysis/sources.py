@@ -18,6 +18,7 @@ import re
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
+from synclint.analysis.nodes import visit
 from synclint.analysis.values import (
     TENSOR_PLACES,
     UNKNOWN,
@@ -970,7 +971,7 @@ def _local_bindings(func: cst.FunctionDef) -> dict[str, list]:
             for name in _names_in(node.target):
                 out.setdefault(name, []).append(None)
 
-    func.visit(Visitor())
+    visit(func, Visitor())  # synclint/analysis/nodes.py: libcst's order, no rebuilt nodes
     if len(_BINDINGS) > 4096:
         _BINDINGS.clear()
     _BINDINGS[id(func)] = (func, out)

@@ -464,18 +464,72 @@ def module_field_values(attr: str, ctx) -> list[cst.BaseExpression]:
     return cache.get(attr, [])
 
 
-class _ModuleFields(cst.CSTVisitor):
+# Nodes that hold only whitespace, comments or punctuation: the walk of `_ModuleFields` skips them.
+_TRIVIA = (
+    cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Comment, cst.Newline,
+    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+    cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.BaseBinaryOp,
+    cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp, cst.ImportStar, cst.SimpleString,
+    cst.Integer, cst.Float, cst.Imaginary,
+)
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+_DESCEND: dict[type, bool] = {}
+
+
+def _node_fields(kind: type) -> tuple[str, ...]:
+    fields = _NODE_FIELDS.get(kind)
+    if fields is None:
+        import dataclasses
+
+        fields = _NODE_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    return fields
+
+
+def _descends(kind: type) -> bool:
+    go = _DESCEND.get(kind)
+    if go is None:
+        go = _DESCEND[kind] = isinstance(kind, type) and issubclass(kind, cst.CSTNode) and not issubclass(kind, _TRIVIA)
+    return go
+
+
+class _ModuleFields:
+    """Every `obj.attr = value` and `Cls(attr=value)` of the module, in one walk of its nodes
+    (libcst's own visit rebuilds every node it passes: several times the cost, in a file of
+    thousands of calls)."""
+
     def __init__(self, module: cst.Module) -> None:
         self.values: dict[str, list[cst.BaseExpression]] = {}
         self._functions: list[cst.FunctionDef] = []
         self._indexes: dict[int, _AssignmentIndex] = {}
-        module.visit(self)
+        self._walk(module)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._functions.pop()
+    def _walk(self, module: cst.Module) -> None:
+        leave = object()  # marks where a function's nodes end
+        pending: list = [module]
+        pop, push = pending.pop, pending.append
+        while pending:
+            node = pop()
+            if node is leave:
+                self._functions.pop()
+                continue
+            kind = type(node)
+            if kind is cst.FunctionDef:
+                self._functions.append(node)
+                push(leave)
+            elif kind is cst.Assign:
+                self.visit_Assign(node)
+            elif kind is cst.Call:
+                self.visit_Call(node)
+            children = []
+            for name in _node_fields(kind):
+                value = getattr(node, name)
+                value_type = type(value)
+                if value_type is list or value_type is tuple:
+                    children.extend(child for child in value if _descends(type(child)))
+                elif _descends(value_type):
+                    children.append(value)
+            children.reverse()  # visited in source order
+            pending.extend(children)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -71,6 +71,32 @@ class Unit:
     import_line: bool = False
     docstring: bool = False
     first_indent: tuple[int, str] | None = None
+    # A long module-level table split into its elements (screen `_table_parts`): an
+    # element's statement (kept with any of its elements), and the rows of a statement that
+    # its elements own (blanked with the element, not with the statement).
+    container: Unit | None = None
+    holes: tuple[tuple[int, int], ...] = ()
+    table: str | None = None  # the name a split table binds (on its statement's unit)
+    # Names in `defines` bound only as comprehension targets: no other unit reads them.
+    comprehension_only: set[str] = field(default_factory=set)
+
+
+_LAST_PARSE: list = [None, None]  # a text `parsed` was asked to remember, and its tree
+
+
+def parsed(text: str, remember: bool = False) -> ast.Module:
+    """`ast.parse(text)`. The repository index summarises a file (synclint/repo.py) and the
+    screen then reads the same text: the index's parse is remembered (`remember`) and given
+    to the next question about that text, so a large file is parsed once, not twice, and
+    its tree is not kept beyond that (nothing mutates it)."""
+    last, tree = _LAST_PARSE
+    if last is not None and (last is text or (len(last) == len(text) and last == text)):
+        _LAST_PARSE[0] = _LAST_PARSE[1] = None
+        return tree
+    tree = ast.parse(text)
+    if remember:
+        _LAST_PARSE[0], _LAST_PARSE[1] = text, tree
+    return tree
 
 
 def first_line(node: ast.stmt) -> int:
@@ -108,7 +134,8 @@ class FactReader:
         self.aliases: dict[str, str] = {}  # `from m import a as b`: b -> a
         self.imports: dict[str, set[str]] = {}  # local name -> the dotted names it may stand for
 
-    def read(self, root: ast.AST, unit: Unit) -> None:
+    def read(self, root: ast.AST, unit: Unit, skip: frozenset = frozenset()) -> None:
+        """Add what `root` holds to `unit`'s facts, without the subtrees whose ids are in `skip`."""
         t = self.t
         ids = unit.identifiers
         sites = unit.sites
@@ -117,6 +144,8 @@ class FactReader:
         pop, push = pending.pop, pending.append
         while pending:
             node = pop()
+            if skip and id(node) in skip:
+                continue
             kind = type(node)
             if kind is ast.Name:
                 ids.add(node.id)
@@ -495,26 +524,56 @@ def param_key(func, unit: Unit) -> str:
     return function_key(func, unit)
 
 
-def collect_defines(stmt: ast.stmt, out: set[str]) -> None:
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def collect_defines(stmt: ast.AST, out: set[str], comprehension_only: set[str] | None = None, skip: frozenset = frozenset()) -> None:
     """Names a module- or class-level statement binds: assignment targets, imports,
-    definitions (not the locals of the functions it defines)."""
-    pending: list[ast.AST] = [stmt]
+    definitions (not the locals of the functions it defines). With `comprehension_only`,
+    the names bound only as a comprehension's `for` targets go there too (Python binds them
+    in the comprehension's own scope, and so does the analysis: `context._comprehension_env`).
+    Not under the nodes whose ids are in `skip`. A plain stack over the fields, as `read`."""
+    pending: list = [stmt]
+    pop, push = pending.pop, pending.append
+    targets: list[ast.AST] = []
     while pending:
-        node = pending.pop()
-        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+        node = pop()
+        if skip and id(node) in skip:
+            continue
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                out.add(node.id)
+            continue
+        if kind is ast.Constant or kind is ast.Lambda:
+            continue
+        if kind in _DEFINITIONS:
             out.add(node.name)
             continue
-        if isinstance(node, ast.Lambda):
+        if kind is ast.comprehension and comprehension_only is not None:
+            targets.append(node.target)
+            push(node.iter)
+            pending.extend(node.ifs)
             continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            out.add(node.id)
-        elif isinstance(node, ast.alias):
+        if kind is ast.alias:
             out.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        elif kind is ast.Global or kind is ast.Nonlocal:
             out.update(node.names)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            continue
+        elif (kind is ast.MatchAs or kind is ast.MatchStar) and node.name:
             out.add(node.name)
-        pending.extend(ast.iter_child_nodes(node))
+        for name in _fields(kind):
+            value = getattr(node, name)
+            if type(value) is list:
+                pending.extend(value)
+            elif value is not None:
+                push(value)
+    if comprehension_only is not None:
+        loose: set[str] = set()
+        for target in targets:
+            collect_defines(target, loose)
+        comprehension_only.update(loose - out)
+        out.update(loose)
 
 
 # --- straight-line versions ------------------------------------------------------------------

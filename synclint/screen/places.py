@@ -274,11 +274,12 @@ class TooCostly(Exception):
 
 # Bindings evaluated per file before the model gives up (`TooCostly`): the screen then keeps
 # the whole file (the findings are those of a whole-file parse) and the repository index has
-# no summary of it. Scopes that read each other's unfinished bindings are evaluated again on
-# every question (see `taint`); in a module of thousands of top-level statements that share
-# names (a generated table of test cases) that grows without practical bound. The largest
-# file of the bench corpus (2,440 files) needs 10,941, the largest of vLLM 0.33.0 and SGLang
-# 0.5.23 (7,949 files) 6,502.
+# no summary of it. A safety net: scopes that read each other are solved once per group
+# (`taint`), so the work grows with the file. Before, they were evaluated again on every
+# question that reached them, and a generated table of test cases of 27,820 lines
+# (docs/benchmarks.md, "the torch file") went past this limit; it now needs 7,381 in the
+# screen and 9,693 in the index. The largest of vLLM 0.33.0 and SGLang 0.5.23 (7,950 files)
+# need 6,519 (screen) and 30,722 (index).
 WORK_LIMIT = 500_000
 
 
@@ -292,12 +293,17 @@ class PlaceModel:
         self.class_defines = class_defines  # (class, name) -> class-level units binding it
         self.imports = imports  # local name -> dotted names (`F` -> torch.nn.functional)
         self._taint: dict[int, dict[str, int]] = {}
-        self._partial: dict[int, dict[str, int]] = {}  # scopes whose fixpoint is under way
+        # Scopes whose fixpoint is under way (`taint`): id -> (their places so far, their
+        # position on `_open_stack`). A scope that read an unfinished scope below it stays
+        # open until that one's cycle (strongly connected scopes) is solved.
+        self._open: dict[int, tuple[dict[str, int], int]] = {}
+        self._open_stack: list = []
+        # Per `taint` and `_memoized` under way: the lowest position of an open scope it read
+        # (an answer that read a scope still open is not remembered: it may change as it grows).
+        self._lows: list[int] = []
         self._memo: dict[tuple, int] = {}
         self._active: set = set()
-        # Scopes whose unfinished bindings were read: an answer computed meanwhile is kept
-        # only if it read none but its own.
-        self._partial_reads: list[int] = []
+        self._cuts = 0  # answers `_memoized` gave for a question already under way (a cycle)
         self._returns_of: dict[int, list] = {}
         self._classes: dict[tuple, str | None] = {}
         self.work = 0  # bindings evaluated (`WORK_LIMIT`)
@@ -733,44 +739,80 @@ class PlaceModel:
 
     # --- scopes ---------------------------------------------------------------------------
     def taint(self, unit) -> dict[str, int]:
-        """Name -> the places it may hold, over every binding in `unit` (a fixpoint). While it
-        is worked out, questions that reach it see the places found so far, and nothing
-        computed meanwhile is remembered (it may change as they grow)."""
+        """Name -> the places it may hold, over every binding in `unit` (a fixpoint).
+
+        Scopes read each other's names (module-level statements that share names, a function
+        and the module-level names it reads), so the fixpoints are solved per strongly
+        connected group of scopes, found as the questions reach them (Tarjan's order): while
+        a scope is worked out, questions that reach it see the places found so far; a scope
+        that read an unfinished scope below it on the stack belongs to that one's group and
+        stays open, and the group's first scope evaluates every member's bindings again,
+        round after round, until none grows. Every scope is then final and remembered: each
+        binding is evaluated a few times, not once per question that reaches it."""
         key = id(unit)
         done = self._taint.get(key)
         if done is not None:
             return done
-        partial = self._partial.get(key)
-        if partial is not None:
-            self._partial_reads.append(key)
-            return partial
+        opened = self._open.get(key)
+        if opened is not None:
+            lows = self._lows
+            if opened[1] < lows[-1]:
+                lows[-1] = opened[1]
+            return opened[0]
+        stack = self._open_stack
+        index = len(stack)
         places: dict[str, int] = {}
-        self._partial[key] = places
-        start = len(self._partial_reads)
+        self._open[key] = (places, index)
+        stack.append(unit)
+        self._lows.append(index)
+        cuts = self._cuts
         try:
-            changed = True
-            while changed:
+            while self._evaluate(unit, places):
+                pass
+            while self._lows[-1] == index and len(stack) > index + 1:
+                # The first scope of a group: every member again until no place grows (a
+                # member evaluated here may open more scopes, or reach below this one).
+                size = len(stack)
                 changed = False
-                self.work += len(unit.bindings)
-                if self.work > WORK_LIMIT:
-                    raise TooCostly
-                for names, value in unit.bindings:
-                    mask = self._binding(value, unit, places)
-                    for name in names:
-                        old = places.get(name, 0)
-                        if mask | old != old:
-                            places[name] = mask | old
-                            changed = True
+                for member in stack[index:size]:
+                    changed |= self._evaluate(member, self._open[id(member)][0])
+                if not changed and len(stack) == size:
+                    break
         finally:
-            del self._partial[key]
-        reads = self._partial_reads
-        others = [k for k in reads[start:] if k != key]
-        del reads[start:]
-        if others:
-            reads += others  # it read unfinished scopes: the questions above must not keep it
+            low = self._lows.pop()
+        if low < index:
+            # It read an unfinished scope below it: it is solved with that one's group.
+            if low < self._lows[-1]:
+                self._lows[-1] = low
+            return places
+        if self._cuts == cuts:
+            for member in stack[index:]:
+                member_key = id(member)
+                self._taint[member_key] = self._open.pop(member_key)[0]
         else:
-            self._taint[key] = places
+            # A cycle of `_memoized` questions was cut with ANYTHING meanwhile: that answer
+            # stands in the first scope's places (as it would have without the group), the
+            # other members are worked out again when asked (the cut may not recur then).
+            self._taint[key] = self._open.pop(key)[0]
+            for member in stack[index + 1:]:
+                del self._open[id(member)]
+        del stack[index:]
         return places
+
+    def _evaluate(self, unit, places: dict[str, int]) -> bool:
+        """One pass over `unit`'s bindings into `places`: whether any place grew."""
+        self.work += len(unit.bindings)
+        if self.work > WORK_LIMIT:
+            raise TooCostly
+        changed = False
+        for names, value in unit.bindings:
+            mask = self._binding(value, unit, places)
+            for name in names:
+                old = places.get(name, 0)
+                if mask | old != old:
+                    places[name] = mask | old
+                    changed = True
+        return changed
 
     def _binding(self, value, unit, places) -> int:
         if type(value) is int:
@@ -846,14 +888,21 @@ class PlaceModel:
         if key in self._memo:
             return self._memo[key]
         if key in self._active:
+            self._cuts += 1
             return ANYTHING  # a cycle (recursion, attributes written from each other): anything
         self._active.add(key)
-        start = len(self._partial_reads)
+        depth = len(self._open_stack)
+        lows = self._lows
+        lows.append(depth)
         try:
             value = compute()
         finally:
             self._active.discard(key)
-        if len(self._partial_reads) == start:
+            low = lows.pop()
+        if low < depth:
+            if low < lows[-1]:
+                lows[-1] = low  # the scope under way read it too
+        else:
             self._memo[key] = value
         return value
 

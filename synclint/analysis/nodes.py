@@ -1,0 +1,73 @@
+"""A node's children, as libcst's `CSTNode.children` gives them (every child node, in source
+order), without its cost: libcst collects them by rebuilding the node through its generic
+visit, which validates a new node each time; in a walk over a large module that was most of
+the walk. The order of each node type's fields is learnt once from libcst itself."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+_ORDER: dict[type, tuple[str, ...]] = {}
+_IS_NODE: dict[type, bool] = {}
+
+
+class _FieldOrder(cst.CSTVisitor):
+    """Records the fields libcst visits, in its order, without going into them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if attribute not in self.names:
+            self.names.append(attribute)
+
+
+def _is_node(kind: type) -> bool:
+    found = _IS_NODE.get(kind)
+    if found is None:
+        found = _IS_NODE[kind] = isinstance(kind, type) and issubclass(kind, cst.CSTNode)
+    return found
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node.children`: its child nodes in source order."""
+    kind = type(node)
+    order = _ORDER.get(kind)
+    if order is None:
+        recorder = _FieldOrder()
+        node._visit_and_replace_children(recorder)
+        order = _ORDER[kind] = tuple(recorder.names)
+    out: list[cst.CSTNode] = []
+    for name in order:
+        value = getattr(node, name)
+        value_type = type(value)
+        if value_type is tuple or value_type is list:
+            out.extend(child for child in value if _is_node(type(child)))
+        elif _is_node(value_type):
+            out.append(value)
+    return out
+
+
+def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """`node.visit(visitor)` for a visitor that only reads (its `visit_<Node>` and
+    `leave_<Node>` methods; not the attribute hooks), in libcst's order, without rebuilding
+    the nodes it passes."""
+    on_visit, on_leave = visitor.on_visit, visitor.on_leave
+    pending: list = [(node, False)]
+    pop, push = pending.pop, pending.append
+    while pending:
+        current, leaving = pop()
+        if leaving:
+            on_leave(current)
+            continue
+        if on_visit(current):
+            push((current, True))
+            below = children(current)
+            below.reverse()
+            pending.extend((child, False) for child in below)
+        else:
+            on_leave(current)
