@@ -554,7 +554,7 @@ def summarize(text: str) -> tuple:
         places.LIST_ELEMENTS = False
         reader = FactReader(lines, places, frozenset(), collected)
         units, classes = screen._units(tree, reader)
-        imports = {n: tuple(p) for n, p in reader.imports.items()}
+        imports = {n: tuple(sorted(p)) for n, p in reader.imports.items()}
         info = _class_info(tree, imports)
         recorder.learn(info)
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)

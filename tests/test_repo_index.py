@@ -1133,3 +1133,38 @@ def test_a_local_of_unsaid_place_written_with_one_element_stays_low(tmp_path):
     root = project(tmp_path / "proj", files)
     assert [f for f in findings(root, "overlap.py") if f[2] == "SL401"] == []
     assert [f[3] for f in findings(root, "overlap.py", min_confidence="low") if f[2] == "SL401"] == ["low"]
+
+
+def test_a_summary_does_not_depend_on_the_hash_seed():
+    # A name imported from two modules (a fallback import) may stand for either; the summary
+    # lists both in one order whatever the interpreter's hash seed, so that summaries written
+    # by different processes agree.
+    import subprocess
+    import sys
+
+    text = textwrap.dedent(
+        """\
+        import torch
+
+
+        class Worker:
+            def __init__(self, encoder_only: bool):
+                if encoder_only:
+                    from runners.encoder import EncoderRunner as Runner
+                else:
+                    from runners.decoder import DecoderRunner as Runner
+                self.runner = Runner(torch.device("cuda"))
+                self.aux = Runner(torch.device("cuda"))
+
+            def step(self, batch):
+                out = self.runner.execute_model(batch)
+                return self.aux.sample(out).tolist()
+        """
+    )
+    code = "import sys, marshal, synclint.repo as r; sys.stdout.buffer.write(marshal.dumps(r.summarize(sys.stdin.read())))"
+    outputs = {
+        subprocess.run([sys.executable, "-c", code], input=text.encode(), capture_output=True,
+                       env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}, check=True).stdout
+        for seed in range(6)
+    }
+    assert len(outputs) == 1

@@ -83,7 +83,7 @@ def reduce(text: str, rules, min_confidence: Confidence, h2d_helpers=None) -> st
     context = _definitions(units, context=True)
     model = None
     if min_confidence >= Confidence.MEDIUM and any(r.device_only for r in rules):
-        model = places.PlaceModel(by_name, _class_definitions(classes), {n: tuple(p) for n, p in reader.imports.items()}, h2d_helpers)
+        model = places.PlaceModel(by_name, _class_definitions(classes), {n: tuple(sorted(p)) for n, p in reader.imports.items()}, h2d_helpers)
     try:
         candidates = [u for u in units if _may_hold(u, rules, model, context, words_of)]
     except places.TooCostly:
