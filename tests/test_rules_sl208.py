@@ -152,3 +152,23 @@ def test_sl207_reports_loops_that_use_elements_as_numbers():
         return hidden
     """
     assert _found(source, "SL207") == [5, 16, 17]
+
+
+def test_sl208_leaves_out_calls_that_do_not_fit_the_tensor_method():
+    source = """\
+    import torch
+
+    def f(moe, launcher, x, lens_cpu, device, **kw):
+        lens = lens_cpu.to(device)
+        logits = x.cuda()
+        a = x.topk(lens.max())
+        b = x.topk(lens.max(), dim=-1, sorted=False)
+        c = moe.topk(lens, logits, **kw)
+        d = launcher(4).topk(lens, logits, x, 0, 8)
+        e = moe.topk(lens.max(), renormalize=True)
+        f = x.cuda().topk(lens.max(), 1)
+        g = x.roll(lens.max(), 0)
+        h = moe.topk(lens, x, **kw)
+        i = x.cuda().topk(lens.max(), **kw)
+    """
+    assert _found(source, "SL208") == [6, 7, 11, 12, 14]

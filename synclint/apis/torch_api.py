@@ -149,6 +149,19 @@ NUMBER_ARGUMENT_METHODS = {  # tensor.<name>(...)
     "roll": ((0,), ("shifts",)),
     "select": ((1,), ("index",)),
 }
+# The parameters of the NUMBER_ARGUMENT_METHODS whose signature is fixed (the others take
+# sizes as `*args`): a call on an object of unknown type that does not fit this signature
+# (more positional arguments, a keyword it lacks, a tensor where it takes a dimension or a
+# flag) is some other object's method, e.g. a kernel launcher's `.topk(input, values, ...)`
+# or a submodule's `moe.topk(hidden_states, router_logits)`.
+TENSOR_METHOD_PARAMETERS = {
+    "topk": ("k", "dim", "largest", "sorted"),
+    "roll": ("shifts", "dims"),
+    "select": ("dim", "index"),
+    "narrow": ("dim", "start", "length"),
+    "new_full": ("size", "fill_value"),
+}
+TENSOR_METHOD_KEYWORDS = ("out", "dtype", "device", "requires_grad", "layout", "pin_memory")
 # torch.<name>(...) that copy a tensor argument to the host inside the op and loop over its
 # values there: name -> the keywords (and positions) of that argument. PyTorch's CUDA
 # `_grouped_mm` (behind `torch.nn.functional.grouped_mm`) runs a fallback unless the inputs

@@ -3,7 +3,13 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.placement import Place
-from synclint.apis.torch_api import CLAMP_FUNCTIONS, NUMBER_ARGUMENT_FUNCTIONS, NUMBER_ARGUMENT_METHODS
+from synclint.apis.torch_api import (
+    CLAMP_FUNCTIONS,
+    NUMBER_ARGUMENT_FUNCTIONS,
+    NUMBER_ARGUMENT_METHODS,
+    TENSOR_METHOD_KEYWORDS,
+    TENSOR_METHOD_PARAMETERS,
+)
 from synclint.rules.base import Rule
 from synclint.rules.helpers import (
     DEVICE_ORIGIN_TRIGGERS,
@@ -87,7 +93,10 @@ class TensorAsPythonNumber(Rule):
     A tensor that is on the host at run time (the read is then free). An element of a value
     whose placement is not known but whose name says per-request vector
     (`torch.empty(kv_indptr[-1])`) is reported at `low` confidence (hidden by default). An index whose number of dimensions is
-    not visible is not reported (a 1-D index gathers on the device).
+    not visible is not reported (a 1-D index gathers on the device). A method named like a
+    Tensor method on an object not known to be a tensor is left out where the call does not
+    fit the Tensor method's signature (`moe.topk(hidden_states, router_logits, **kw)`, a
+    kernel launcher's `.topk(input, values, indices, begin, end)`): it is another API.
     """
 
     code = "SL208"
@@ -116,6 +125,8 @@ class TensorAsPythonNumber(Rule):
                 # object itself, not `Tensor.topk` (a module is not a tensor).
                 return
             spec = NUMBER_ARGUMENT_METHODS.get(name)
+            if spec is not None and not _fits_tensor_method(node, name, ctx):
+                return
             shown = f".{name}()"
             if name in CLAMP_FUNCTIONS:
                 self._clamp(node, positional(node), shown, ctx)
@@ -189,3 +200,28 @@ def _numbers(values):
         elif not isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
             out.append(value)
     return out
+
+
+def _fits_tensor_method(node: cst.Call, name: str, ctx) -> bool:
+    """Whether `owner.<name>(...)` can be the Tensor method: a call with more positional
+    arguments than its signature takes, a keyword it lacks, or (on an object not known to be a
+    device tensor) a device tensor in a parameter that takes a dimension, a flag or a size, or
+    a `**kwargs` spread (`dispatch(rows).topk(input, values, out_idx, begin, end)`,
+    `moe.topk(hidden_states, router_logits, **topk_kwargs)`) is another object's method."""
+    parameters = TENSOR_METHOD_PARAMETERS.get(name)
+    if parameters is None:
+        return True
+    args = positional(node)
+    if len(args) > len(parameters):
+        return False
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value not in parameters and arg.keyword.value not in TENSOR_METHOD_KEYWORDS:
+            return False
+    if ctx.placement(node.func.value).maybe_device:
+        return True
+    if any(arg.star == "**" for arg in node.args):
+        return False  # `moe.topk(hidden_states, logits, **topk_kwargs)`: options of another API
+    positions = NUMBER_ARGUMENT_METHODS[name][0]
+    others = [a.value for i, a in enumerate(args) if positions != "*" and i not in positions]
+    return not any(ctx.placement(value).maybe_device for value in others)
+
