@@ -1168,3 +1168,46 @@ def test_a_summary_does_not_depend_on_the_hash_seed():
         for seed in range(6)
     }
     assert len(outputs) == 1
+
+
+def test_a_list_of_parts_concatenated_gives_no_host_vote(tmp_path):
+    # The index reads a list as one value: `torch.cat(parts)` of a list it cannot see into
+    # is unknown, not a host tensor that outvotes the device tensors the other calls pass.
+    root = project(
+        tmp_path / "proj",
+        {
+            "allocator.py": """\
+                import torch
+
+
+                class Allocator:
+                    def free(self, free_index: torch.Tensor):
+                        pages = torch.unique(free_index // 16)
+                        return pages
+                """,
+            "cache.py": """\
+                import torch
+
+
+                class Cache:
+                    def __init__(self, allocator, table):
+                        self.allocator = allocator
+                        self.table = table.cuda()
+
+                    def release(self, row: int, start: int, end: int, floor: int):
+                        kv_indices = self.table[row]
+                        if end > floor:
+                            parts = []
+                            if floor > start:
+                                parts.append(kv_indices[start:floor])
+                            parts.append(kv_indices[end:])
+                            self.allocator.free(torch.cat(parts))
+                        else:
+                            self.allocator.free(kv_indices[start:])
+
+                    def drop(self, row: int):
+                        self.allocator.free(self.table[row])
+                """,
+        },
+    )
+    assert ("allocator.py", 6, "SL402", "medium") in findings(root, "allocator.py")

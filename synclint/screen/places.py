@@ -584,6 +584,12 @@ class PlaceModel:
             return 0  # a module, not a tensor
         mask = 0
         if name in _CONCATENATIONS and call.args and type(call.args[0]) not in (ast.List, ast.Tuple):
+            if not LIST_ELEMENTS and type(call.args[0]) is ast.Name and not self.place(call.args[0], unit) & TENSORS:
+                # The repository index reads a list as one value, not its elements: of
+                # `parts = []; parts.append(kv[a:b]); free(torch.cat(parts))` it knows
+                # nothing, and a guess of "host" would vote against the device tensors
+                # the other calls of `free` pass.
+                return 0
             # `torch.stack(parts)` of a comprehension or a name: the analysis may find a host
             # element in it (rules/helpers.py `concatenated_host_tensor`); assume it may.
             mask |= HOST
