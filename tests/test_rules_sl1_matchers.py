@@ -71,8 +71,8 @@ def test_contiguous_and_strided_views_of_a_pinned_buffer():
     source = (
         "import torch\n\n"
         "class Runner:\n"
-        "    def __init__(self, device):\n"
-        "        self.table_cpu = torch.zeros((64, 128), dtype=torch.int32, pin_memory=True)\n"
+        "    def __init__(self, max_num_reqs, max_num_blocks_per_req, device):\n"
+        "        self.table_cpu = torch.zeros((max_num_reqs, max_num_blocks_per_req), dtype=torch.int32, pin_memory=True)\n"
         "        self.device = device\n\n"
         "    def _prepare_inputs(self, n, k):\n"
         "        rows = self.table_cpu[:n].to(self.device, non_blocking=True)\n"
@@ -83,6 +83,11 @@ def test_contiguous_and_strided_views_of_a_pinned_buffer():
     )
     found = [(v.location.row, v.code) for v in lint_source(source, "r.py", Settings(select=("SL102",))).violations]
     assert found == [(11, "SL102"), (12, "SL102")]
+    # a buffer of a literal shape (64 x 128 int32, 32 KiB) is too small to block: low only
+    small = source.replace("(max_num_reqs, max_num_blocks_per_req)", "(64, 128)")
+    assert [v.location.row for v in lint_source(small, "r.py", Settings(select=("SL102",))).violations] == []
+    low = lint_source(small, "r.py", Settings(select=("SL102",), min_confidence=Confidence.LOW)).violations
+    assert [v.location.row for v in low] == [11, 12] and "`zeros(64, 128)`" in low[0].message
 
 
 def test_a_conditionally_pinned_source_is_not_flagged():

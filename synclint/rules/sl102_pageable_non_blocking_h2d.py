@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.analysis.placement import Place
 from synclint.rules.base import FixAvailability, FixSpec, Rule
+from synclint.rules.copy_size import bounded_size
 from synclint.rules.helpers import bound_value, is_true, kwarg, method_name, positional, receiver
 from synclint.rules.sl1xx_h2d import (
     PAGEABLE,
@@ -39,9 +40,17 @@ class PageableNonBlockingH2D(Rule):
     is unknown: a list literal, a per-request list (`[r.top_k for r in reqs]`), a `cumsum`,
     a reduction to one value (`torch.count_nonzero(mask)`, `x.sum()`, also in arithmetic
     with Python numbers: `bs - num_padding`),
-    or an array named like lengths, indices, offsets or counts (`seq_lens_np`,
-    `query_start_loc_cpu[:n]`, `req_indices`) holds one value per request, kilobytes: such
-    a copy is reported at low confidence only (hidden by default), and says why. The default severity is `note` for the same reason.
+    or an array named like lengths, indices, ids, positions, offsets or counts (`seq_lens_np`,
+    `query_start_loc_cpu[:n]`, `req_indices`, `pos_ids`; not when the name also says it
+    holds data: `pos_embeds`, `req_hidden_states`) holds one value per request, kilobytes;
+    so do integer positions from `arange` / `meshgrid` (also broadcast, stacked or joined
+    with `torch.cat`), and data whose shape the code bounds by small counts: layers,
+    requests, speculative draft tokens, literals (`torch.ones(num_layers)`,
+    `[... for i in range(num_layers)]`, `mask.reshape(bs, draft_token_num,
+    draft_token_num)[i]`, `torch.zeros(0)`, a `self.x` every assignment of which is such
+    a shape, the destination of `dst.copy_(src)`), at most 1 MiB with generous maxima
+    (1024 layers, 4096 requests, 64 draft tokens). Such a copy is reported at low
+    confidence only (hidden by default), and says why. The default severity is `note` for the same reason.
 
     ## Example
     ```python
@@ -77,9 +86,9 @@ class PageableNonBlockingH2D(Rule):
     remedy is to allocate the source pinned (or contiguous) once, which is a design change.
 
     ## Known false positives
-    The size is read from names and sources, not measured: a large array named like
-    metadata is missed, and a small one with another name is reported (it does not stall
-    below ~4 MiB). A
+    The size is read from names, sources and shapes, not measured: a large array named
+    like metadata is missed, and a small one with another name is reported (it does not
+    stall below ~4 MiB). A field assigned from outside its class is not seen. A
     tensor that the analysis believes pageable but that was pinned elsewhere (e.g. returned
     by a helper that pins) is flagged when the analysis saw only the pageable allocation.
     """
@@ -168,6 +177,10 @@ class PageableNonBlockingH2D(Rule):
         if kind not in (PAGEABLE, STRIDED_PINNED):
             return
         small = small_source(args[0].value, ctx)
+        if small is None:
+            # `dst.copy_(src)` moves `dst.numel()` elements (`src` broadcasts to `dst`)
+            bounded = bounded_size(receiver(node), ctx)
+            small = None if bounded is None else f"the destination: {bounded}"
         confidence = min(source.confidence, destination.confidence)
         if not destination.on_device:
             confidence = min(confidence, Confidence.MEDIUM)
@@ -200,16 +213,49 @@ _METADATA_WORDS = frozenset(
     {
         "len", "lens", "length", "lengths", "seqlen", "seqlens", "idx", "idxs", "index", "indices",
         "offset", "offsets", "loc", "locs", "cu", "cumsum", "count", "counts", "num", "start",
-        "starts", "end", "ends", "req", "reqs", "request", "requests",
+        "starts", "end", "ends", "req", "reqs", "request", "requests", "ids", "positions",
     }
 )  # fmt: skip
+# Words that say a name holds the data itself (activations, pixels, weights), whatever
+# metadata word it also has (`req_hidden_states`, `pos_embeds`, `image_features`).
+_DATA_WORDS = frozenset(
+    {
+        "emb", "embs", "embed", "embeds", "embedding", "embeddings", "hidden", "states", "pixel", "pixels",
+        "feat", "feats", "feature", "features", "logits", "weight", "weights", "probs", "activations",
+    }
+)  # fmt: skip
+# Integer positions or indices computed from sizes: one integer per position of a grid.
+_POSITION_BUILDERS = frozenset({"torch.arange", "numpy.arange", "torch.meshgrid", "numpy.meshgrid", "numpy.indices"})
+# Joins of several arrays: as small as all their parts are, per position.
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "numpy.stack", "numpy.concatenate", "numpy.hstack", "numpy.vstack"})
+# Functions whose result has one element per element of their first argument's grid.
+_ELEMENTWISE_OF_FIRST = frozenset({"numpy.broadcast_to", "torch.broadcast_to", "numpy.transpose", "numpy.reshape", "numpy.ravel"})
 # Reductions that, without `dim=`, give one value (`torch.count_nonzero(mask)`, `x.sum()`).
 _ONE_VALUE_REDUCTIONS = frozenset({"count_nonzero", "sum", "max", "min", "amax", "amin", "mean", "prod", "numel", "any", "all"})
 _DATA_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "numpy.array", "numpy.asarray"})
 
 
 def _metadata_name(name: str) -> bool:
-    return any(part in _METADATA_WORDS for part in name.lower().split("_"))
+    words = name.lower().split("_")
+    return any(part in _METADATA_WORDS for part in words) and not any(part in _DATA_WORDS for part in words)
+
+
+def _join_parts(expr: cst.BaseExpression, ctx, depth: int) -> str | None:
+    """The parts of `torch.cat(parts)` / `np.stack(parts)`: small when every part is (a
+    list literal of parts, a comprehension's element, or a list named like metadata)."""
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        reasons = [small_source(e.value, ctx, depth + 1) for e in expr.elements if not isinstance(e, cst.StarredElement)]
+        return reasons[0] if reasons and len(reasons) == len(expr.elements) and all(reasons) else None
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        return small_source(expr.elt, ctx, depth + 1)
+    if isinstance(expr, cst.Name):
+        if _metadata_name(expr.value):
+            return f"`{expr.value}` is named like lengths, indices, ids or offsets"
+        bound = bound_value(expr.value, ctx)
+        # `parts = []` filled later holds what the appends add, not the literal's parts
+        if isinstance(bound, cst.ListComp) or (isinstance(bound, (cst.List, cst.Tuple)) and bound.elements):
+            return _join_parts(bound, ctx, depth + 1)
+    return None
 
 
 def small_source(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
@@ -220,8 +266,16 @@ def small_source(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
     conversions, `torch.tensor(...)` / `torch.from_numpy(...)` and one local assignment."""
     if _depth > 6:
         return None
+    if _depth == 0:
+        bounded = bounded_size(expr, ctx)
+        if bounded is not None:
+            return bounded
     if isinstance(expr, (cst.List, cst.Tuple)):
         return "a list literal"
+    if isinstance(expr, cst.IfExp):
+        # `a if c else b`: small when both are
+        body, orelse = small_source(expr.body, ctx, _depth + 1), small_source(expr.orelse, ctx, _depth + 1)
+        return body if body and orelse else None
     if isinstance(expr, cst.ListComp):
         # `[r.temperature for r in reqs]`: one value per request.
         iterable = expr.for_in.iter
@@ -241,16 +295,22 @@ def small_source(expr: cst.BaseExpression, ctx, _depth: int = 0) -> str | None:
             return "a cumulative sum of lengths: one value per request"
         if name in _ONE_VALUE_REDUCTIONS and not any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args) and len(positional(expr)) <= (1 if qual else 0):
             return "a reduction to one value"
+        if qual in _POSITION_BUILDERS:
+            return f"integer positions from `{qual.rpartition('.')[2]}()`: one per position"
+        if qual in _JOINS and expr.args:
+            return _join_parts(expr.args[0].value, ctx, _depth)
+        if qual in _ELEMENTWISE_OF_FIRST and expr.args:
+            return small_source(expr.args[0].value, ctx, _depth + 1)
         if qual in _DATA_BUILDERS and expr.args:
             return small_source(expr.args[0].value, ctx, _depth + 1)
         if isinstance(expr.func, cst.Attribute) and not qual:
             return small_source(expr.func.value, ctx, _depth + 1)  # `.long()`, `.view(...)`
         return None
     if isinstance(expr, cst.Attribute):
-        return f"`{expr.attr.value}` is named like lengths, indices or offsets" if _metadata_name(expr.attr.value) else None
+        return f"`{expr.attr.value}` is named like lengths, indices, ids or offsets" if _metadata_name(expr.attr.value) else None
     if isinstance(expr, cst.Name):
         if _metadata_name(expr.value):
-            return f"`{expr.value}` is named like lengths, indices or offsets"
+            return f"`{expr.value}` is named like lengths, indices, ids or offsets"
         if _depth == 0 or _depth < 4:
             bound = bound_value(expr.value, ctx)
             if isinstance(bound, (cst.List, cst.Tuple)):
