@@ -153,7 +153,7 @@ class FactReader:
                 if self.collect is not None:
                     self.collect.append((node, unit))
                 for target in node.targets:
-                    self._bind(target, node.value, unit)
+                    self._bind(target, node.value, unit, unpack=True)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                     source = readback_into_host_name(node.targets[0].id, node.value)
                     if source is not None:
@@ -364,9 +364,10 @@ class FactReader:
         if type(target) is ast.Name:
             unit.iterated.setdefault(target.id, []).append(iterable)
 
-    def _bind(self, target: ast.AST, value, unit: Unit) -> None:
+    def _bind(self, target: ast.AST, value, unit: Unit, unpack: bool = False) -> None:
         """Record `target = value`: names (through tuples, lists and stars) and `self.x`.
-        `a, b = x, y` binds element by element, as the analysis does."""
+        `a, b = x, y` binds element by element, as the analysis does; so does `a, b = f(x)`
+        (`unpack`: an assignment), each name to `("item", call, position)`."""
         kind = type(target)
         if kind is ast.Name:
             unit.bindings.append(((target.id,), value))
@@ -374,6 +375,12 @@ class FactReader:
             if type(value) in (ast.Tuple, ast.List) and len(value.elts) == len(target.elts):
                 for element, part in zip(target.elts, value.elts):
                     self._bind(element, part, unit)
+                return
+            if unpack and type(value) is ast.Call and not any(type(e) is ast.Starred for e in target.elts):
+                # `a, b = f(x)`: each name the element of the tuple returned there
+                # (screen.places `call_item`), as the analysis reads it.
+                for position, element in enumerate(target.elts):
+                    self._bind(element, ("item", value, position), unit)
                 return
             for element in target.elts:
                 self._bind(element, value, unit)
@@ -389,6 +396,7 @@ class FactReader:
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         pairs = [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
         key = function_key(func, unit) if type(func) is not ast.Lambda else None
+        method = method_key(func, unit) if key is not None else None
         names = {arg.arg for arg, _ in pairs}
         for arg, default in pairs:
             name = arg.arg
@@ -403,8 +411,10 @@ class FactReader:
                 elif default is None or (type(default) is ast.Constant and default.value is None):
                     unit.unplaced_params.add(name)
             if key is not None:
-                # What every caller in the repository passes, or what the name says.
-                known = t.REPO.param(key, name)
+                # What every caller in the repository passes, or what the name says; for a
+                # method, what the calls that reach it through its class pass (the calls of
+                # every method of its name only where they say something of it).
+                known = t.REPO.method_param(method, name) if method else t.REPO.param(key, name)
                 if known:
                     unit.bindings.append(((name,), known))
             host_named = name.lower().endswith(_api.HOST_MIRROR_SUFFIXES)  # `grid_thw_cpu`: not on the device
@@ -484,6 +494,14 @@ def function_key(func, unit: Unit) -> str:
     if func.name == "__init__" and unit.owner is not None and unit.node is func:
         return unit.owner.header.node.name
     return func.name
+
+
+def method_key(func, unit: Unit) -> str | None:
+    """`Cls.method` for a method (not `__init__`) of a module-level class: the index's
+    qualified name of it (synclint/repo.py `_Summarizer._qualified`), else None."""
+    if unit.method and unit.owner is not None and unit.node is func and func.name != "__init__":
+        return f"{unit.owner.header.node.name}.{func.name}"
+    return None
 
 
 def collect_defines(stmt: ast.stmt, out: set[str]) -> None:
