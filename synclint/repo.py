@@ -606,14 +606,23 @@ class _Summarizer:
             elif a.annotation is not None and _number_annotation(a.annotation):
                 self.tensors.append(("n", key, a.arg))  # declared a Python number
         # A method's result is also known by `Cls.method`: a call through an object of its
-        # class (`self.pool.alloc(n)`) reads what that method returns (`_Resolver`).
-        keys = (key, qualified) if qualified else (key,)
+        # class (`self.pool.alloc(n)`) reads what that method returns (`_Resolver`). Only a
+        # result the method makes from its object and its own sources: one made from its
+        # arguments (`return self.table[loc]`) is what each call passes, which a single
+        # target cannot say (the calls of a helper of the file are read with their own
+        # arguments: `places.PlaceModel._passed`), so it is left unknown there.
+        values = places._return_values(func)
+        if qualified:
+            own = frozenset((METHOD_PARAM, qualified, a.arg) for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+            elements = [e for v in values for e in (v.elts if type(v) is ast.Tuple else (v,))]
+            if func.returns is not None and places.tensor_annotation(func.returns):
+                self.tensors.append(("r", qualified))
+        keys = (key, qualified) if qualified and not any(self._reads(e, unit, own) for e in elements) else (key,)
         if func.returns is not None and places.tensor_annotation(func.returns):
-            self.tensors.extend(("r", k) for k in keys)
+            self.tensors.append(("r", key))
         names = params + tuple(a.arg for a in args.kwonlyargs)
         if len(names) > 1:
             self.mirrors.append(names)
-        values = places._return_values(func)
         for value in values:
             if type(value) is ast.Tuple:
                 # `return timesteps, n`: unpacked by the caller (`a, b = f()`, each name bound
@@ -630,9 +639,11 @@ class _Summarizer:
         if length:
             declared = _tuple_annotation(func.returns, length)
             for position in range(length):
-                items = tuple((RESULT_ITEM, k, position) for k in keys)
+                made_from_arguments = qualified and any(
+                    self._reads(v.elts[position], unit, own) for v in values if type(v) is ast.Tuple)
+                items = tuple((RESULT_ITEM, k, position) for k in ((key, qualified) if qualified and not made_from_arguments else (key,)))
                 if declared[position]:
-                    self.tensors.extend(items)
+                    self.tensors.extend((RESULT_ITEM, k, position) for k in ((key, qualified) if qualified else (key,)))
                 for value in values:
                     if type(value) is ast.Tuple:
                         element = value.elts[position]
@@ -689,6 +700,14 @@ class _Summarizer:
             pending.extend((child, source_of(child, source)) for child in _children(node))
         # A definition: a node of the call graph, with the parameters that decide its branches.
         self.edges.add(("", caller, ",".join(guards.decisive_parameters(func, own, signatures))))
+
+    def _reads(self, value, unit, symbols: frozenset) -> bool:
+        """Whether the places `value` may hold read one of `symbols` (a method's own parameters)."""
+        try:
+            mask = self.model.place(value, unit)
+        except RecursionError:
+            return True
+        return not symbols.isdisjoint(self.recorder.split(mask)[1])
 
     @staticmethod
     def _qualified(func, unit) -> str:
@@ -1581,7 +1600,7 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     # it stands for, fixed before the solve.
     family = _Family(types, {(t[1], t[2]) for t, *_ in flows if t[0] == "A"})
     expanded: dict[tuple, tuple] = {}
-    resolver = _Resolver(family, {t for t, *_ in flows if t[0] in ("p", RESULT_ITEM)}, qualified)
+    resolver = _Resolver(family, {t for t, *_ in flows if t[0] in ("p", RESULT_ITEM)}, qualified, tensors)
     flows = [(target, local, _expand(symbols, expanded, resolver) if symbols else symbols, where) for target, local, symbols, where in flows]
     # The relay of loop elements reads a method's parameter by its name, as its targets are.
     loop_flows[:] = [(t, local, _by_name(symbols), where) for t, local, symbols, where in loop_flows]
@@ -1681,8 +1700,9 @@ class _Unresolved(Exception):
 class _Resolver:
     """What a symbol of a summary stands for in the whole repository (`_expand`)."""
 
-    def __init__(self, family, targeted: set, qualified: _QualifiedCalls) -> None:
+    def __init__(self, family, targeted: set, qualified: _QualifiedCalls, tensors: set) -> None:
         self.family = family
+        self.tensors = tensors  # declared tensors: ("r", "Cls.m") for `-> torch.Tensor`
         # The parameters and tuple elements some flow gives a value: ("p", function, name),
         # (RESULT_ITEM, function, position).
         self.targeted = targeted
@@ -1701,6 +1721,11 @@ class _Resolver:
             # where the class has no such method in the repository (a library's, a field's).
             methods = methods_of_class(self.qualified.graph, symbol[1])
             if kind == METHOD_RESULT:
+                # Only methods declared to return a tensor (`-> Optional[torch.Tensor]`): what
+                # another returns (a slot object, a dict entry: Python values to the solve) is
+                # no place, and would flow on through the methods called on it.
+                if not all(("r", m) in self.tensors for m in methods):
+                    return ()
                 return tuple(("r", m) for m in methods)
             return tuple(self((RESULT_ITEM, m, symbol[2]))[0] for m in methods)
         # A method's own parameter (METHOD_PARAM): what the calls through its class pass; where
@@ -2682,8 +2707,10 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     tensor_base, tupled_base = base_counts[2], base_counts[1]
     for k in touched_keys:
         if (tensor_count[k] > 0) != (tensor_base.get(k, 0) > 0) or (tupled_count[k] > 0) != (tupled_base.get(k, 0) > 0):
-            if k[0] == "n":
-                return None  # a number parameter: read by the relay of loop elements
+            if k[0] == "n" or k[0] == "r" and "." in k[1]:
+                # a number parameter (read by the relay of loop elements), a method's result
+                # (a call through its class reads it only where it is declared a tensor)
+                return None
             seeds.add(k)
     # Everything that reads a seed, transitively (through the state's readers and the changed
     # files' new flows).

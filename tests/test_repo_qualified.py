@@ -454,3 +454,75 @@ def test_an_override_that_returns_host_data_leaves_the_result_unplaced(tmp_path)
                               "pkg/manager.py": REQUEST_POOL})
     assert _violations(root, "pkg/manager.py") == []
     assert repo.build(root, use_cache=False).method_result("SlotPool", "alloc") is None
+
+
+TRANSLATOR = """\
+    import torch
+
+
+    class PageTranslator:
+        def __init__(self, num_pages: int, device):
+            self.page_pos = torch.arange(num_pages, device=device)
+
+        def translate(self, loc: torch.Tensor) -> torch.Tensor:
+            return self.page_pos[loc // 16] * 16 + loc % 16
+
+
+    class SlotRegistry:
+        def __init__(self):
+            self._slots = {}
+
+        def register(self, name: str, slot):
+            self._slots[name] = slot
+
+        def get_slot(self, name: str):
+            return self._slots[name]
+    """
+
+BACKEND_META = """\
+    from dataclasses import dataclass
+
+    import torch
+
+    from pkg.translate import PageTranslator, SlotRegistry
+
+
+    @dataclass
+    class Meta:
+        page_table: torch.Tensor = None
+
+
+    class Backend:
+        def __init__(self, req_to_token: torch.Tensor, device):
+            self.req_to_token = req_to_token.to(device)
+            self.translator = PageTranslator(64, device)
+            self.registry = SlotRegistry()
+
+        def plan(self, rows: torch.Tensor) -> Meta:
+            meta = Meta(page_table=self.req_to_token[rows])
+            meta.page_table = self.translator.translate(meta.page_table)
+            return meta
+
+        def load(self, meta: Meta, bs: int):
+            meta.page_table = self.registry.get_slot("page_table").slice_for(bs)
+
+        def offload(self, host_loc_cpu: torch.Tensor):
+            return self.translator.translate(host_loc_cpu)
+
+        def longest(self, meta: Meta) -> int:
+            return int(meta.page_table.max())
+    """
+
+
+def test_a_method_result_made_from_its_arguments_or_undeclared_does_not_flow_through_its_class(tmp_path):
+    # `translate(loc)` returns what each call passes it (a device page table here, a host copy
+    # in `offload`): one target for all its calls would make the page table "device or host",
+    # so a call through the class does not read it. Nor does one of a method not declared to
+    # return a tensor (`get_slot()`: a slot object out of a dict, a Python value to the index):
+    # `.slice_for()` on it must not carry that into the field.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/translate.py": TRANSLATOR, "pkg/backend.py": BACKEND_META})
+    facts = repo.build(root, use_cache=False)
+    assert facts.field_fact("Meta", "page_table")[0] == repo.DEVICE
+    assert facts.method_result("PageTranslator", "translate") is None
+    assert facts.method_result("SlotRegistry", "get_slot") is None
+    assert [(v.location.row, v.code) for v in _violations(root, "pkg/backend.py")] == [(31, "SL204")]
