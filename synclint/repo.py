@@ -457,6 +457,15 @@ class _Recorder(_Types, places.NoRepository):
     def ret(self, function: str) -> int:
         return self._symbol(("r", function))
 
+    def ret_item(self, function: str, position: int) -> int:
+        return self._symbol((RESULT_ITEM, function, position))
+
+    def method_ret(self, cls: str, name: str) -> int:
+        return self._symbol((METHOD_RESULT, f"{cls}.{name}"))
+
+    def method_ret_item(self, cls: str, name: str, position: int) -> int:
+        return self._symbol((METHOD_RESULT_ITEM, f"{cls}.{name}", position))
+
     def split(self, mask: int) -> tuple[int, tuple]:
         local = mask & PLACES
         symbols = []
@@ -689,20 +698,49 @@ class _Summarizer:
                 self.tensors.append(("n", key, a.arg))  # declared a Python number
                 if qualified:
                     self.tensors.append(("n", qualified, a.arg))
+        # A method's result is also known by `Cls.method`: a call through an object of its
+        # class (`self.pool.alloc(n)`) reads what that method returns (`_Resolver`). Only a
+        # result the method makes from its object and its own sources: one made from its
+        # arguments (`return self.table[loc]`) is what each call passes, which a single
+        # target cannot say (the calls of a helper of the file are read with their own
+        # arguments: `places.PlaceModel._passed`), so it is left unknown there.
+        values = places._return_values(func)
+        if qualified:
+            own = frozenset(("p", qualified, a.arg) for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+            elements = [e for v in values for e in (v.elts if type(v) is ast.Tuple else (v,))]
+            if func.returns is not None and places.tensor_annotation(func.returns):
+                self.tensors.append(("r", qualified))
+        keys = (key, qualified) if qualified and not any(self._reads(e, unit, own) for e in elements) else (key,)
         if func.returns is not None and places.tensor_annotation(func.returns):
             self.tensors.append(("r", key))
         names = params + tuple(a.arg for a in args.kwonlyargs)
         if len(names) > 1:
             self.mirrors.append(names)
-        for value in places._return_values(func):
+        for value in values:
             if type(value) is ast.Tuple:
                 # `return timesteps, n`: unpacked by the caller (`a, b = f()`, each name bound
                 # to the result), so the result holds what any element holds; never a fact.
                 for element in value.elts:
                     if type(element) is not ast.Starred:
-                        self._flow(("rt", key), element, unit, value.lineno)
+                        self._flow(("rt", key), element, unit, value.lineno, tuple(("rt", k) for k in keys[1:]))
                 continue
-            self._flow(("r", key), value, unit, value.lineno)
+            self._flow(("r", key), value, unit, value.lineno, tuple(("r", k) for k in keys[1:]))
+        # ... and element by element where every `return` gives a tuple of the same length
+        # (or None): `start, n = f(batch)` reads each (RESULT_ITEM), declared a tensor by
+        # `-> tuple[torch.Tensor, int]`.
+        length = _tuple_length(values)
+        if length:
+            declared = _tuple_annotation(func.returns, length)
+            for position in range(length):
+                made_from_arguments = qualified and any(
+                    self._reads(v.elts[position], unit, own) for v in values if type(v) is ast.Tuple)
+                items = tuple((RESULT_ITEM, k, position) for k in ((key, qualified) if qualified and not made_from_arguments else (key,)))
+                if declared[position]:
+                    self.tensors.extend((RESULT_ITEM, k, position) for k in ((key, qualified) if qualified else (key,)))
+                for value in values:
+                    if type(value) is ast.Tuple:
+                        element = value.elts[position]
+                        self._flow(items[0], element, unit, value.lineno, items[1:])
         # A call made only on a branch that runs once (a cache miss, a first use, an
         # `except` handler, a debug-only branch: synclint/analysis/coldcode.py) comes from a
         # cold caller. Not the calls of a thread's target: a serving loop runs on a thread or
@@ -755,6 +793,14 @@ class _Summarizer:
             pending.extend((child, source_of(child, source)) for child in _children(node))
         # A definition: a node of the call graph, with the parameters that decide its branches.
         self.edges.add(("", caller, ",".join(guards.decisive_parameters(func, own, signatures))))
+
+    def _reads(self, value, unit, symbols: frozenset) -> bool:
+        """Whether the places `value` may hold read one of `symbols` (a method's own parameters)."""
+        try:
+            mask = self.model.place(value, unit)
+        except RecursionError:
+            return True
+        return not symbols.isdisjoint(self.recorder.split(mask)[1])
 
     @staticmethod
     def _qualified(func, unit) -> str:
@@ -1002,6 +1048,42 @@ def _element(expr) -> bool:
     return True
 
 
+def _tuple_length(values: list) -> int:
+    """The length of the tuples every `return` of a function gives (`return a, b`; a
+    `return None` or a bare `return` aside), or 0 where one gives anything else or the
+    lengths differ."""
+    length = 0
+    for value in values:
+        if type(value) is ast.Constant and value.value is None:
+            continue
+        if type(value) is not ast.Tuple or any(type(e) is ast.Starred for e in value.elts):
+            return 0
+        if length and len(value.elts) != length:
+            return 0
+        length = len(value.elts)
+    return length
+
+
+def _tuple_annotation(annotation, length: int) -> tuple[bool, ...]:
+    """Which elements a return annotation `tuple[torch.Tensor, int]` (`Tuple[...]`,
+    `Optional[Tuple[...]]`) declares tensors."""
+    expr = annotation
+    if type(expr) is ast.Constant and type(expr.value) is str:
+        try:
+            expr = ast.parse(expr.value, mode="eval").body
+        except SyntaxError:
+            expr = None
+    while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "Annotated"):
+        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
+        expr = expr.left if _is_none(expr.right) else expr.right if _is_none(expr.left) else None
+    if type(expr) is ast.Subscript and places._last_name(expr.value) in ("tuple", "Tuple") and type(expr.slice) is ast.Tuple:
+        elements = expr.slice.elts
+        if len(elements) == length:
+            return tuple(places.tensor_annotation(e) for e in elements)
+    return (False,) * length
+
+
 def _device_kernel(func) -> bool:
     return any(api.kernel_decorator_name(name) for name in coldcode.decorator_names(func) if name)
 
@@ -1234,6 +1316,9 @@ class Facts:
     # module-level functions no code, string or comment of the repository names (`unused`):
     # what only they reach runs for tests or users of the package, not in serving
     orphans: frozenset[str] = frozenset()
+    # method name -> the classes that define it: how `obj.m()` with `obj` of a known class
+    # resolves to the methods it runs (`method_result`), as the call graph resolves it
+    methods: dict[str, tuple[str, ...]] = field(default_factory=dict)
     symbolic = False  # answers are places, not symbols (as places.NoRepository)
 
     def passed(self, mask: int, func, func_unit, call, place) -> int:
@@ -1250,6 +1335,7 @@ class Facts:
         self.number_fields = frozenset(tuple(d[1:]) for d in declared if len(d) == 3 and d[0] == "number")
         self.family = _Family(self.types, typed)
         self._field_memo: dict[tuple, tuple | None] = {}
+        self._graph: _CallGraph | None = None
 
     # --- classes (each answer recorded, as the facts are, while a file is linted) --------------
     def _recorded(self, key: tuple, found):
@@ -1324,6 +1410,26 @@ class Facts:
         self._field_memo[key] = found
         return found
 
+    def method_result(self, cls: str, name: str, position: int | None = None) -> tuple[int, str] | None:
+        """(mask, reason) for the result of `obj.<name>()` with `obj` of class `cls` (element
+        `position` of it, unpacked): what the methods that call runs return, where they agree."""
+        key = ("M", cls, name) if position is None else ("Mi", cls, name, position)
+        return self._recorded(key, self._method_result(cls, name, position))
+
+    def _method_result(self, cls: str, name: str, position: int | None) -> tuple[int, str] | None:
+        graph = self._graph
+        if graph is None:
+            graph = self._graph = _CallGraph(self.types)
+            graph.methods = {method: set(classes) for method, classes in self.methods.items()}
+        methods = methods_of_class(graph, f"{cls}.{name}")
+        found = [self.values.get(("r", m) if position is None else (RESULT_ITEM, m, position)) for m in methods]
+        if not found or any(f is None for f in found) or len({f[0] for f in found}) != 1:
+            return None
+        mask, reason = found[0]
+        if len(found) > 1:
+            reason = f"{reason}; so is that of every override the call may run ({', '.join(f'`{m}()`' for m in methods[1:])})"
+        return mask, f"{reason} (the class of the object is `{cls}`)"
+
     # --- masks, for the screen ---------------------------------------------------------------
     def attr(self, name: str) -> int:
         return convention(name) or self._mask(("a", name))
@@ -1343,6 +1449,17 @@ class Facts:
 
     def ret(self, function: str) -> int:
         return self._mask(("r", function))
+
+    def ret_item(self, function: str, position: int) -> int:
+        return self._mask((RESULT_ITEM, function, position))
+
+    def method_ret(self, cls: str, name: str) -> int:
+        found = self.method_result(cls, name)
+        return found[0] & PLACES & ~SCALAR if found is not None else 0
+
+    def method_ret_item(self, cls: str, name: str, position: int) -> int:
+        found = self.method_result(cls, name, position)
+        return found[0] & PLACES & ~SCALAR if found is not None else 0
 
     def _mask(self, key: tuple) -> int:
         found = self.values.get(key)
@@ -1432,6 +1549,8 @@ _CLASS_QUESTIONS = {
     "R": lambda facts, owner, name: facts.types.returns_class(owner, name),
     "C": lambda facts, name: facts.types.is_class(name),
     "K": lambda facts, name: name in facts.crowded,
+    "M": lambda facts, cls, name: facts._method_result(cls, name, None),
+    "Mi": lambda facts, cls, name, position: facts._method_result(cls, name, position),
 }
 
 
@@ -1499,6 +1618,16 @@ def ret_fact(function: str) -> tuple[int, str] | None:
     return FACTS.get(("r", function))
 
 
+def ret_item_fact(function: str, position: int) -> tuple[int, str] | None:
+    """Element `position` of the tuples a function returns (`a, b = f()`), or None."""
+    return FACTS.get((RESULT_ITEM, function, position))
+
+
+def method_ret_fact(cls: str, name: str, position: int | None = None) -> tuple[int, str] | None:
+    """The result of `obj.<name>()` with `obj` of class `cls` (element `position` of it), or None."""
+    return FACTS.method_result(cls, name, position)
+
+
 def _describe(mask: int) -> str:
     return {DEVICE: "a device tensor", HOST: "a host tensor", NUMPY: "a numpy array", LIST: "a Python list"}.get(mask, "data")
 
@@ -1543,8 +1672,20 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
         if len(summaries) >= MIN_MODULES_FOR_UNUSED
         else frozenset()
     )
-    return Facts(facts, _fingerprint(facts, graph, classes, arguments, crowded, orphans), graph, examples=examples,
-                 vendored=frozenset(vendored - elsewhere), classes=classes, arguments=arguments, crowded=crowded, orphans=orphans)
+    methods = _methods_table(signatures)
+    return Facts(facts, _fingerprint(facts, graph, classes, arguments, crowded, orphans, methods), graph, examples=examples,
+                 vendored=frozenset(vendored - elsewhere), classes=classes, arguments=arguments, crowded=crowded, orphans=orphans,
+                 methods=methods)
+
+
+def _methods_table(signatures) -> dict[str, tuple[str, ...]]:
+    """Method name -> the classes of the repository that define it (`Facts.methods`)."""
+    out: dict[str, set] = {}
+    for name in signatures:
+        cls, _, method = name.rpartition(".")
+        if cls:
+            out.setdefault(method, set()).add(cls)
+    return {method: tuple(sorted(classes)) for method, classes in out.items()}
 
 
 # A repository of at least this many modules wires its own code together: a function nothing
@@ -1616,7 +1757,8 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     family = _Family(types, {(t[1], t[2]) for t, *_ in flows if t[0] == "A"})
     reads = _MethodParams({t for t, *_ in flows if t[0] == "p" and "." in t[1]})
     expanded: dict[tuple, tuple] = {}
-    flows = [(target, local, _expand(symbols, expanded, family, reads) if symbols else symbols, where) for target, local, symbols, where in flows]
+    resolver = _Resolver(family, reads, {t for t, *_ in flows if t[0] == RESULT_ITEM}, qualified, tensors)
+    flows = [(target, local, _expand(symbols, expanded, resolver) if symbols else symbols, where) for target, local, symbols, where in flows]
     return flows, tensors, tupled, loop_flows, own_flows, types, signatures, calls, fields_of, expanded, family
 
 
@@ -1713,22 +1855,78 @@ class _QualifiedCalls:
         return frozenset(out)
 
 
-def _expand(symbols: tuple, expanded: dict, family, reads: _MethodParams | None = None) -> tuple:
-    """The symbols a flow reads, a field read through a class (`("A", cls, x)`) replaced by
-    the fields of its family it stands for, and a method's own parameter (`("p", "Cls.m",
-    x)`) by what `_MethodParams` says it reads (memoised in `expanded`)."""
+# Element `i` of the tuples a function returns, a target and a symbol: (RESULT_ITEM, "f", i).
+RESULT_ITEM = "ri"
+# Symbols for the result of `obj.m()` with `obj` of class `Cls` (METHOD_RESULT, "Cls.m"), and
+# for element `i` of it unpacked (METHOD_RESULT_ITEM, "Cls.m", i).
+METHOD_RESULT = "Qr"
+METHOD_RESULT_ITEM = "Qri"
+# The symbols `_expand` replaces by what they stand for in the repository (and a method's own
+# parameter, `("p", "Cls.m", x)`).
+_RESOLVED_SYMBOLS = frozenset({"A", RESULT_ITEM, METHOD_RESULT, METHOD_RESULT_ITEM})
+
+
+class _Unresolved(Exception):
+    """A symbol the state of the last solve did not resolve (`_incremental`: solved whole)."""
+
+
+class _Resolver:
+    """What a symbol of a summary stands for in the whole repository (`_expand`)."""
+
+    def __init__(self, family, reads: _MethodParams, targeted: set, qualified: _QualifiedCalls, tensors: set) -> None:
+        self.family = family
+        self.reads = reads
+        self.tensors = tensors  # declared tensors: ("r", "Cls.m") for `-> torch.Tensor`
+        # The tuple elements some flow gives a value: (RESULT_ITEM, function, position).
+        self.targeted = targeted
+        self.qualified = qualified
+
+    def __call__(self, symbol: tuple) -> tuple:
+        kind = symbol[0]
+        if kind == "A":
+            return self.family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
+        if kind == "p":
+            return self.reads.keys(symbol)  # a method's own parameter (`_MethodParams`)
+        if kind == RESULT_ITEM:
+            # `a, b = f()`: the element where every `return` of `f` gives a tuple, else the whole result.
+            return (symbol,) if symbol in self.targeted else (("r", symbol[1]),)
+        # `obj.m()` of an object of class `Cls` (METHOD_RESULT, METHOD_RESULT_ITEM): the methods
+        # the call runs (`_CallGraph`: the nearest `m` of the class or a base, the overrides of
+        # its subclasses); none where the class has no such method in the repository (a
+        # library's, a field's).
+        methods = methods_of_class(self.qualified.graph, symbol[1])
+        if kind == METHOD_RESULT:
+            # Only methods declared to return a tensor (`-> Optional[torch.Tensor]`): what
+            # another returns (a slot object, a dict entry: Python values to the solve) is
+            # no place, and would flow on through the methods called on it.
+            if not all(("r", m) in self.tensors for m in methods):
+                return ()
+            return tuple(("r", m) for m in methods)
+        return tuple(self((RESULT_ITEM, m, symbol[2]))[0] for m in methods)
+
+
+def methods_of_class(graph, ref: str) -> tuple:
+    """The methods (`Cls.m`) a call `obj.m()` with `obj` of class `Cls` runs (`ref`: "Cls.m"),
+    as the call graph resolves it; () where it resolves to no method of the repository."""
+    targets, _ = graph.resolve(ref)
+    return tuple(t for t in targets if "." in t)
+
+
+def _expand(symbols: tuple, expanded: dict, resolve) -> tuple:
+    """The symbols a flow reads, each that stands for something the whole repository decides
+    replaced by what it stands for (memoised in `expanded`): a field read through a class
+    (`("A", cls, x)`) by the fields of its family, a method's own parameter (`("p", "Cls.m",
+    x)`) by what `_MethodParams` says it reads, an element of a returned tuple and the result
+    of a call through a typed object as `_Resolver` says. `resolve` (a `_Resolver`) raises
+    `_Unresolved` where it cannot say."""
     out = []
     for symbol in symbols:
+        if symbol[0] not in _RESOLVED_SYMBOLS and not (symbol[0] == "p" and "." in symbol[1]):
+            out.append(symbol)
+            continue
         keys = expanded.get(symbol)
         if keys is None:
-            if symbol[0] == "A":
-                keys = family.keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
-            elif symbol[0] == "p" and reads is not None and "." in symbol[1]:
-                keys = reads.keys(symbol)
-            else:
-                out.append(symbol)
-                continue
-            expanded[symbol] = keys
+            keys = expanded[symbol] = resolve(symbol)
         out.extend(keys)
     return tuple(dict.fromkeys(out))
 
@@ -1858,12 +2056,13 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
 
 
 def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {}), arguments: dict | None = None,
-                 crowded: frozenset = frozenset(), orphans: frozenset = frozenset()) -> str:
+                 crowded: frozenset = frozenset(), orphans: frozenset = frozenset(), methods: dict | None = None) -> str:
     # repr, not marshal: the same facts read back from disk must give the same fingerprint.
     typed, declared, bases, field_types, returns = classes
     blob = repr((sorted(values.items()), sorted(graph.items()), sorted((k, v[0]) for k, v in typed.items()),
                  sorted(tuple(d) for d in declared), sorted((k, tuple(v)) for k, v in bases.items()),
-                 sorted(field_types.items()), sorted(returns.items()), sorted((arguments or {}).items()), sorted(crowded), sorted(orphans)))
+                 sorted(field_types.items()), sorted(returns.items()), sorted((arguments or {}).items()), sorted(crowded), sorted(orphans),
+                 sorted((methods or {}).items())))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -1968,7 +2167,7 @@ def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
         return facts  # a comment or a string edited: nothing the facts say moved
     classes = (typed, *facts.classes[1:])
     return replace(facts, values=values, classes=classes, examples=examples, orphans=orphans,
-                   fingerprint=_fingerprint(values, facts.callers, classes, facts.arguments, facts.crowded, orphans))
+                   fingerprint=_fingerprint(values, facts.callers, classes, facts.arguments, facts.crowded, orphans, facts.methods))
 
 
 def _recite_all(values: dict, typed: dict, citations: dict, places: dict, flows_of) -> tuple[dict, dict, dict]:
@@ -2242,6 +2441,8 @@ def _what(key: tuple) -> str:
         return f"field `{key[1]}`"
     if key[0] == "p":
         return f"parameter `{key[2]}` of `{key[1]}()`"
+    if key[0] == RESULT_ITEM:
+        return f"element {key[2]} of the tuple `{key[1]}()` returns"
     return f"the result of `{key[1]}()`"
 
 
@@ -2450,19 +2651,19 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
 _MAX_PATCHED = 16
 
 
-_FACTS_FIELDS = 9
+_FACTS_FIELDS = 10
 
 
 def _facts_blob(facts: Facts) -> tuple:
     """What is stored of solved facts (read back by `_facts_of`)."""
     return (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes, facts.arguments, facts.crowded,
-            facts.orphans)
+            facts.orphans, facts.methods)
 
 
 def _facts_of(blob: tuple) -> Facts:
-    values, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans = blob
+    values, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans, methods = blob
     return Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes, arguments=arguments, crowded=crowded,
-                 orphans=orphans)
+                 orphans=orphans, methods=methods)
 
 
 def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> None:
@@ -2715,7 +2916,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     changed = [i for i, p in enumerate(paths) if digests.get(p) != base_digests[i]]
     if not (isinstance(base, tuple) and len(base) == _FACTS_FIELDS):
         return None
-    values_of, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans = base
+    values_of, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans, methods = base
     if not changed:
         return _facts_of(base)
     if len(changed) > _MAX_PATCHED:
@@ -2774,11 +2975,21 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     if resigned & qualified.aliased_functions():
         return None  # a function a method alias binds: the calls of the alias resolve differently
     # The changed files' flows, resolved now (their old ones are in the state).
-    family = None
+    family = []
     ids = {k: i for i, k in enumerate(keys)}
     # A method's parameter is read through its class where calls through the class give it
     # something (`_MethodParams`): which ones do is as the last full solve found, checked below.
     reads = _MethodParams(_SolvedTargets(ids, toff))
+
+    def resolve(symbol: tuple) -> tuple:
+        if symbol[0] == "p":
+            return reads.keys(symbol)
+        if symbol[0] != "A":
+            raise _Unresolved  # what it stands for may have changed with the edit: solved whole
+        if not family:
+            family.append(_Family(Types(bases, field_types, returns), {k for k, n in typed_count.items() if n > 0}))
+        return family[0].keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
+
     new_flows: dict[int, list] = {}
     typed_now = Counter(typed_count)
     method_params: Counter = Counter()  # flows into `("p", "Cls.m", x)` added (taken away: negative)
@@ -2788,9 +2999,10 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         _file_flows(paths[i], news[i][0], sigs_now, fields_of, out, set(), relay, relay, qualified)
         resolved = []
         for target, local, symbols, where in out:
-            if family is None and any(s[0] == "A" and s not in expanded for s in symbols):
-                family = _Family(Types(bases, field_types, returns), {k for k, n in typed_count.items() if n > 0})
-            resolved.append((target, local, _expand(symbols, expanded, family, reads) if symbols else symbols, where))
+            try:
+                resolved.append((target, local, _expand(symbols, expanded, resolve) if symbols else symbols, where))
+            except _Unresolved:
+                return None
             if target[0] == "A":
                 typed_now[(target[1], target[2])] += 1
             elif target[0] == "p" and "." in target[1]:
@@ -2806,6 +3018,20 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         return None  # the fields of a class family changed: reads through classes resolve differently
     if any((t in reads.targets) != (n + _SolvedTargets.count(ids, toff, t) > 0) for t, n in method_params.items() if n):
         return None  # a method's parameter given something through its class now, or nothing: its reads resolve differently
+    # An unpacked element reads the element where some flow gives it a value, else the whole
+    # result (`_Resolver`): an edit that adds the first such flow, or takes the last away,
+    # changes what it reads.
+    given = Counter()
+    for i in changed:
+        for f in range(file_off[i], file_off[i + 1]):
+            t = keys[ftgt[f]]
+            if t[0] == RESULT_ITEM:
+                given[t] -= 1
+        for t, *_ in new_flows[i]:
+            if t[0] == RESULT_ITEM:
+                given[t] += 1
+    if any((_SolvedTargets.count(ids, toff, t) > 0) != (_SolvedTargets.count(ids, toff, t) + n > 0) for t, n in given.items() if n):
+        return None
     # Seeds: the targets whose flows in a changed file differ (what they give, their order, the
     # line they cite), and the names declared tensors (tuple results) in one and not the other.
     seeds: set = set()
@@ -2831,8 +3057,10 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     tensor_base, tupled_base = base_counts[2], base_counts[1]
     for k in touched_keys:
         if (tensor_count[k] > 0) != (tensor_base.get(k, 0) > 0) or (tupled_count[k] > 0) != (tupled_base.get(k, 0) > 0):
-            if k[0] == "n":
-                return None  # a number parameter: read by the relay of loop elements
+            if k[0] == "n" or k[0] == "r" and "." in k[1]:
+                # a number parameter (read by the relay of loop elements), a method's result
+                # (a call through its class reads it only where it is declared a tensor)
+                return None
             seeds.add(k)
     # Everything that reads a seed, transitively (through the state's readers and the changed
     # files' new flows).
@@ -2927,8 +3155,10 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     # Functions nothing names: those the changed files now name are named; a function an edit
     # leaves unnamed, or defines anew, waits for the next whole solve (one is never unused too early).
     orphans_now = unused(orphans, [news[i][6] for i in changed])
-    return Facts(values_now, _fingerprint(values_now, graph, classes_now, arguments, crowded, orphans_now), graph, examples=examples_now,
-                 vendored=vendored_now, classes=classes_now, arguments=arguments, crowded=crowded, orphans=orphans_now)
+    # The methods are those of the last full solve: an edit that adds, removes or re-signs one is solved whole (above).
+    return Facts(values_now, _fingerprint(values_now, graph, classes_now, arguments, crowded, orphans_now, methods), graph,
+                 examples=examples_now, vendored=vendored_now, classes=classes_now, arguments=arguments, crowded=crowded,
+                 orphans=orphans_now, methods=methods)
 
 
 # --- hot and cold through the call graph ---------------------------------------------------------

@@ -172,6 +172,90 @@ def test_edits_accumulate_from_the_last_full_solve(tmp_path, monkeypatch):
     assert _check(root, monkeypatch, {"util.py": _text("util.py"), "backend.py": _text("backend.py")}) in ("incremental", "kept")
 
 
+# --- reads that the whole repository resolves: a method's own parameters, the result of a
+# method called through its class, the elements of a returned tuple ------------------------------
+
+RESOLVED = {
+    "pools.py": """\
+        from typing import Optional, Tuple
+
+        import torch
+
+
+        class SlotPool:
+            def __init__(self, size: int, device):
+                self.free_slots = torch.arange(size, device=device)
+
+            def alloc(self, need: int) -> Optional[torch.Tensor]:
+                select = self.free_slots[:need]
+                self.free_slots = self.free_slots[need:]
+                return select
+
+            def free(self, index: torch.Tensor):
+                self.free_slots = torch.cat((self.free_slots, index))
+
+
+        class HostPool:
+            def free(self, index: torch.Tensor):
+                return index.tolist()
+
+
+        def local_range(counts_gpu: torch.Tensor, rank: int) -> Tuple[torch.Tensor, torch.Tensor]:
+            return torch.cumsum(counts_gpu, dim=0)[rank], counts_gpu[rank]
+        """,
+    "manager.py": """\
+        import torch
+
+        from pools import SlotPool, local_range
+
+
+        class Manager:
+            def __init__(self, size: int, device):
+                self.pool = SlotPool(size, device)
+                self.rows: torch.Tensor = torch.zeros(size, device=device)
+
+            def take(self, n: int):
+                self.rows = self.pool.alloc(n)
+
+            def give(self, index_cpu: torch.Tensor):
+                pass
+
+            def window(self, counts: torch.Tensor, rank: int):
+                start, count = local_range(counts, rank)
+                self.rows = start + count
+        """,
+}
+
+
+def _resolved_text(name: str) -> str:
+    return textwrap.dedent(RESOLVED[name])
+
+
+@pytest.mark.parametrize(
+    "name, edit",
+    [
+        # The first call through the class: `SlotPool.free`'s own parameter reads it now.
+        ("manager.py", lambda t: t.replace("    def give(self, index_cpu: torch.Tensor):\n        pass",
+                                            "    def give(self, index_cpu: torch.Tensor):\n        self.pool.free(index_cpu)")),
+        # The method a typed call reads returns host data now.
+        ("pools.py", lambda t: t.replace("torch.arange(size, device=device)", "torch.arange(size)")),
+        # A tuple returned some other way: its elements are the joined result again.
+        ("pools.py", lambda t: t.replace("    return torch.cumsum(counts_gpu, dim=0)[rank], counts_gpu[rank]",
+                                         "    pair = torch.cumsum(counts_gpu, dim=0)[rank], counts_gpu[rank]\n    return pair")),
+        # An element of the tuple made host data.
+        ("pools.py", lambda t: t.replace("counts_gpu[rank]\n", "int(counts_gpu[rank])\n")),
+        # The typed call taken away.
+        ("manager.py", lambda t: t.replace("self.rows = self.pool.alloc(n)", "self.rows = torch.zeros(n)")),
+    ],
+)
+def test_edits_of_what_the_repository_resolves_equal_a_full_solve(tmp_path, monkeypatch, name, edit):
+    root = project(tmp_path / "proj", RESOLVED)
+    facts = repo.build(root.resolve(), use_cache=False)
+    assert facts.typed[("Manager", "rows")][0] == repo.DEVICE
+    assert facts.values[(repo.RESULT_ITEM, "local_range", 0)][0] == repo.DEVICE
+    _check(root, monkeypatch, {name: edit(_resolved_text(name))})
+
+
 # --- random projects ---------------------------------------------------------------------------
 
 _FUNCS = ["alpha", "beta", "gamma", "delta"]

@@ -199,3 +199,330 @@ def test_a_submodule_built_from_a_registry_of_classes_is_given_what_its_caller_p
     direct = vision.replace("adapter_cls = _ADAPTERS.get(kind)", "adapter_cls = kind")
     root = project(tmp_path / "direct", {"pkg/__init__.py": "", "pkg/vision.py": direct})
     assert sorted({v.location.row for v in _violations(root, "pkg/vision.py")}) == [8]
+
+
+# --- a method reads its own parameters as the calls through its class give them ---------------
+
+# Five unrelated classes define `all_gather()`; calls whose object's class nothing says
+# (`comm.all_gather(...)`) pass host data, by position, to every method of the name.
+COMM = """\
+    import torch
+
+
+    class HostComm:
+        def all_gather(self, x):
+            return [x]
+
+
+    class ObjectComm:
+        def all_gather(self, obj):
+            return [obj]
+
+
+    class ListComm:
+        def all_gather(self, values):
+            return list(values)
+
+
+    class ShmComm:
+        def all_gather(self, t):
+            return t.clone()
+
+
+    def gather_counts(comm, counts: list[int]):
+        return comm.all_gather(torch.tensor(counts))
+    """
+
+SYNC_INFO = """\
+    from dataclasses import dataclass
+
+    import torch
+
+
+    @dataclass
+    class StepSyncInfo:
+        num_tokens: int
+        gathered: torch.Tensor = None
+
+        def local_tensor(self, like: torch.Tensor) -> torch.Tensor:
+            return torch.full((like.shape[1],), self.num_tokens, dtype=like.dtype, device=like.device)
+
+        def all_gather(self, out: torch.Tensor, group):
+            torch.distributed.all_gather_into_tensor(out.flatten(), self.local_tensor(out), group=group)
+            self.gathered = out
+
+
+    @dataclass
+    class HostSyncInfo:
+        num_tokens: int
+        gathered: torch.Tensor = None
+
+        def all_gather(self, out: torch.Tensor, group):
+            torch.distributed.all_gather_into_tensor(out.flatten(), out[0], group=group)
+            self.gathered = out
+
+
+    @dataclass
+    class OrphanSyncInfo:
+        gathered: torch.Tensor = None
+
+        def all_gather(self, out: torch.Tensor, group):
+            self.gathered = out
+    """
+
+SCHEDULER_STEP = """\
+    import torch
+
+    from pkg.sync_info import HostSyncInfo, OrphanSyncInfo, StepSyncInfo
+
+
+    def sync_step(num_tokens: int, group, device):
+        info = StepSyncInfo(num_tokens=num_tokens)
+        info.all_gather(torch.empty((4, 2), dtype=torch.int64, device=device), group)
+        modes = info.gathered[:, 1].tolist()
+        return max(modes)
+
+
+    def sync_step_on_host(num_tokens: int, cpu_group):
+        info = HostSyncInfo(num_tokens=num_tokens)
+        info.all_gather(torch.empty((4, 2), dtype=torch.int64), cpu_group)
+        return max(info.gathered[:, 1].tolist())
+
+
+    def read_orphan(info: OrphanSyncInfo):
+        return info.gathered.tolist()
+    """
+
+
+def _sync_project(tmp_path: Path) -> Path:
+    return project(tmp_path, {"pkg/__init__.py": "", "pkg/comm.py": COMM, "pkg/sync_info.py": SYNC_INFO, "pkg/sched.py": SCHEDULER_STEP})
+
+
+def test_a_method_reads_its_parameter_as_the_calls_through_its_class_pass_it(tmp_path):
+    # `info.all_gather(device_buffer, group)` with `info = StepSyncInfo(...)`: inside the method
+    # `out` is that device buffer, so the field it is stored in is a device field, although
+    # every call of a method named `all_gather` (the name of five unrelated classes) passes
+    # host data too.
+    root = _sync_project(tmp_path)
+    assert "all_gather" in repo.build(root, use_cache=False).crowded
+    found = [(v.location.row, v.code, v.confidence) for v in _violations(root, "pkg/sched.py", min_confidence=Confidence.LOW)]
+    assert (9, "SL202", Confidence.MEDIUM) in found
+    # The host look-alike (its only call through the class passes a host buffer) stays silent,
+    # and so does a method of the crowded name no call reaches through its class (what the
+    # calls of the name pass says nothing of it): unknown, not a device tensor.
+    assert not [f for f in found if f[0] == 16]
+    assert [f for f in found if f[0] == 20 and f[2] is not Confidence.LOW] == []
+    facts = repo.build(root, use_cache=False)
+    assert facts.field_fact("StepSyncInfo", "gathered")[0] == repo.DEVICE
+    assert facts.field_fact("HostSyncInfo", "gathered")[0] == repo.HOST
+    orphan = facts.field_fact("OrphanSyncInfo", "gathered")  # the name's join, at most: low
+    assert orphan is None or orphan[0] & repo.AMBIGUOUS
+
+
+def test_a_method_of_a_name_few_classes_define_still_reads_the_calls_of_its_name(tmp_path):
+    # Without the crowding classes a call of unknown class (`syncer.all_gather(buf, g)`)
+    # reaches every `all_gather()`: the orphan's parameter is given the device buffer it passes.
+    sched = SCHEDULER_STEP + """
+
+    def relay(syncer, group, device):
+        syncer.all_gather(torch.zeros((4, 2), device=device), group)
+    """
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/sync_info.py": SYNC_INFO, "pkg/sched.py": sched})
+    facts = repo.build(root, use_cache=False)
+    assert "all_gather" not in facts.crowded
+    assert facts.values[("p", "OrphanSyncInfo.all_gather", "out")][0] == repo.DEVICE
+
+
+def test_own_parameters_screen_as_the_analysis_reads_them(tmp_path):
+    root = _sync_project(tmp_path)
+    for name in ("pkg/sched.py", "pkg/sync_info.py"):
+        for confidence in (Confidence.MEDIUM, Confidence.LOW):
+            screened = [(v.location.row, v.code, v.confidence) for v in _violations(root, name, min_confidence=confidence)]
+            whole = [(v.location.row, v.code, v.confidence) for v in _violations(root, name, min_confidence=confidence, screen=False)]
+            assert screened == whole
+
+
+# --- the result of a method called through an object of a known class ------------------------
+
+SLOT_POOLS = """\
+    from typing import Optional
+
+    import torch
+
+
+    class SlotPool:
+        def __init__(self, size: int, device):
+            self.free_slots = torch.arange(1, size + 1, dtype=torch.int64, device=device)
+
+        def alloc(self, need: int) -> Optional[torch.Tensor]:
+            if need > len(self.free_slots):
+                return None
+            select = self.free_slots[:need]
+            self.free_slots = self.free_slots[need:]
+            return select
+
+        def free(self, index: torch.Tensor):
+            self.free_slots = torch.cat((self.free_slots, index))
+
+
+    class HostSlotPool:
+        def __init__(self, size: int):
+            self.free_slots = list(range(size))
+
+        def alloc(self, need: int) -> Optional[list[int]]:
+            if need > len(self.free_slots):
+                return None
+            select = self.free_slots[:need]
+            self.free_slots = self.free_slots[need:]
+            return select
+    """
+
+REQUEST = """\
+    from typing import Optional
+
+    import torch
+
+
+    class Request:
+        def __init__(self, rid: str):
+            self.rid = rid
+            self.track_slots: Optional[torch.Tensor] = None
+            self.cache_rows: Optional[torch.Tensor] = None
+    """
+
+REQUEST_POOL = """\
+    import torch
+
+    from pkg.pools import HostSlotPool, SlotPool
+    from pkg.request import Request
+
+
+    class RequestPool:
+        def __init__(self, size: int, device):
+            self.slot_pool = SlotPool(size, device)
+            self.host_pool = HostSlotPool(size)
+
+        def alloc(self, reqs: list[Request]) -> list[list[int]]:
+            rows = []
+            for req in reqs:
+                if req.track_slots is None:
+                    req.track_slots = self.slot_pool.alloc(2)
+                rows.append(req.track_slots.tolist())
+            return rows
+
+        def alloc_rows(self, n: int) -> list[int]:
+            rows = self.slot_pool.alloc(n)
+            return rows.tolist()
+
+        def alloc_host_rows(self, reqs: list[Request]) -> int:
+            picked = self.host_pool.alloc(len(reqs))
+            return int(picked[0]) if picked else -1
+    """
+
+
+def test_a_method_called_through_its_class_gives_what_that_method_returns(tmp_path):
+    # `req.track_slots = self.slot_pool.alloc(2)` with `self.slot_pool = SlotPool(...)`: the
+    # field holds what `SlotPool.alloc` returns (a slice of its device free list), so reading it
+    # back in the loop is a sync; so is the result used in place (`rows.tolist()`).
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": SLOT_POOLS, "pkg/request.py": REQUEST,
+                              "pkg/manager.py": REQUEST_POOL})
+    found = [(v.location.row, v.code, v.confidence) for v in _violations(root, "pkg/manager.py")]
+    assert found == [(17, "SL202", Confidence.MEDIUM), (22, "SL202", Confidence.MEDIUM)]
+    facts = repo.build(root, use_cache=False)
+    assert facts.field_fact("Request", "track_slots")[0] == repo.DEVICE
+    assert "the class of the object is `SlotPool`" in facts.method_result("SlotPool", "alloc")[1]
+    # The host pool's `alloc()` (a slice of a list) is no device tensor; a class that has no
+    # such method says nothing.
+    host = facts.method_result("HostSlotPool", "alloc")
+    assert host is None or not host[0] & repo.DEVICE
+    assert facts.method_result("Request", "alloc") is None
+    # Screened or not, the same findings.
+    whole = [(v.location.row, v.code, v.confidence) for v in _violations(root, "pkg/manager.py", screen=False)]
+    assert whole == found
+
+
+def test_an_override_that_returns_host_data_leaves_the_result_unplaced(tmp_path):
+    # A call through a `SlotPool` may run a subclass's override: where that one returns host
+    # tensors (a pool kept in host memory), the call's result is not a device tensor.
+    pools = SLOT_POOLS + """
+
+    class HostMemorySlotPool(SlotPool):
+        def alloc(self, need: int) -> Optional[torch.Tensor]:
+            return torch.arange(need, dtype=torch.int64)
+    """
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": pools, "pkg/request.py": REQUEST,
+                              "pkg/manager.py": REQUEST_POOL})
+    assert _violations(root, "pkg/manager.py") == []
+    assert repo.build(root, use_cache=False).method_result("SlotPool", "alloc") is None
+
+
+TRANSLATOR = """\
+    import torch
+
+
+    class PageTranslator:
+        def __init__(self, num_pages: int, device):
+            self.page_pos = torch.arange(num_pages, device=device)
+
+        def translate(self, loc: torch.Tensor) -> torch.Tensor:
+            return self.page_pos[loc // 16] * 16 + loc % 16
+
+
+    class SlotRegistry:
+        def __init__(self):
+            self._slots = {}
+
+        def register(self, name: str, slot):
+            self._slots[name] = slot
+
+        def get_slot(self, name: str):
+            return self._slots[name]
+    """
+
+BACKEND_META = """\
+    from dataclasses import dataclass
+
+    import torch
+
+    from pkg.translate import PageTranslator, SlotRegistry
+
+
+    @dataclass
+    class Meta:
+        page_table: torch.Tensor = None
+
+
+    class Backend:
+        def __init__(self, req_to_token: torch.Tensor, device):
+            self.req_to_token = req_to_token.to(device)
+            self.translator = PageTranslator(64, device)
+            self.registry = SlotRegistry()
+
+        def plan(self, rows: torch.Tensor) -> Meta:
+            meta = Meta(page_table=self.req_to_token[rows])
+            meta.page_table = self.translator.translate(meta.page_table)
+            return meta
+
+        def load(self, meta: Meta, bs: int):
+            meta.page_table = self.registry.get_slot("page_table").slice_for(bs)
+
+        def offload(self, host_loc_cpu: torch.Tensor):
+            return self.translator.translate(host_loc_cpu)
+
+        def longest(self, meta: Meta) -> int:
+            return int(meta.page_table.max())
+    """
+
+
+def test_a_method_result_made_from_its_arguments_or_undeclared_does_not_flow_through_its_class(tmp_path):
+    # `translate(loc)` returns what each call passes it (a device page table here, a host copy
+    # in `offload`): one target for all its calls would make the page table "device or host",
+    # so a call through the class does not read it. Nor does one of a method not declared to
+    # return a tensor (`get_slot()`: a slot object out of a dict, a Python value to the index):
+    # `.slice_for()` on it must not carry that into the field.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/translate.py": TRANSLATOR, "pkg/backend.py": BACKEND_META})
+    facts = repo.build(root, use_cache=False)
+    assert facts.field_fact("Meta", "page_table")[0] == repo.DEVICE
+    assert facts.method_result("PageTranslator", "translate") is None
+    assert facts.method_result("SlotRegistry", "get_slot") is None
+    assert [(v.location.row, v.code) for v in _violations(root, "pkg/backend.py")] == [(31, "SL204")]

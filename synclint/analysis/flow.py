@@ -429,9 +429,14 @@ class FlowWalker:
                         self._bind_target(el, part, env, stmt)
                     return
             part = _element_part(value, value_expr)
-            for el in elements:
+            starred = any(isinstance(el, cst.StarredElement) for el in elements)
+            for position, el in enumerate(elements):
                 inner = el.value if isinstance(el, cst.StarredElement) else el
-                self._bind_target(inner, part, env, stmt)
+                item = None
+                if isinstance(value_expr, cst.Call) and not starred:
+                    # `start, n = f(batch)`: the element `f` returns there (the repository index).
+                    item = self.evaluator.call_item(value_expr, position, env, self.chain)
+                self._bind_target(inner, item if item is not None else part, env, stmt)
         # Attribute and subscript targets change no name's placement.
 
 

@@ -219,6 +219,36 @@ class Evaluator:
         finally:
             self.chain = saved
 
+    def call_item(self, call: cst.Call, position: int, env: Env, chain: tuple[cst.CSTNode, ...] = ()) -> Placement | None:
+        """Element `position` of the tuple `call` returns, unpacked (`a, b = f(x)`), where the
+        repository says it (every `return` of `f` gives a tuple, element by element), else None.
+        The screen's mirror: synclint/screen/places.py `call_item`."""
+        saved = self.chain
+        self.chain = chain
+        try:
+            func = call.func
+            if isinstance(func, cst.Name):
+                name = func.value
+                if name in env or self._local_function(name) is not None or self.qualname(func, env) is not None and (
+                    self.qualname(func, env).startswith(("torch.", "numpy.")) or self.qualname(func, env) in self.analysis.h2d_helpers
+                ):
+                    return None
+                return repository_placement(repo.ret_item_fact(name, position), call)
+            if isinstance(func, cst.Attribute):
+                cls = self._receiver_class(func.value, env)
+                if cls is not None:
+                    return repository_placement(repo.method_ret_fact(cls, func.attr.value, position), call)
+            return None
+        finally:
+            self.chain = saved
+
+    def _receiver_class(self, expr: cst.BaseExpression, env: Env) -> str | None:
+        """The class of the object a method is called on (not `self`: its own class's methods
+        answer for themselves)."""
+        if isinstance(expr, cst.Name) and expr.value == "self":
+            return None
+        return self.class_of(expr, env)
+
     def qualname(self, expr: cst.BaseExpression, env: Env) -> str | None:
         """The imported name `expr` spells, unless its head is rebound locally (a parameter or
         variable called `torch` or `tensor` shadows the import)."""
@@ -852,6 +882,12 @@ class Evaluator:
             if base.is_tensor:
                 return _unpinned(base).because(call, f"`.{method}()` builds where its tensor lives")
             return UNKNOWN
+        cls = self._receiver_class(func.value, env)
+        if cls is not None:
+            # `self.pool.alloc(n)`: what the method of the object's class returns.
+            found = repository_placement(repo.method_ret_fact(cls, method), call)
+            if found is not None:
+                return found
         if base.is_tensor or base.is_(Place.NUMPY):
             # Tensor methods (view, float, sum, max, ...) keep the placement; pinned-ness is
             # kept only by views that keep the memory contiguous (`.view(dtype)`,

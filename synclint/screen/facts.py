@@ -182,7 +182,7 @@ class FactReader:
                 if self.collect is not None:
                     self.collect.append((node, unit))
                 for target in node.targets:
-                    self._bind(target, node.value, unit)
+                    self._bind(target, node.value, unit, unpack=True)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                     source = readback_into_host_name(node.targets[0].id, node.value)
                     if source is not None:
@@ -393,9 +393,10 @@ class FactReader:
         if type(target) is ast.Name:
             unit.iterated.setdefault(target.id, []).append(iterable)
 
-    def _bind(self, target: ast.AST, value, unit: Unit) -> None:
+    def _bind(self, target: ast.AST, value, unit: Unit, unpack: bool = False) -> None:
         """Record `target = value`: names (through tuples, lists and stars) and `self.x`.
-        `a, b = x, y` binds element by element, as the analysis does."""
+        `a, b = x, y` binds element by element, as the analysis does; so does `a, b = f(x)`
+        (`unpack`: an assignment), each name to `("item", call, position)`."""
         kind = type(target)
         if kind is ast.Name:
             unit.bindings.append(((target.id,), value))
@@ -403,6 +404,12 @@ class FactReader:
             if type(value) in (ast.Tuple, ast.List) and len(value.elts) == len(target.elts):
                 for element, part in zip(target.elts, value.elts):
                     self._bind(element, part, unit)
+                return
+            if unpack and type(value) is ast.Call and not any(type(e) is ast.Starred for e in target.elts):
+                # `a, b = f(x)`: each name the element of the tuple returned there
+                # (screen.places `call_item`), as the analysis reads it.
+                for position, element in enumerate(target.elts):
+                    self._bind(element, ("item", value, position), unit)
                 return
             for element in target.elts:
                 self._bind(element, value, unit)

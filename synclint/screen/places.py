@@ -47,6 +47,19 @@ class NoRepository:
     def ret(self, function: str) -> int:
         return 0
 
+    def ret_item(self, function: str, position: int) -> int:
+        """Element `position` of the tuple a function returns (`a, b = f()`)."""
+        return 0
+
+    def method_ret(self, cls: str, name: str) -> int:
+        """The result of `obj.<name>()` with `obj` an instance of `cls`: what the method
+        that call runs returns (that of `cls` or a base, or an override of a subclass)."""
+        return 0
+
+    def method_ret_item(self, cls: str, name: str, position: int) -> int:
+        """Element `position` of the tuple `obj.<name>()` returns (`a, b = obj.m()`)."""
+        return 0
+
     # --- the types of objects (synclint/repo.py): a field read through its class ---------
     def field(self, cls: str, name: str) -> int:
         """`obj.<name>` where `obj` is an instance of `cls`: what the repository assigns to
@@ -500,6 +513,8 @@ class PlaceModel:
             for value in member.self_writes.get(attr, ()):
                 if type(value) is int:
                     mask |= value
+                elif isinstance(value, tuple) and value[0] == "item":  # `self.a, self.b = f()`
+                    mask |= self.call_item(value[1], value[2], member)
                 elif isinstance(value, tuple):  # `self.x += v`: v (the other writes give x)
                     mask |= self.place(value[2], member) & TENSORS
                 else:
@@ -726,7 +741,42 @@ class PlaceModel:
             for kw in call.keywords:
                 if kw.arg == "device":
                     return self._target(kw.value, unit) | (self.place(base, unit) & (DEVICE | HOST))
+        cls = self._receiver_class(base, unit)
+        if cls is not None:
+            # `self.pool.alloc(n)`: what the method of the object's class returns. While the
+            # index summarises, that alone (an object of a class is no tensor whose place a
+            # method keeps); in a lint, also the tensor the analysis may take it for.
+            found = REPO.method_ret(cls, method)
+            return found if REPO.symbolic else found | (self.place(base, unit) & TENSORS)
         return self.place(base, unit) & TENSORS
+
+    def _receiver_class(self, base, unit) -> str | None:
+        """The class of the object a method is called on, where the code says it (not `self`
+        calling a method its own class defines: the class's own returns answer that)."""
+        if is_self_name(base) and unit.owner is not None:
+            return None
+        return self.class_of(base, unit)
+
+    def call_item(self, call, position: int, unit) -> int:
+        """Element `position` of what `call` returns, unpacked (`a, b = f(x)`): the element
+        the function returns there, where the repository says it; else the whole result."""
+        whole = self.place(call, unit)
+        func = call.func
+        if type(func) is ast.Name:
+            name = func.id
+            if name in unit.bound or self._local_function_returns(name, unit, call) or any(
+                q in self.h2d_helpers or q.startswith(("torch.", "numpy.")) for q in self._qualnames(func)
+            ):
+                return whole  # as `_call`: a function of the file, a local or a library's answers itself
+            found = REPO.ret_item(name, position)
+        elif type(func) is ast.Attribute:
+            cls = self._receiver_class(func.value, unit)
+            if cls is None:
+                return whole
+            found = REPO.method_ret_item(cls, func.attr, position)
+        else:
+            return whole
+        return found if REPO.symbolic else found | whole
 
     def _target(self, expr, unit) -> int:
         """Where a `device=` / `.to()` target may send a tensor: to the device for an
@@ -834,6 +884,8 @@ class PlaceModel:
                 if self._callee_takes_device(call, unit):
                     return DEVICE
             return 0
+        if isinstance(value, tuple) and value[0] == "item":  # ("item", call, position): `a, b = f()`
+            return self.call_item(value[1], value[2], unit)
         if isinstance(value, tuple):  # ("aug", target, value)
             _, target, operand = value
             old = places.get(target.id, 0) if type(target) is ast.Name else 0
