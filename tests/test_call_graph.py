@@ -890,3 +890,51 @@ def test_each_function_is_matched_against_the_patterns_once(tmp_path, monkeypatc
     found = tiers(root, "serve/ops.py")
     assert found[6][0] == "cold" and found[16][0] == "hot"  # the answers of the test above
     assert seen and len(seen) == len(set(seen))
+
+
+def test_a_check_switched_on_only_while_debugging_is_cold(tmp_path):
+    files = {
+        "srv/kernels.py": """\
+            import torch
+
+
+            def clear_pages(pages: torch.Tensor, mapping: torch.Tensor, check_mappings: bool = False):
+                if check_mappings:
+                    assert torch.all(pages < mapping.numel())
+                mapping[pages] = 0
+                return pages
+            """,
+        "srv/allocator.py": """\
+            import torch
+
+            from srv.kernels import clear_pages
+
+
+            class Allocator(torch.nn.Module):
+                def __init__(self, debug_mode: bool):
+                    super().__init__()
+                    self.debug_mode = debug_mode
+
+                def forward(self, pages: torch.Tensor, mapping: torch.Tensor, page_size: int):
+                    check = page_size > 1 and self.debug_mode
+                    clear_pages(pages, mapping, check)
+                    return clear_pages(pages, mapping, check_mappings=self.debug_mode)
+            """,
+        "srv/strict.py": """\
+            import torch
+
+            from srv.kernels import clear_pages
+
+
+            class StrictAllocator(torch.nn.Module):
+                def forward(self, pages: torch.Tensor, mapping: torch.Tensor, strict: bool):
+                    return clear_pages(pages, mapping, check_mappings=strict)
+            """,
+    }
+    root = project(tmp_path / "proj", {k: v for k, v in files.items() if k != "srv/strict.py"})
+    # Both calls pass a debug switch: the check runs only while debugging.
+    assert tiers(root, "srv/kernels.py")[6] == (
+        "cold", "runs only when `check_mappings` is true, and no call of `clear_pages()` outside cold code passes that")
+    # A call that passes a flag of its own may take the branch.
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/kernels.py")[6][0] == "hot"

@@ -83,6 +83,12 @@ def _training(test: ast.expr) -> bool | None:
     return None
 
 
+def debug_switch(expr: ast.expr) -> bool:
+    """Whether `expr` is true only while debugging (`self.debug_mode`, `n > 1 and
+    pool.debug_mode`, `os.environ.get("X_DEBUG") == "1"`)."""
+    return _debug(expr) is True
+
+
 def _debug(test: ast.expr) -> bool | None:
     """True: the body runs only when debugging; False: the `else` does; None: neither."""
     kind = type(test)

@@ -27,12 +27,17 @@ Argument kinds:
 | `?` | unknown: what may be `None` (a field `batch.x_cpu`, an item, a conditional expression, a `.get(...)`, a name bound to one of these), or a `*args`/`**kwargs` call |
 | `@q#i#d` | the caller's own parameter `q` (at position `i`, default kind `d`) passed on: what the caller's callers pass for it |
 | `Pcpu` | a platform predicate (`current_platform.is_cpu()`, `_is_npu`): false where the target platforms (`target-platforms`) are none of its own |
+
+A debug switch (`self.debug_mode`, `ps > 1 and pool.debug_mode`, `os.environ.get("X_DEBUG")`,
+as synclint/analysis/coldcode.py reads one, or a local bound only to one) is passed as `F`:
+true only while debugging, which is not steady state.
 """
 
 from __future__ import annotations
 
 import ast
 
+from synclint.analysis.coldcode import debug_switch
 from synclint.analysis.platform_words import PLATFORMS, predicate_platforms
 
 NONE, TRUE, FALSE, GIVEN, UNKNOWN = "N", "T", "F", "g", "?"
@@ -98,11 +103,13 @@ class Bindings(frozenset):
     rebound: frozenset[str] = frozenset()
     filled: frozenset[str] = frozenset()
     platform: dict = {}  # name -> the platform kind of the one predicate it is bound to (`is_cpu = current_platform.is_cpu()`)
+    debug: frozenset[str] = frozenset()  # names bound only to a debug switch (`check = n > 1 and self.debug_mode`)
 
 
 def none_assigned(func: ast.AST) -> Bindings:
     maybe, rebound, filled = set(), set(), set()
     platform: dict[str, set] = {}
+    debug: dict[str, bool] = {}
     for node in ast.walk(func):
         kind = type(node)
         if kind is ast.Assign:
@@ -110,6 +117,9 @@ def none_assigned(func: ast.AST) -> Bindings:
             rebound.update(names)
             if _maybe_none(node.value):
                 maybe.update(names)
+            switch = debug_switch(node.value)
+            for name in names:
+                debug[name] = debug.get(name, True) and switch
             platforms = _platform_predicate(node.value)
             for name in names:
                 platform.setdefault(name, set()).add(PLATFORM + "+".join(sorted(platforms)) if platforms else "")
@@ -129,6 +139,7 @@ def none_assigned(func: ast.AST) -> Bindings:
     found = Bindings(maybe)
     found.rebound, found.filled = frozenset(rebound), frozenset(filled - maybe)
     found.platform = {name: kinds.pop() for name, kinds in platform.items() if len(kinds) == 1 and "" not in kinds}
+    found.debug = frozenset(name for name, only in debug.items() if only)
     return found
 
 
@@ -184,6 +195,8 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
     if kind is ast.Constant:
         return _constant_kind(expr.value)
     if kind is ast.Name:
+        if expr.id in none_names.debug and expr.id not in own:
+            return FALSE  # `check = n > 1 and self.debug_mode`, then `f(x, check)`
         if expr.id in none_names:
             return UNKNOWN
         if expr.id in none_names.platform and expr.id not in own:
@@ -199,6 +212,8 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
     platforms = _platform_predicate(expr)
     if platforms is not None:  # `current_platform.is_cpu()`: true on those platforms only
         return PLATFORM + "+".join(sorted(platforms))
+    if kind is not ast.Name and debug_switch(expr):
+        return FALSE  # `debug=self.debug_mode`: true only while debugging
     if kind is ast.NamedExpr or _maybe_none(expr):
         return UNKNOWN
     return GIVEN
