@@ -2294,7 +2294,11 @@ def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict
         for target, local, symbols, where in flows:
             if target in pinned or target not in tensors:
                 continue
-            mask = _mask_of(local, symbols, value) if symbols else local & PLACES
+            # A flow that reads its own target back (`cu = self.cu if ready else self.cu.to("cpu",
+            # non_blocking=True)`, then `Tensors(cu=cu)`) votes with what it adds: the
+            # target's own value is no evidence of where it lives.
+            own = tuple(s for s in symbols if s != target) if symbols else symbols
+            mask = _mask_of(local, own, value) if own else local & PLACES
             if not mask:
                 continue
             votes = tally.get(target)

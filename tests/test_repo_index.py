@@ -1211,3 +1211,51 @@ def test_a_list_of_parts_concatenated_gives_no_host_vote(tmp_path):
         },
     )
     assert ("allocator.py", 6, "SL402", "medium") in findings(root, "allocator.py")
+
+
+def test_a_flow_that_reads_its_own_field_back_votes_with_what_it_adds(tmp_path):
+    # `to_cpu_nonblocking()` builds a copy whose field is the old field or its host copy: the
+    # field's own value is no vote for the device, the host copy is a vote for the host, so
+    # the one device constructor does not make the field a device field.
+    root = project(
+        tmp_path / "proj",
+        {
+            "shard.py": """\
+                import torch
+
+                from outputs import LogprobsTensors
+
+
+                def build(logits: torch.Tensor, device):
+                    ids = torch.topk(logits, 4, dim=-1).indices
+                    cu = torch.zeros(5, dtype=torch.int32, device=device)
+                    return LogprobsTensors(ids, logits.log_softmax(-1), cu)
+                """,
+            "outputs.py": """\
+                from typing import NamedTuple
+
+                import torch
+
+
+                class LogprobsTensors(NamedTuple):
+                    logprob_token_ids: torch.Tensor
+                    logprobs: torch.Tensor
+                    cu_counts: torch.Tensor | None = None
+
+                    def tolists(self):
+                        return self.cu_counts.tolist() if self.cu_counts is not None else None
+
+                    def to_cpu_nonblocking(self) -> "LogprobsTensors":
+                        cu_counts = self.cu_counts
+                        if cu_counts is not None:
+                            cu_counts = cu_counts.to("cpu", non_blocking=True)
+                        return LogprobsTensors(
+                            self.logprob_token_ids.to("cpu", non_blocking=True),
+                            self.logprobs.to("cpu", non_blocking=True),
+                            cu_counts,
+                        )
+                """,
+        },
+    )
+    found = [f for f in findings(root, "outputs.py", min_confidence="low") if f[2] == "SL202"]
+    assert found == [("outputs.py", 12, "SL202", "low")]
