@@ -62,8 +62,8 @@ SAMPLER = """\
             return gather_logprobs(logprobs, ids_list)
     """
 
-# A span scorer concatenates device slices: the screen cannot tell the pieces of a
-# concatenation of a name apart, and joins in a host tensor.
+# A span scorer concatenates device slices: the index reads a list name as one value, so
+# `torch.cat(parts)` is unknown to it (the lint's screen joins in a host tensor it cannot rule out).
 SCORER = """    import torch
 
     from pkg.logprob import gather_logprobs_prefill
@@ -117,8 +117,8 @@ def test_a_parameter_passed_on_to_a_declared_tensor_votes_as_one(tmp_path):
     found = _findings(root, "pkg/logprob.py")
     assert found[TOLIST].code == "SL202"
     assert found[TOLIST].confidence.label == "medium"
-    # One call passes on what the sampler gives (the wrapper's vote: device), the other what a
-    # scorer gives (device slices, joined with a host tensor the screen cannot rule out).
+    # One call passes on what the sampler gives (the wrapper's vote: device), the other what
+    # the sampler and a scorer give (device, and a concatenation the index cannot see into).
     assert any("read as the device tensor it mostly holds" in step for step in found[TOLIST].provenance)
     facts = repo.build(root, use_cache=False)
     assert facts.values[("p", "gather_logprobs_raw", "logprobs")][0] == repo.DEVICE
@@ -127,16 +127,21 @@ def test_a_parameter_passed_on_to_a_declared_tensor_votes_as_one(tmp_path):
 
 
 def test_a_wrapper_also_given_host_tensors_stays_low(tmp_path):
-    # A host-side scorer passes host log-probabilities through the same wrapper: the helper
-    # may read either, and the default report leaves it out.
+    # A host-side scorer passes host log-probabilities through both wrappers: the helper
+    # may read either, and the default report leaves it out. (Through one wrapper only, the
+    # other wrapper's device tensors outvote it: the span scorer's `torch.cat(parts)` is no
+    # host tensor to the index.)
     scorer = """\
         import torch
 
-        from pkg.logprob import gather_logprobs
+        from pkg.logprob import gather_logprobs, gather_logprobs_prefill
 
 
-        def score_offline(scores: list[list[float]], ids_list):
-            return gather_logprobs(torch.tensor(scores).log_softmax(dim=-1), ids_list)
+        def score_offline(scores: list[list[float]], ids_list, prefill: bool):
+            logprobs = torch.tensor(scores).log_softmax(dim=-1)
+            if prefill:
+                return gather_logprobs_prefill(logprobs, ids_list)
+            return gather_logprobs(logprobs, ids_list)
         """
     root = project(tmp_path, _files(**{"pkg/offline.py": scorer}))
     assert TOLIST not in _findings(root, "pkg/logprob.py")
