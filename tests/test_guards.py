@@ -32,9 +32,10 @@ def step(self, batch, hint=None, flag=False):
 
 def test_each_argument_gets_its_kind():
     positional, _, keywords = _call_kinds(CALLER, "f(lens, None, True, 0, maybe, batch.x, hint, flag, is_cpu, *rest)").partition(";")
-    # a local list, None, True, 0, a name bound to a field, a field, a parameter filled where
-    # None, a parameter passed on, a platform predicate, then `*rest`: the rest unknown
-    assert positional.split(",") == ["g", "N", "T", "F", "?", "?", "g", "@flag#2#F", "Pcpu", "*"]
+    # a local list, None, True, 0, a name bound to a field and the field itself (`~f`: what
+    # the repository assigns that field decides), a parameter filled where None, a parameter
+    # passed on, a platform predicate, then `*rest`: the rest unknown
+    assert positional.split(",") == ["g", "N", "T", "F", "~lens_cpu", "~x", "g", "@flag#2#F", "Pcpu", "*"]
     assert keywords == ""
     assert _call_kinds(CALLER, "g(a=lens, b=d.get('k'), c=flag, **extra)") == ";a=g,b=?,c=@flag#2#F,*"
 

@@ -32,6 +32,7 @@ Argument kinds:
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 from synclint.analysis.platform_words import PLATFORMS, predicate_platforms
 
@@ -98,16 +99,22 @@ class Bindings(frozenset):
     rebound: frozenset[str] = frozenset()
     filled: frozenset[str] = frozenset()
     platform: dict = {}  # name -> the platform kind of the one predicate it is bound to (`is_cpu = current_platform.is_cpu()`)
+    fields: dict = {}  # name -> the field its one binding reads (`lens = meta.per_req_lens`)
 
 
 def none_assigned(func: ast.AST) -> Bindings:
     maybe, rebound, filled = set(), set(), set()
     platform: dict[str, set] = {}
+    bindings: Counter = Counter()
+    fields: dict[str, str] = {}
     for node in ast.walk(func):
         kind = type(node)
         if kind is ast.Assign:
             names = [t.id for t in node.targets if type(t) is ast.Name]
             rebound.update(names)
+            bindings.update(names)
+            if type(node.value) is ast.Attribute:
+                fields.update((name, node.value.attr) for name in names)
             if _maybe_none(node.value):
                 maybe.update(names)
             platforms = _platform_predicate(node.value)
@@ -115,12 +122,15 @@ def none_assigned(func: ast.AST) -> Bindings:
                 platform.setdefault(name, set()).add(PLATFORM + "+".join(sorted(platforms)) if platforms else "")
         elif kind in (ast.AnnAssign, ast.NamedExpr, ast.AugAssign) and type(node.target) is ast.Name:
             rebound.add(node.target.id)
+            bindings[node.target.id] += 2  # never the one plain binding of a field
             if kind is not ast.AugAssign and node.value is not None and _maybe_none(node.value):
                 maybe.add(node.target.id)
         elif kind in (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith):
             targets = [node.target] if kind in (ast.For, ast.AsyncFor) else [i.optional_vars for i in node.items if i.optional_vars is not None]
             for target in targets:
-                rebound.update(n.id for n in ast.walk(target) if type(n) is ast.Name)
+                names = [n.id for n in ast.walk(target) if type(n) is ast.Name]
+                rebound.update(names)
+                bindings.update(names * 2)
         elif kind is ast.If and _is_none_test(node.test):
             name = node.test.left.id
             if any(type(s) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in s.targets) and not _maybe_none(s.value)
@@ -129,6 +139,7 @@ def none_assigned(func: ast.AST) -> Bindings:
     found = Bindings(maybe)
     found.rebound, found.filled = frozenset(rebound), frozenset(filled - maybe)
     found.platform = {name: kinds.pop() for name, kinds in platform.items() if len(kinds) == 1 and "" not in kinds}
+    found.fields = {name: attr for name, attr in fields.items() if bindings[name] == 1}
     return found
 
 
@@ -184,6 +195,8 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
     if kind is ast.Constant:
         return _constant_kind(expr.value)
     if kind is ast.Name:
+        if expr.id in none_names.fields and expr.id not in own:
+            return FIELD + none_names.fields[expr.id]  # `lens = meta.lens`, then `f(lens)`
         if expr.id in none_names:
             return UNKNOWN
         if expr.id in none_names.platform and expr.id not in own:
@@ -199,6 +212,8 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
     platforms = _platform_predicate(expr)
     if platforms is not None:  # `current_platform.is_cpu()`: true on those platforms only
         return PLATFORM + "+".join(sorted(platforms))
+    if kind is ast.Attribute:
+        return FIELD + expr.attr  # a field's value: given where the repository never makes it None
     if kind is ast.NamedExpr or _maybe_none(expr):
         return UNKNOWN
     return GIVEN
@@ -399,3 +414,171 @@ def platform_calls(func: ast.AST) -> dict[int, str]:
 def runs_on_targets(guard: str, targets: frozenset[str]) -> bool:
     """Whether a `%cpu+npu` guard's platforms include one of the target platforms."""
     return not frozenset(guard[len(ON_PLATFORMS):].split("+")).isdisjoint(targets)
+
+
+# --- what the repository assigns to fields --------------------------------------------------
+
+FIELD = "~"  # `~f`: an argument that reads field `f` (`batch.cu_seqlens_host`): given where `f` never holds None
+
+
+def field_values(tree: ast.Module) -> set[tuple[str, str]]:
+    """(field, kind) for every value a module assigns to a field, by the field's name:
+    `obj.f = v`, `setattr(obj, "f", v)`, `register_buffer("f", v)`, a class body's `f: T = v`
+    or `f: T` (a dataclass field the constructor fills), a constructor's or `replace()`'s
+    keyword `Cls(f=v)`; `del obj.f`. The kind is `N` where the value may be `None` (`None`, a
+    `.get()`, an `Optional[...]` / `... | None` annotation, a parameter that may be `None`),
+    `~g` where it is another field's value (`self.f = meta.g`), `g` otherwise. A field the
+    repository assigns only values of kind `g` (or fields that are) never holds None."""
+    out: set[tuple[str, str]] = set()
+    empty = Bindings()
+
+    def visit(body, own, bindings, in_class: bool) -> None:
+        for stmt in body:
+            kind = type(stmt)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                params = _annotated_parameters(stmt)
+                visit(stmt.body, params, none_assigned(stmt), False)
+                continue
+            if kind is ast.ClassDef:
+                visit(stmt.body, {}, empty, True)
+                continue
+            if in_class and kind is ast.AnnAssign and type(stmt.target) is ast.Name:
+                out.add((stmt.target.id, _declared_kind(stmt.annotation, stmt.value, own, bindings)))
+            elif in_class and kind is ast.Assign:
+                for target in stmt.targets:
+                    if type(target) is ast.Name:
+                        out.add((target.id, _value_kind(stmt.value, own, bindings)))
+            for node in _walk_statement(stmt):
+                _assignments(node, own, bindings, out)
+
+    visit(tree.body, {}, empty, False)
+    return out
+
+
+def _walk_statement(stmt: ast.stmt):
+    """The nodes of one statement, not those of functions or classes defined in it."""
+    pending = [stmt]
+    while pending:
+        node = pending.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if type(child) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                pending.append(child)
+
+
+# Calls whose keywords are the fields of the object they build or copy: a class (a
+# capitalised name), `cls(...)`, `dataclasses.replace(obj, f=v)`, `obj._replace(f=v)`.
+_FIELD_KEYWORD_CALLS = frozenset({"cls", "replace", "_replace", "evolve"})
+_SETTERS = {"setattr": 1, "__setattr__": 1, "register_buffer": 0, "register_parameter": 0}  # where the name is
+
+
+def _assignments(node, own, bindings, out: set) -> None:
+    kind = type(node)
+    if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+        targets = node.targets if kind is ast.Assign else [node.target]
+        for target in targets:
+            if type(target) is ast.Attribute:
+                if kind is ast.AugAssign:
+                    out.add((target.attr, GIVEN))
+                elif kind is ast.AnnAssign:
+                    out.add((target.attr, _declared_kind(node.annotation, node.value, own, bindings)))
+                else:
+                    out.add((target.attr, _value_kind(node.value, own, bindings)))
+            elif type(target) in (ast.Tuple, ast.List):
+                values = node.value.elts if type(node.value) in (ast.Tuple, ast.List) and len(node.value.elts) == len(target.elts) else None
+                for i, element in enumerate(target.elts):
+                    if type(element) is ast.Attribute:
+                        out.add((element.attr, _value_kind(values[i], own, bindings) if values is not None else NONE))
+    elif kind is ast.Delete:
+        out.update((t.attr, NONE) for t in node.targets if type(t) is ast.Attribute)
+    elif kind is ast.Call:
+        func = node.func
+        name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+        at = _SETTERS.get(name)
+        if at is not None and node.args and type(node.args[0]) is ast.Constant and type(node.args[0].value) is str:
+            at = 0  # `self.__setattr__("f", v)`; `object.__setattr__(self, "f", v)` names it second
+        if at is not None and len(node.args) > at + 1 and type(node.args[at]) is ast.Constant and type(node.args[at].value) is str:
+            out.add((node.args[at].value, _value_kind(node.args[at + 1], own, bindings)))
+        elif name[:1].isupper() or name in _FIELD_KEYWORD_CALLS:
+            for kw in node.keywords:
+                if kw.arg is not None:
+                    out.add((kw.arg, _value_kind(kw.value, own, bindings)))
+
+
+def _annotated_parameters(func) -> dict[str, str]:
+    """A function's parameters -> the kind a field assigned from one holds: `N` where it may
+    be None (a `None` default, an `Optional` annotation, no annotation), `g` otherwise."""
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    out = {}
+    for a, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
+        if a.annotation is None or _optional(a.annotation) or (type(default) is ast.Constant and default.value is None):
+            out[a.arg] = NONE
+        else:
+            out[a.arg] = GIVEN
+    for a in (args.vararg, args.kwarg):
+        if a is not None:
+            out[a.arg] = GIVEN
+    return out
+
+
+def _optional(annotation) -> bool:
+    """`Optional[T]`, `T | None`, `None`, `Union[T, None]`, `Any`, or a string of one."""
+    for node in ast.walk(annotation):
+        if type(node) is ast.Constant and (node.value is None or type(node.value) is str and ("None" in node.value or "Optional" in node.value or "Any" in node.value)):
+            return True
+        if type(node) is ast.Name and node.id in ("Optional", "Any", "None"):
+            return True
+        if type(node) is ast.Attribute and node.attr in ("Optional", "Any"):
+            return True
+    return False
+
+
+def _declared_kind(annotation, value, own, bindings) -> str:
+    """A class body's (or an annotated assignment's) field `f: T = value`."""
+    if _optional(annotation):
+        return NONE
+    if value is None:
+        return GIVEN  # a field the constructor must fill, declared never None
+    if type(value) is ast.Call and type(value.func) in (ast.Name, ast.Attribute) and (
+        value.func.id if type(value.func) is ast.Name else value.func.attr
+    ) == "field":  # `dataclasses.field(default=..., default_factory=...)`
+        for kw in value.keywords:
+            if kw.arg == "default":
+                return _value_kind(kw.value, own, bindings)
+        return GIVEN
+    return _value_kind(value, own, bindings)
+
+
+def _value_kind(value, own, bindings) -> str:
+    kind = type(value)
+    if kind is ast.Attribute:
+        return FIELD + value.attr  # what that field holds
+    if kind is ast.Subscript:
+        return GIVEN if type(value.slice) is ast.Slice else NONE  # a slice is never None; an item may be
+    if kind is ast.Name:
+        if value.id in own and value.id not in bindings.rebound:
+            return own[value.id]
+        if value.id in bindings or value.id not in bindings.rebound:
+            return NONE  # bound to what may be None, or not bound here (a global, a closure's)
+        return GIVEN
+    if kind is ast.Starred:
+        return NONE
+    return NONE if _maybe_none(value) else GIVEN
+
+
+def given_fields(kinds: dict[str, set[str]]) -> frozenset[str]:
+    """The fields that never hold None, from the kinds of value assigned to each
+    (`field_values`): only `g`, or fields that never hold None themselves."""
+    given = {f for f, found in kinds.items() if found == {GIVEN}}
+    pending = {f: found for f, found in kinds.items() if f not in given and NONE not in found}
+    changed = True
+    while changed:
+        changed = False
+        for f, found in list(pending.items()):
+            if all(k == GIVEN or k[:1] == FIELD and k[1:] in given for k in found):
+                given.add(f)
+                del pending[f]
+                changed = True
+    return frozenset(given)
