@@ -754,7 +754,7 @@ class _Summarizer:
                 callees = [c for c in self._callees(node, unit) if c != caller]
                 if callees:
                     # What the call passes for each parameter (synclint/analysis/guards.py).
-                    signature = guards.argument_signature(node, own, none_names)
+                    signature = guards.argument_signature(node, own, none_names, lambda e: self._owner(e, unit))
                     signatures.add(signature)
                     self.edges.update((source, callee, signature) for callee in callees)
             pending.extend((child, source_of(child, source)) for child in _children(node))
@@ -3252,7 +3252,7 @@ class _CallGraphTiers:
         # starts at one of them that nothing calls is code the repository does not use.
         self.vendored = facts.vendored
         self.host_functions = frozenset(self.callers.get(HOST_MARK, ())) if self.callers else frozenset()
-        self._given_fields: frozenset[str] | None = None
+        self._given_fields = None  # guards.GivenFields, on first use
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -3363,12 +3363,29 @@ class _CallGraphTiers:
         self.memo[key] = found
         return found
 
-    def given_fields(self) -> frozenset[str]:
-        """The fields the repository never makes None (`guards.given_fields` of the values it
-        assigns them, marked beside the calls: `_CallGraph.graph`)."""
+    def given_fields(self) -> guards.GivenFields:
+        """The fields the repository never makes None (`guards.GivenFields` of the values it
+        assigns them, marked beside the calls: `_CallGraph.graph`), a class's field by the
+        classes of its lineage."""
         if self._given_fields is None:
             kinds = {mark[len(FIELD_MARK):]: set(found) for mark, found in self.callers.items() if mark.startswith(FIELD_MARK)} if self.callers else {}
-            self._given_fields = guards.given_fields(kinds)
+            types = self.facts.types
+            children: dict[str, list] = {}
+            for name, parents in types.bases.items():
+                for parent in parents:
+                    children.setdefault(parent, []).append(name)
+
+            def lineage(cls: str) -> set:
+                found = set(types._lineage(cls))
+                pending = [cls]
+                while pending and len(found) < 256:
+                    for child in children.get(pending.pop(), ()):
+                        if child not in found:
+                            found.add(child)
+                            pending.append(child)
+                return found
+
+            self._given_fields = guards.GivenFields(kinds, lineage)
         return self._given_fields
 
     def field_given(self, filename: str, field: str) -> bool:

@@ -964,15 +964,29 @@ def test_a_field_the_repository_never_makes_none_is_given(tmp_path):
 
 def test_a_field_assigned_none_anywhere_may_be_none(tmp_path):
     files = dict(FIELD_GUARDS)
-    # A batch elsewhere drops its host bounds (`batch.cu_seqlens_host = None` after a merge):
-    # the field may be None, so the callers' argument may be too.
+    # An unrelated class's field of the same name may be None: says nothing of PackedMeta's.
     files["gen/batch.py"] = """\
+        from typing import Optional
+
+
         class Batch:
+            cu_seqlens_host: Optional[tuple] = None
+
             def merge(self, other):
                 self.cu_seqlens_host = None
-                del self._k_scale
         """
     root = project(tmp_path / "proj", files)
+    found = tiers(root, "gen/attention/backend.py")
+    assert found[6][0] == "cold"
+    # Code that drops the host bounds of an object of a class it does not say
+    # (`meta.cu_seqlens_host = None`), or deletes the scale: the field may be None, so the
+    # callers' argument may be too.
+    files["gen/merge.py"] = """\
+        def drop_host_bounds(meta, layer):
+            meta.cu_seqlens_host = None
+            del layer._k_scale
+        """
+    root = project(tmp_path / "proj2", files)
     found = tiers(root, "gen/attention/backend.py")
     assert found[6][0] == "hot" and found[16][0] == "hot"
 

@@ -190,7 +190,7 @@ def _never_none(branch: ast.expr, test: ast.expr, positive: bool) -> bool:
     return kind in _VALUE_EXPRESSIONS
 
 
-def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str]) -> str:
+def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None) -> str:
     kind = type(expr)
     if kind is ast.Constant:
         return _constant_kind(expr.value)
@@ -213,7 +213,10 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
     if platforms is not None:  # `current_platform.is_cpu()`: true on those platforms only
         return PLATFORM + "+".join(sorted(platforms))
     if kind is ast.Attribute:
-        return FIELD + expr.attr  # a field's value: given where the repository never makes it None
+        # a field's value: given where the repository never makes it None (`~Cls.f` where the
+        # object's class is known: the values assigned to that class's field `f`)
+        owner = owner_of(expr) if owner_of is not None else None
+        return FIELD + (f"{owner}.{expr.attr}" if owner else expr.attr)
     if kind is ast.NamedExpr or _maybe_none(expr):
         return UNKNOWN
     return GIVEN
@@ -238,7 +241,7 @@ def on_targets(kind: str, targets: frozenset[str]) -> str:
     return TRUE if targets <= platforms else UNKNOWN
 
 
-def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_names: frozenset[str]) -> str:
+def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None) -> str:
     """`g,N,@hint#1#N;wait=T`: the kinds of a call's positional arguments, then `;` and its
     keywords; `*` where a `*args` or `**kwargs` makes the rest unknown."""
     positional = []
@@ -246,10 +249,10 @@ def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_nam
         if type(arg) is ast.Starred:
             positional.append("*")
             break
-        positional.append(argument_kind(arg, own, none_names))
+        positional.append(argument_kind(arg, own, none_names, owner_of))
     keywords = []
     for kw in call.keywords:
-        keywords.append("*" if kw.arg is None else f"{kw.arg}={argument_kind(kw.value, own, none_names)}")
+        keywords.append("*" if kw.arg is None else f"{kw.arg}={argument_kind(kw.value, own, none_names, owner_of)}")
     return ",".join(positional) + ";" + ",".join(keywords)
 
 
@@ -432,26 +435,29 @@ def field_values(tree: ast.Module) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
     empty = Bindings()
 
-    def visit(body, own, bindings, in_class: bool) -> None:
+    def visit(body, own, bindings, cls: str, in_class: bool) -> None:
         for stmt in body:
             kind = type(stmt)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
                 params = _annotated_parameters(stmt)
-                visit(stmt.body, params, none_assigned(stmt), False)
+                visit(stmt.body, params, none_assigned(stmt), cls if in_class else "", False)
                 continue
             if kind is ast.ClassDef:
-                visit(stmt.body, {}, empty, True)
+                visit(stmt.body, {}, empty, stmt.name, True)
                 continue
+            prefix = cls + "." if cls else ""
             if in_class and kind is ast.AnnAssign and type(stmt.target) is ast.Name:
-                out.add((stmt.target.id, _declared_kind(stmt.annotation, stmt.value, own, bindings)))
+                out.add((prefix + stmt.target.id, _declared_kind(stmt.annotation, stmt.value, own, bindings)))
             elif in_class and kind is ast.Assign:
                 for target in stmt.targets:
                     if type(target) is ast.Name:
-                        out.add((target.id, _value_kind(stmt.value, own, bindings)))
+                        out.add((prefix + target.id, _value_kind(stmt.value, own, bindings)))
+            found: set[tuple[str, str]] = set()
             for node in _walk_statement(stmt):
-                _assignments(node, own, bindings, out)
+                _assignments(node, own, bindings, found, cls)
+            out.update(found)
 
-    visit(tree.body, {}, empty, False)
+    visit(tree.body, {}, empty, "", False)
     return out
 
 
@@ -472,37 +478,48 @@ _FIELD_KEYWORD_CALLS = frozenset({"cls", "replace", "_replace", "evolve"})
 _SETTERS = {"setattr": 1, "__setattr__": 1, "register_buffer": 0, "register_parameter": 0}  # where the name is
 
 
-def _assignments(node, own, bindings, out: set) -> None:
+def _assignments(node, own, bindings, out: set, cls: str = "") -> None:
+    """The fields `node` assigns: `Cls.f` where the object is `self` of a method of `Cls` or a
+    `Cls(...)` being built, `f` where its class is not known here."""
+
+    def key(obj, attr: str) -> str:
+        return f"{cls}.{attr}" if cls and type(obj) is ast.Name and obj.id == "self" else attr
+
     kind = type(node)
     if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign):
         targets = node.targets if kind is ast.Assign else [node.target]
         for target in targets:
             if type(target) is ast.Attribute:
+                field = key(target.value, target.attr)
                 if kind is ast.AugAssign:
-                    out.add((target.attr, GIVEN))
+                    out.add((field, GIVEN))
                 elif kind is ast.AnnAssign:
-                    out.add((target.attr, _declared_kind(node.annotation, node.value, own, bindings)))
+                    out.add((field, _declared_kind(node.annotation, node.value, own, bindings)))
                 else:
-                    out.add((target.attr, _value_kind(node.value, own, bindings)))
+                    out.add((field, _value_kind(node.value, own, bindings)))
             elif type(target) in (ast.Tuple, ast.List):
                 values = node.value.elts if type(node.value) in (ast.Tuple, ast.List) and len(node.value.elts) == len(target.elts) else None
                 for i, element in enumerate(target.elts):
                     if type(element) is ast.Attribute:
-                        out.add((element.attr, _value_kind(values[i], own, bindings) if values is not None else NONE))
+                        out.add((key(element.value, element.attr), _value_kind(values[i], own, bindings) if values is not None else NONE))
     elif kind is ast.Delete:
-        out.update((t.attr, NONE) for t in node.targets if type(t) is ast.Attribute)
+        out.update((key(t.value, t.attr), NONE) for t in node.targets if type(t) is ast.Attribute)
     elif kind is ast.Call:
         func = node.func
         name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
         at = _SETTERS.get(name)
+        obj = func.value if type(func) is ast.Attribute else None  # `self.register_buffer(...)`
         if at is not None and node.args and type(node.args[0]) is ast.Constant and type(node.args[0].value) is str:
             at = 0  # `self.__setattr__("f", v)`; `object.__setattr__(self, "f", v)` names it second
+        elif at == 1 and node.args:
+            obj = node.args[0]  # `setattr(self, "f", v)`
         if at is not None and len(node.args) > at + 1 and type(node.args[at]) is ast.Constant and type(node.args[at].value) is str:
-            out.add((node.args[at].value, _value_kind(node.args[at + 1], own, bindings)))
+            out.add((key(obj, node.args[at].value), _value_kind(node.args[at + 1], own, bindings)))
         elif name[:1].isupper() or name in _FIELD_KEYWORD_CALLS:
+            owner = cls if name == "cls" else name if name[:1].isupper() else ""
             for kw in node.keywords:
                 if kw.arg is not None:
-                    out.add((kw.arg, _value_kind(kw.value, own, bindings)))
+                    out.add((f"{owner}.{kw.arg}" if owner else kw.arg, _value_kind(kw.value, own, bindings)))
 
 
 def _annotated_parameters(func) -> dict[str, str]:
@@ -568,17 +585,39 @@ def _value_kind(value, own, bindings) -> str:
     return NONE if _maybe_none(value) else GIVEN
 
 
-def given_fields(kinds: dict[str, set[str]]) -> frozenset[str]:
-    """The fields that never hold None, from the kinds of value assigned to each
-    (`field_values`): only `g`, or fields that never hold None themselves."""
-    given = {f for f, found in kinds.items() if found == {GIVEN}}
-    pending = {f: found for f, found in kinds.items() if f not in given and NONE not in found}
-    changed = True
-    while changed:
-        changed = False
-        for f, found in list(pending.items()):
-            if all(k == GIVEN or k[:1] == FIELD and k[1:] in given for k in found):
-                given.add(f)
-                del pending[f]
-                changed = True
-    return frozenset(given)
+class GivenFields:
+    """Which fields never hold None, from the kinds of value assigned to each
+    (`field_values`: `Cls.f` for a known class, `f` for an object of a class not known
+    there). `Cls.f` is given where the values assigned to `f` of the classes of its lineage
+    (its bases and subclasses) and of objects of unknown class are all given, at least one
+    assigned; a bare `f` where those of every class are. A value that is another field's
+    (`~g`) is given where that field is."""
+
+    def __init__(self, kinds: dict[str, set[str]], lineage=None) -> None:
+        self.by_name: dict[str, dict[str, set[str]]] = {}
+        for key, found in kinds.items():
+            owner, _, name = key.rpartition(".")
+            self.by_name.setdefault(name, {})[owner] = set(found)
+        self.lineage = lineage or (lambda cls: (cls,))
+        self.memo: dict[str, bool] = {}
+
+    def __contains__(self, field: str) -> bool:
+        found = self.memo.get(field)
+        if found is None:
+            self.memo[field] = False  # a cycle of fields assigned from each other: not given
+            found = self.memo[field] = self._given(field)
+        return found
+
+    def _given(self, field: str) -> bool:
+        owner, _, name = field.rpartition(".")
+        owners = self.by_name.get(name)
+        if not owners:
+            return False
+        if owner:
+            related = set(self.lineage(owner)) | {""}
+            values = [k for o, found in owners.items() if o in related for k in found]
+        else:
+            values = [k for found in owners.values() for k in found]
+        if not values:
+            return False
+        return all(k == GIVEN or k[:1] == FIELD and k[1:] != field and k[1:] in self for k in values)
