@@ -166,9 +166,7 @@ def _class_info(tree: ast.Module, imports) -> tuple:
             continue
         name = node.name
         bases = tuple(
-            # `Base[Info]`: a generic base is the class `Base`.
-            b for b in (places.resolved_name(places._last_name(e.value if type(e) is ast.Subscript else e), imports) for e in node.bases)
-            if b and b not in ("object", "Generic", "Protocol")
+            b for b in (places.resolved_name(places._last_name(e), imports) for e in node.bases) if b and b not in ("object", "Generic", "Protocol")
         )
         fields = []
         for member in node.body:
@@ -563,6 +561,7 @@ def summarize(text: str) -> tuple:
         summary = _Summarizer(model, recorder, imports).run(collected, classes)
         # What the module assigns to fields, by name (guards.field_values), as marks beside its calls.
         marks = {(MARK_CALLER, FIELD_MARK + field, kind) for field, kind in guards.field_values(tree)}
+        marks.update((MARK_CALLER, HOST_MARK, method) for method in _generic_host_methods(tree))
         return (*summary[:4], tuple(sorted({*summary[4], *marks})), info, name_references(text))
     except Exception:  # noqa: BLE001 - recursion, a module the place model gives up on (places.TooCostly), or a defect: it adds no facts, the run goes on
         return (*_NO_SUMMARY[:-1], name_references(text))
@@ -2600,6 +2599,20 @@ HOST_MARK = "~host"
 FIELD_MARK = "~f:"
 
 
+def _generic_host_methods(tree: ast.Module) -> list[str]:
+    """`Cls.m` for the methods of a module-level class that is host-side pre-processing only
+    by a generic base (`class VideoProcessor(BaseMultiModalProcessor[Info])`), which the
+    class table leaves out of the bases: `_CallGraphTiers._host_side` reads the others."""
+    found = []
+    for node in tree.body:
+        if type(node) is not ast.ClassDef or not any(type(b) is ast.Subscript for b in node.bases):
+            continue
+        bases = [places._last_name(b.value if type(b) is ast.Subscript else b) for b in node.bases]
+        if host_class(node.name, bases):
+            found.extend(f"{node.name}.{m.name}" for m in node.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef))
+    return found
+
+
 def _path_edges(path: str, edges) -> tuple:
     """What a file's path adds to its call edges: the functions it defines, marked host-side
     where the file is pre-processing by its name or folder (`platform_words.host_file`)."""
@@ -3253,6 +3266,8 @@ class _CallGraphTiers:
         self.vendored = facts.vendored
         self.host_functions = frozenset(self.callers.get(HOST_MARK, ())) if self.callers else frozenset()
         self._given_fields = None  # guards.GivenFields, on first use
+        self._passing: set = set()  # the `passed_kinds` questions being answered
+        self._cut: set = set()  # those of them a cycle of passing on came back to
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -3328,11 +3343,20 @@ class _CallGraphTiers:
             reads[("g", name, param, position, default, shape)] = found
         return found
 
-    def passed_kinds(self, name: str, param: str, position: int, default: str, shape: str = "", depth: int = 0) -> tuple[str, ...] | None:
+    def passed_kinds(self, name: str, param: str, position: int, default: str, shape: str = "", depth: int = 0,
+                     chain: bool = False) -> tuple[str, ...] | None:
         key = ("g", name, param, position, default, shape)
         if key in self.memo:
             return self.memo[key]
-        self.memo[key] = None  # a cycle of calls passing the parameter on: unknown
+        if key in self._passing:
+            if chain:
+                # A cycle of calls passing the parameter on (`forward_varlen` -> `dense_varlen`
+                # -> `.forward_varlen`): it passes on what enters it from outside, nothing of
+                # its own; what depends on the open frame is not kept (`_cut`).
+                self._cut.add(key)
+                return ()
+            return None  # asked again while searching a caller's verdict: unknown
+        self._passing.add(key)
         arguments = self.facts.arguments
         short = name.rpartition(".")[2]
         calls = [*arguments.get(name, ()), *arguments.get("." + short, ()), *arguments.get("?" + short, ())]
@@ -3355,12 +3379,18 @@ class _CallGraphTiers:
                     kind = guards.on_targets(kind, self.targets)
                 if kind.startswith("@"):  # the caller's own parameter, passed on
                     outer, at, outer_default = kind[1:].split("#")
-                    upstream = self.passed_kinds(caller, outer, int(at), outer_default, "", depth + 1)
+                    upstream = self.passed_kinds(caller, outer, int(at), outer_default, "", depth + 1, chain=True)
                     kinds.update(upstream if upstream is not None else (guards.UNKNOWN,))
                 else:
                     kinds.add(kind)
             found = tuple(sorted(kinds))
-        self.memo[key] = found
+        self._passing.discard(key)
+        cut_here = key in self._cut
+        self._cut.discard(key)
+        if cut_here and not found:
+            found = None  # nothing enters the cycle from outside that the index sees: unknown
+        if not self._cut & self._passing:  # complete: no open frame of a cycle left out
+            self.memo[key] = found
         return found
 
     def given_fields(self) -> guards.GivenFields:

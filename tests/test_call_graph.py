@@ -1185,3 +1185,50 @@ def test_a_generic_base_is_a_base(tmp_path):
     root = project(tmp_path / "proj", files)
     tier, reason = tiers(root, "srt/layers/rope_index.py")[7]
     assert tier == "cold" and "VideoMMProcessor.apply" in reason
+
+
+PASSING_CYCLE = {
+    "gen/backends.py": """\
+        import torch
+
+
+        class VarlenImpl:
+            def forward_varlen(self, q: torch.Tensor, cu: torch.Tensor, host=None):
+                bounds = host if host is not None else tuple(cu.tolist())
+                return q[: bounds[-1]]
+
+
+        class WindowImpl(VarlenImpl):
+            def forward_varlen(self, q: torch.Tensor, cu: torch.Tensor, host=None):
+                return self.dense(q, cu, host=host)
+
+            def dense(self, q: torch.Tensor, cu: torch.Tensor, host=None):
+                return self.fallback.forward_varlen(q, cu, host=host)
+        """,
+    "gen/layer.py": """\
+        import torch
+        from torch import nn
+
+
+        class Attention(nn.Module):
+            def __init__(self, impl):
+                super().__init__()
+                self.impl = impl
+
+            def forward(self, q: torch.Tensor, cu: torch.Tensor, bounds: list):
+                return self.impl.forward_varlen(q, cu, host=tuple(bounds))
+        """,
+}
+
+
+def test_a_cycle_of_passing_on_passes_what_enters_it(tmp_path):
+    root = project(tmp_path / "proj", PASSING_CYCLE)
+    # `dense()` passes `host` back into every `forward_varlen()`, its own caller among them:
+    # the cycle carries only what the layer passes, a host tuple.
+    found = tiers(root, "gen/backends.py")
+    assert found[6] == ("cold", "runs only when `host` is None, and no call of `forward_varlen()` outside cold code passes that")
+    # A caller that leaves `host` out enters the cycle: the fallback may run.
+    files = dict(PASSING_CYCLE)
+    files["gen/layer.py"] = files["gen/layer.py"].replace("host=tuple(bounds)", "")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "gen/backends.py")[6][0] == "hot"
