@@ -3266,8 +3266,6 @@ class _CallGraphTiers:
         self.vendored = facts.vendored
         self.host_functions = frozenset(self.callers.get(HOST_MARK, ())) if self.callers else frozenset()
         self._given_fields = None  # guards.GivenFields, on first use
-        self._passing: set = set()  # the `passed_kinds` questions being answered
-        self._cut: set = set()  # those of them a cycle of passing on came back to
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -3343,20 +3341,11 @@ class _CallGraphTiers:
             reads[("g", name, param, position, default, shape)] = found
         return found
 
-    def passed_kinds(self, name: str, param: str, position: int, default: str, shape: str = "", depth: int = 0,
-                     chain: bool = False) -> tuple[str, ...] | None:
+    def passed_kinds(self, name: str, param: str, position: int, default: str, shape: str = "", depth: int = 0) -> tuple[str, ...] | None:
         key = ("g", name, param, position, default, shape)
         if key in self.memo:
             return self.memo[key]
-        if key in self._passing:
-            if chain:
-                # A cycle of calls passing the parameter on (`forward_varlen` -> `dense_varlen`
-                # -> `.forward_varlen`): it passes on what enters it from outside, nothing of
-                # its own; what depends on the open frame is not kept (`_cut`).
-                self._cut.add(key)
-                return ()
-            return None  # asked again while searching a caller's verdict: unknown
-        self._passing.add(key)
+        self.memo[key] = None  # a cycle of calls passing the parameter on: unknown
         arguments = self.facts.arguments
         short = name.rpartition(".")[2]
         calls = [*arguments.get(name, ()), *arguments.get("." + short, ()), *arguments.get("?" + short, ())]
@@ -3379,18 +3368,12 @@ class _CallGraphTiers:
                     kind = guards.on_targets(kind, self.targets)
                 if kind.startswith("@"):  # the caller's own parameter, passed on
                     outer, at, outer_default = kind[1:].split("#")
-                    upstream = self.passed_kinds(caller, outer, int(at), outer_default, "", depth + 1, chain=True)
+                    upstream = self.passed_kinds(caller, outer, int(at), outer_default, "", depth + 1)
                     kinds.update(upstream if upstream is not None else (guards.UNKNOWN,))
                 else:
                     kinds.add(kind)
             found = tuple(sorted(kinds))
-        self._passing.discard(key)
-        cut_here = key in self._cut
-        self._cut.discard(key)
-        if cut_here and not found:
-            found = None  # nothing enters the cycle from outside that the index sees: unknown
-        if not self._cut & self._passing:  # complete: no open frame of a cycle left out
-            self.memo[key] = found
+        self.memo[key] = found
         return found
 
     def given_fields(self) -> guards.GivenFields:
