@@ -61,7 +61,7 @@ from operator import itemgetter, or_
 from pathlib import Path
 
 from synclint.analysis import coldcode, guards
-from synclint.analysis.platform_words import host_class
+from synclint.analysis.platform_words import host_class, host_file
 from synclint.apis import torch_api as api
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key, param_key, parsed
@@ -80,7 +80,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-15"
+INDEX_VERSION = "repo-index-16"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -567,7 +567,11 @@ def summarize(text: str) -> tuple:
         info = _class_info(tree, imports)
         recorder.learn(info)
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
-        return (*_Summarizer(model, recorder, imports).run(collected, classes), info, name_references(text))
+        summary = _Summarizer(model, recorder, imports).run(collected, classes)
+        # What the module assigns to fields, by name (guards.field_values), as marks beside its calls.
+        marks = {(MARK_CALLER, FIELD_MARK + field, kind) for field, kind in guards.field_values(tree)}
+        marks.update((MARK_CALLER, HOST_MARK, method) for method in _generic_host_methods(tree))
+        return (*summary[:4], tuple(sorted({*summary[4], *marks})), info, name_references(text))
     except Exception:  # noqa: BLE001 - recursion, a module the place model gives up on (places.TooCostly), or a defect: it adds no facts, the run goes on
         return (*_NO_SUMMARY[:-1], name_references(text))
     finally:
@@ -787,7 +791,7 @@ class _Summarizer:
                 callees = [c for c in self._callees(node, unit) if c != caller]
                 if callees:
                     # What the call passes for each parameter (synclint/analysis/guards.py).
-                    signature = guards.argument_signature(node, own, none_names)
+                    signature = guards.argument_signature(node, own, none_names, lambda e: self._owner(e, unit))
                     signatures.add(signature)
                     self.edges.update((source, callee, signature) for callee in callees)
             pending.extend((child, source_of(child, source)) for child in _children(node))
@@ -1532,6 +1536,8 @@ class Verifier:
                 found = _plain_verdict(self.tiers.vendored_verdict(key[1]))
             elif key[0] == "g":
                 found = self.tiers.passed_kinds(*key[1:])
+            elif key[0] == "fg":
+                found = key[1] in self.tiers.given_fields()
             else:
                 found = self.facts.values.get(key)
             self.answers[key] = found
@@ -1726,9 +1732,9 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     field_types: list = []
     returns: list = []
     calls: dict[str, Counter] = {}  # callee (`_Summarizer._callees`) -> its (caller, arguments)' counts
-    for _, sigs, _, declared, edges, *more in summaries.values():
+    for path, (_, sigs, _, declared, edges, *more) in summaries.items():
         tensors.update(declared)
-        for caller, callee, arguments in edges:
+        for caller, callee, arguments in (*edges, *_path_edges(path, edges)):
             known = calls.get(callee)
             if known is None:
                 known = calls[callee] = Counter()
@@ -2786,7 +2792,38 @@ def _contributions(path: str, summary: tuple) -> tuple:
             relays = relays or kind in _RELAY_TARGETS
         elif kind == "rt":
             tupled[("r", target[1])] += 1
-    return Counter(sigs), targeted, tupled, Counter(declared), Counter(edges), relays, Counter(k for k, _ in sigs), _vendored(path)
+    return (Counter(sigs), targeted, tupled, Counter(declared), Counter((*edges, *_path_edges(path, edges))), relays, Counter(k for k, _ in sigs),
+            _vendored(path))
+
+
+# The marks the call graph reads beside the calls (`_CallGraph.graph`): `("~", HOST_MARK, f)`,
+# function `f` is defined in a host-side pre-processing file; `("~", FIELD_MARK + f, kind)`, a
+# value of that kind (synclint/analysis/guards.py `field_values`) is assigned to field `f`.
+MARK_CALLER = "~"
+HOST_MARK = "~host"
+FIELD_MARK = "~f:"
+
+
+def _generic_host_methods(tree: ast.Module) -> list[str]:
+    """`Cls.m` for the methods of a module-level class that is host-side pre-processing only
+    by a generic base (`class VideoProcessor(BaseMultiModalProcessor[Info])`), which the
+    class table leaves out of the bases: `_CallGraphTiers._host_side` reads the others."""
+    found = []
+    for node in tree.body:
+        if type(node) is not ast.ClassDef or not any(type(b) is ast.Subscript for b in node.bases):
+            continue
+        bases = [places._last_name(b.value if type(b) is ast.Subscript else b) for b in node.bases]
+        if host_class(node.name, bases):
+            found.extend(f"{node.name}.{m.name}" for m in node.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef))
+    return found
+
+
+def _path_edges(path: str, edges) -> tuple:
+    """What a file's path adds to its call edges: the functions it defines, marked host-side
+    where the file is pre-processing by its name or folder (`platform_words.host_file`)."""
+    if not host_file(path):
+        return ()
+    return tuple((MARK_CALLER, HOST_MARK, callee) for caller, callee, _ in edges if not caller)
 
 
 def _relay_flows(summary: tuple) -> list:
@@ -3207,7 +3244,13 @@ class _CallGraph:
         self.add_modules(paths)
         defined = set()
         decisive = set()  # functions (and names) with parameters that decide a branch
+        marks: dict[str, set] = {}  # the marks beside the calls (`_path_edges`): host-side functions, fields' values
         for callee, counts in calls.items():
+            if callee[:1] == MARK_CALLER:
+                found = {arguments for (caller, arguments), n in counts.items() if caller == MARK_CALLER and n > 0}
+                if found:
+                    marks[callee] = found
+                continue
             for (caller, arguments), n in counts.items():
                 if caller or n <= 0:
                     continue
@@ -3225,7 +3268,7 @@ class _CallGraph:
         passed: dict[str, set[tuple]] = {}
         for callee, counts in calls.items():
             found = [key for key, n in counts.items() if key[0] and n > 0]
-            if not found:
+            if not found or callee[:1] == MARK_CALLER:
                 continue
             targets, name = self.resolve(callee)
             if name:  # by name: one entry for every definition of the name
@@ -3239,7 +3282,9 @@ class _CallGraph:
                     passed.setdefault(target, set()).update(found)
         named = self.functions.union(self.methods)
         self.arguments = {target: tuple(sorted(found)) for target, found in passed.items()}
-        return {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in defined or callee[:1] in ".?" and callee[1:] in named}
+        graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in defined or callee[:1] in ".?" and callee[1:] in named}
+        graph.update((mark, tuple(sorted(found))) for mark, found in marks.items())
+        return graph
 
     def add_modules(self, paths) -> None:
         """The names of the repository's folders and modules, from its files' paths."""
@@ -3453,6 +3498,8 @@ class _CallGraphTiers:
         # Functions defined only in vendored folders: a vendored function every way into which
         # starts at one of them that nothing calls is code the repository does not use.
         self.vendored = facts.vendored
+        self.host_functions = frozenset(self.callers.get(HOST_MARK, ())) if self.callers else frozenset()
+        self._given_fields = None  # guards.GivenFields, on first use
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -3483,7 +3530,10 @@ class _CallGraphTiers:
 
     def _host_side(self, node: str) -> bool:
         """A method of a host-side pre-processing class (a Hugging Face-style processor or
-        feature extractor: `platform_words.host_class`), which runs on the CPU per request."""
+        feature extractor: `platform_words.host_class`), or a function of a pre-processing
+        file or folder (`platform_words.host_file`), which runs on the CPU per request."""
+        if node in self.host_functions:
+            return True  # defined in a pre-processing file or folder (`platform_words.host_file`)
         cls = node.rpartition(".")[0]
         if not cls or " " in cls:
             return False
@@ -3546,6 +3596,8 @@ class _CallGraphTiers:
                 if verdict is not None and verdict.tier is Tier.COLD:
                     continue
                 kind = guards.passed_kind(signature, param, position, default)
+                if kind[:1] == guards.FIELD:  # a field's value: given where the repository never makes it None
+                    kind = guards.GIVEN if kind[1:] in self.given_fields() else guards.UNKNOWN
                 if kind.startswith(guards.PLATFORM):
                     kind = guards.on_targets(kind, self.targets)
                 if kind.startswith("@"):  # the caller's own parameter, passed on
@@ -3556,6 +3608,40 @@ class _CallGraphTiers:
                     kinds.add(kind)
             found = tuple(sorted(kinds))
         self.memo[key] = found
+        return found
+
+    def given_fields(self) -> guards.GivenFields:
+        """The fields the repository never makes None (`guards.GivenFields` of the values it
+        assigns them, marked beside the calls: `_CallGraph.graph`), a class's field by the
+        classes of its lineage."""
+        if self._given_fields is None:
+            kinds = {mark[len(FIELD_MARK):]: set(found) for mark, found in self.callers.items() if mark.startswith(FIELD_MARK)} if self.callers else {}
+            types = self.facts.types
+            children: dict[str, list] = {}
+            for name, parents in types.bases.items():
+                for parent in parents:
+                    children.setdefault(parent, []).append(name)
+
+            def lineage(cls: str) -> set:
+                found = set(types._lineage(cls))
+                pending = [cls]
+                while pending and len(found) < 256:
+                    for child in children.get(pending.pop(), ()):
+                        if child not in found:
+                            found.add(child)
+                            pending.append(child)
+                return found
+
+            self._given_fields = guards.GivenFields(kinds, lineage)
+        return self._given_fields
+
+    def field_given(self, filename: str, field: str) -> bool:
+        """Whether the repository never makes field `field` None (for a finding's branch
+        that tests it: `if meta.lens is None:`)."""
+        found = field in self.given_fields()
+        reads = self.facts.reads
+        if reads is not None:
+            reads[("fg", field)] = found
         return found
 
     def vendored_verdict(self, name: str):

@@ -439,10 +439,11 @@ def test_a_branch_no_hot_call_takes_is_cold(tmp_path):
 
 def test_an_unknown_argument_leaves_the_branch_as_it_was(tmp_path):
     files = dict(ARGUMENT_GUARDS)
-    # A field may hold None (`batch.k_scale` of a batch without one); a flag read from a
-    # field may be true.
+    # A field may hold None (`self.k_scale = None` where the layer drops its scale); a flag
+    # read from a field may be true.
     files["serve/model.py"] = files["serve/model.py"].replace("scaled(q, self.k_scale.float())", "scaled(q, self.k_scale)").replace(
-        "flush(event)", "flush(event, wait=self.blocking)").replace("split(q, sizes_cpu=list(sizes))", "split(q, sizes_cpu=sizes.get('cpu'))")
+        "flush(event)", "flush(event, wait=self.blocking)").replace("split(q, sizes_cpu=list(sizes))", "split(q, sizes_cpu=sizes.get('cpu'))").replace(
+        "    def shutdown(self, event):", "    def drop_scale(self):\n                self.k_scale = None\n\n            def shutdown(self, event):")
     root = project(tmp_path / "proj", files)
     found = tiers(root, "serve/ops.py")
     assert found[6][0] == "hot" and found[12][0] == "hot" and found[25][0] == "hot"
@@ -938,3 +939,298 @@ def test_a_check_switched_on_only_while_debugging_is_cold(tmp_path):
     # A call that passes a flag of its own may take the branch.
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "srv/kernels.py")[6][0] == "hot"
+
+
+FIELD_GUARDS = {
+    "gen/attention/backend.py": """\
+        import torch
+
+
+        class VarlenImpl:
+            def forward_varlen(self, q: torch.Tensor, cu_seqlens: torch.Tensor, cu_seqlens_host=None):
+                bounds = cu_seqlens_host if cu_seqlens_host is not None else tuple(cu_seqlens.tolist())
+                return q[: bounds[-1]]
+
+            def forward_padded(self, q: torch.Tensor, lens: torch.Tensor, lens_cpu=None):
+                sizes = lens_cpu if lens_cpu is not None else lens.tolist()
+                return q[: sum(sizes)]
+
+
+        def decode(q: torch.Tensor, k_scale=None):
+            if k_scale is None:
+                k_scale = torch.tensor(1.0, device=q.device)
+            return q * k_scale
+        """,
+    "gen/models/vision.py": """\
+        from dataclasses import dataclass
+        from typing import Optional
+
+        import torch
+        from torch import nn
+
+        from gen.attention.backend import VarlenImpl, decode
+
+
+        @dataclass(frozen=True)
+        class PackedMeta:
+            cu_seqlens: torch.Tensor
+            cu_seqlens_host: tuple[int, ...]
+            lens: torch.Tensor
+            lens_cpu: Optional[list[int]] = None
+
+            @classmethod
+            def build(cls, cu_seqlens: torch.Tensor, lens: torch.Tensor):
+                bounds = tuple(int(v) for v in cu_seqlens.tolist())
+                return cls(cu_seqlens=cu_seqlens, cu_seqlens_host=bounds, lens=lens)
+
+
+        class VisionAttention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.impl = VarlenImpl()
+                self.register_buffer("_k_scale", torch.tensor(1.0))
+
+            def forward(self, q: torch.Tensor, meta: PackedMeta):
+                out = self.impl.forward_varlen(q, meta.cu_seqlens, cu_seqlens_host=meta.cu_seqlens_host)
+                out = self.impl.forward_padded(out, meta.lens, lens_cpu=meta.lens_cpu)
+                return decode(out, k_scale=self._k_scale)
+        """,
+}
+
+
+def test_a_field_the_repository_never_makes_none_is_given(tmp_path):
+    root = project(tmp_path / "proj", FIELD_GUARDS)
+    found = tiers(root, "gen/attention/backend.py")
+    # `meta.cu_seqlens_host`: a dataclass field declared `tuple[int, ...]`, built only from a
+    # host tuple: the readback is the fallback of a call that never comes.
+    assert found[6] == ("cold", "runs only when `cu_seqlens_host` is None, and no call of `forward_varlen()` outside cold code passes that")
+    # `self._k_scale`: a registered buffer, always a tensor.
+    assert found[16] == ("cold", "runs only when `k_scale` is None, and no call of `decode()` outside cold code passes that")
+    # `meta.lens_cpu` is `Optional[...] = None`: the fallback may run every step.
+    assert found[10][0] == "hot"
+
+
+def test_a_field_assigned_none_anywhere_may_be_none(tmp_path):
+    files = dict(FIELD_GUARDS)
+    # An unrelated class's field of the same name may be None: says nothing of PackedMeta's.
+    files["gen/batch.py"] = """\
+        from typing import Optional
+
+
+        class Batch:
+            cu_seqlens_host: Optional[tuple] = None
+
+            def merge(self, other):
+                self.cu_seqlens_host = None
+        """
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "gen/attention/backend.py")
+    assert found[6][0] == "cold"
+    # Code that drops the host bounds of an object of a class it does not say
+    # (`meta.cu_seqlens_host = None`), or deletes the scale: the field may be None, so the
+    # callers' argument may be too.
+    files["gen/merge.py"] = """\
+        def drop_host_bounds(meta, layer):
+            meta.cu_seqlens_host = None
+            del layer._k_scale
+        """
+    root = project(tmp_path / "proj2", files)
+    found = tiers(root, "gen/attention/backend.py")
+    assert found[6][0] == "hot" and found[16][0] == "hot"
+
+
+REBOUND_AFTER = {
+    "spec/probs.py": """\
+        import torch
+
+
+        def target_probs(logits: torch.Tensor, top_ks: torch.Tensor, max_top_k=None):
+            if max_top_k is None:
+                max_top_k = int(top_ks.max().item())
+            else:
+                max_top_k = int(max_top_k)
+            if max_top_k < 1:
+                max_top_k = 1
+            return logits.topk(max_top_k)
+
+
+        def clamped_probs(logits: torch.Tensor, top_ks: torch.Tensor, max_top_k=None):
+            max_top_k = max_top_k or None
+            if max_top_k is None:
+                max_top_k = int(top_ks.max().item())
+            return logits.topk(max_top_k)
+
+
+        def looped_probs(logits: torch.Tensor, top_ks: torch.Tensor, max_top_k=None):
+            for row in logits:
+                if max_top_k is None:
+                    max_top_k = int(top_ks.max().item())
+                row.topk(max_top_k)
+                max_top_k = None
+        """,
+    "spec/worker.py": """\
+        from dataclasses import dataclass
+
+        import torch
+
+        from spec.probs import clamped_probs, looped_probs, target_probs
+
+
+        @dataclass
+        class DraftInput:
+            max_top_k: int = 1
+
+
+        class Verifier(torch.nn.Module):
+            def forward(self, logits: torch.Tensor, top_ks: torch.Tensor, draft: DraftInput):
+                a = target_probs(logits, top_ks, max_top_k=draft.max_top_k)
+                b = clamped_probs(logits, top_ks, max_top_k=draft.max_top_k)
+                c = looped_probs(logits, top_ks, max_top_k=draft.max_top_k)
+                return a, b, c
+        """,
+}
+
+
+def test_a_parameter_rebound_only_after_its_branch_keeps_the_callers_value(tmp_path):
+    root = project(tmp_path / "proj", REBOUND_AFTER)
+    found = tiers(root, "spec/probs.py")
+    # The clamp after the test and the `else` cannot change what the test saw: the callers'.
+    assert found[6] == ("cold", "runs only when `max_top_k` is None, and no call of `target_probs()` outside cold code passes that")
+    # Rebound before the test, or later in a loop that comes back to it: the test reads that.
+    assert found[17][0] == "hot"
+    assert found[24][0] == "hot"
+
+
+FIELD_TESTS = {
+    "attn/indexer.py": """\
+        from dataclasses import dataclass
+        from typing import Optional
+
+        import torch
+
+
+        @dataclass
+        class DecodeMeta:
+            decode_lens: torch.Tensor
+            host_lens: list
+            padded_lens: Optional[torch.Tensor] = None
+
+
+        def build_meta(lens: torch.Tensor, lens_cpu: list) -> DecodeMeta:
+            return DecodeMeta(decode_lens=lens, host_lens=list(lens_cpu))
+
+
+        def sparse_indexer(q: torch.Tensor, meta: DecodeMeta):
+            host = meta.host_lens
+            if host is not None:
+                lmax = max(host)
+            else:
+                lmax = int(meta.decode_lens.max().item())
+            if meta.padded_lens is None:
+                pmax = int(meta.decode_lens.max().item())
+            else:
+                pmax = 0
+            return q[:lmax], pmax
+
+
+        class Indexer(torch.nn.Module):
+            def forward(self, q: torch.Tensor, meta: DecodeMeta):
+                return sparse_indexer(q, meta)
+        """,
+}
+
+
+def test_a_branch_on_a_field_never_none_is_cold(tmp_path):
+    root = project(tmp_path / "proj", FIELD_TESTS)
+    found = tiers(root, "attn/indexer.py")
+    # `host_lens` is always a list: its `is None` fallback never runs.
+    assert found[23] == ("cold", "runs only when field `host_lens` is None, and the repository never assigns it None")
+    # `padded_lens` defaults to None: the branch may run every step.
+    assert found[25][0] == "hot"
+
+
+HOST_FOLDER = {
+    "srt/layers/rope_index.py": """\
+        import torch
+
+
+        def get_rope_index(input_ids: torch.Tensor, grid_thw: torch.Tensor):
+            positions = []
+            for t in grid_thw:
+                positions.append(torch.argwhere(input_ids == int(t[0])))
+            return positions
+
+
+        def get_positions(input_ids: torch.Tensor, image_mask: torch.Tensor):
+            return input_ids[image_mask]
+        """,
+    "srt/multimodal/processors/omni.py": """\
+        from srt.layers.rope_index import get_positions, get_rope_index
+
+
+        class OmniProcessor:
+            def process(self, input_ids, grid_thw):
+                return get_rope_index(input_ids, grid_thw), get_positions(input_ids, input_ids > 0)
+        """,
+    "srt/multimodal/processors/video.py": """\
+        import torch
+
+        from srt.multimodal.base import BaseMultimodalProcessor
+        from srt.layers.rope_index import get_rope_index
+
+
+        class VideoProcessorInfo:
+            pass
+
+
+        class VideoMMProcessor(BaseMultimodalProcessor[VideoProcessorInfo]):
+            def apply(self, input_ids, grid_thw):
+                return get_rope_index(input_ids, grid_thw)
+        """,
+    "srt/multimodal/base.py": """\
+        from typing import Generic, TypeVar
+
+        I = TypeVar("I")
+
+
+        class BaseMultimodalProcessor(Generic[I]):
+            pass
+        """,
+    "srt/models/omni_model.py": """\
+        import torch
+        from torch import nn
+
+        from srt.layers.rope_index import get_positions
+
+
+        class OmniModel(nn.Module):
+            def forward(self, input_ids: torch.Tensor, image_mask: torch.Tensor):
+                return get_positions(input_ids, image_mask)
+        """,
+    "srt/serving/harness.py": """\
+        def drive(engine, batch):
+            return engine.process(batch.input_ids, batch.grid_thw)
+        """,
+}
+
+
+def test_what_only_a_pre_processing_folder_calls_runs_on_the_cpu_per_request(tmp_path):
+    root = project(tmp_path / "proj", HOST_FOLDER)
+    found = tiers(root, "srt/layers/rope_index.py")
+    # Called only from classes in a `processors` folder (however they are named): host-side.
+    tier, reason = found[7]
+    assert tier == "cold" and "host-side pre-processing" in reason
+    # What a model's forward also calls stays hot.
+    assert found[12][0] == "hot"
+
+
+def test_a_generic_base_is_a_base(tmp_path):
+    files = dict(HOST_FOLDER)
+    # Not in a pre-processing folder, and a plain name: only the generic base `Base...Processor[Info]` says host-side.
+    files["srt/mm/video.py"] = files.pop("srt/multimodal/processors/video.py")
+    files["srt/mm/omni.py"] = files.pop("srt/multimodal/processors/omni.py").replace("OmniProcessor:", "OmniRunner:")
+    files["srt/mm/omni.py"] = files["srt/mm/omni.py"].replace("get_rope_index(input_ids, grid_thw), ", "")
+    root = project(tmp_path / "proj", files)
+    tier, reason = tiers(root, "srt/layers/rope_index.py")[7]
+    assert tier == "cold" and "VideoMMProcessor.apply" in reason
+

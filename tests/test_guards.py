@@ -32,9 +32,10 @@ def step(self, batch, hint=None, flag=False):
 
 def test_each_argument_gets_its_kind():
     positional, _, keywords = _call_kinds(CALLER, "f(lens, None, True, 0, maybe, batch.x, hint, flag, is_cpu, *rest)").partition(";")
-    # a local list, None, True, 0, a name bound to a field, a field, a parameter filled where
-    # None, a parameter passed on, a platform predicate, then `*rest`: the rest unknown
-    assert positional.split(",") == ["g", "N", "T", "F", "?", "?", "g", "@flag#2#F", "Pcpu", "*"]
+    # a local list, None, True, 0, a name bound to a field and the field itself (`~f`: what
+    # the repository assigns that field decides), a parameter filled where None, a parameter
+    # passed on, a platform predicate, then `*rest`: the rest unknown
+    assert positional.split(",") == ["g", "N", "T", "F", "~lens_cpu", "~x", "g", "@flag#2#F", "Pcpu", "*"]
     assert keywords == ""
     assert _call_kinds(CALLER, "g(a=lens, b=d.get('k'), c=flag, **extra)") == ";a=g,b=?,c=@flag#2#F,*"
 
@@ -66,3 +67,62 @@ def test_conditions_on_a_parameter_and_what_can_take_them():
     assert guards.on_targets("Pcpu", frozenset({"cuda"})) == "F"
     assert guards.on_targets("Pcpu", frozenset({"cpu"})) == "T"
     assert guards.on_targets("Pcpu", frozenset({"cpu", "cuda"})) == "?"
+
+
+FIELDS = '''
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Packed:
+    bounds_host: tuple[int, ...]
+    lens_cpu: Optional[list] = None
+    width: int = field(default=None)
+
+    @classmethod
+    def build(cls, cu):
+        return cls(bounds_host=tuple(cu.tolist()))
+
+
+class Sampling:
+    max_top_k: Optional[int] = None
+
+
+class Draft:
+    max_top_k: int = 1
+
+    def __init__(self, scale: float, hint=None):
+        self.scale = scale
+        self.hint = hint
+        self.copy = other.bounds_host
+        self.register_buffer("_k_scale", torch.tensor(1.0))
+
+
+def drop(layer):
+    del layer._gone
+'''
+
+
+def test_the_values_a_module_assigns_its_fields():
+    found = guards.field_values(ast.parse(FIELDS))
+    assert ("Packed.bounds_host", "g") in found and ("Packed.lens_cpu", "N") in found and ("Packed.width", "N") in found
+    assert ("Sampling.max_top_k", "N") in found and ("Draft.max_top_k", "g") in found
+    assert ("Draft.scale", "g") in found and ("Draft.hint", "N") in found and ("Draft.copy", "~bounds_host") in found
+    assert ("Draft._k_scale", "g") in found and ("_gone", "N") in found
+    kinds: dict = {}
+    for key, kind in found:
+        kinds.setdefault(key, set()).add(kind)
+    given = guards.GivenFields(kinds)
+    # By the class the code says; a bare field name counts every class's values.
+    assert "Draft.max_top_k" in given and "max_top_k" not in given and "Sampling.max_top_k" not in given
+    assert "Packed.bounds_host" in given and "Draft.copy" in given and "Packed.lens_cpu" not in given
+    assert "_gone" not in given and "never_assigned" not in given
+
+
+def test_a_preprocessor_class_and_a_processors_folder_are_host_side():
+    from synclint.analysis.platform_words import host_class, host_file
+
+    assert host_class("EncoderPreprocessor", []) and not host_class("LogitsProcessor", [])
+    assert host_file("srt/multimodal/processors/omni.py") and host_file("models/image_processing_x.py")
+    assert not host_file("srt/layers/rope_index.py")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from synclint.analysis.guards import FALSE, FALSY, GIVEN, IS_NONE, NONE, NOT_NONE, TRUE, TRUTHY
+from synclint.analysis.guards import FALSE, FALSY, FIELD, GIVEN, IS_NONE, NONE, NOT_NONE, TRUE, TRUTHY
 from synclint.analysis.nodes import visit
 
 
@@ -27,29 +27,45 @@ def _requirements(test: cst.BaseExpression, positive: bool) -> list[tuple[str, s
     if (
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
-        and isinstance(test.left, cst.Name)
+        and isinstance(test.left, (cst.Name, cst.Attribute))
         and isinstance(test.comparisons[0].comparator, cst.Name)
         and test.comparisons[0].comparator.value == "None"
     ):
+        # `meta.lens is None`: a field, `~lens` (given where the repository never makes it None)
+        name = test.left.value if isinstance(test.left, cst.Name) else FIELD + test.left.attr.value
         operator = test.comparisons[0].operator
         if isinstance(operator, cst.Is):
-            return [(test.left.value, IS_NONE if positive else NOT_NONE)]
+            return [(name, IS_NONE if positive else NOT_NONE)]
         if isinstance(operator, cst.IsNot):
-            return [(test.left.value, NOT_NONE if positive else IS_NONE)]
+            return [(name, NOT_NONE if positive else IS_NONE)]
     return []
 
 
-def _assigned_outside(func: cst.FunctionDef, name: str, branch: cst.CSTNode) -> bool:
-    """Whether `func` rebinds `name` anywhere but inside `branch`."""
+def _assigned_outside(func: cst.FunctionDef, name: str, branch: cst.CSTNode, in_loop: bool = True) -> bool:
+    """Whether `func` rebinds `name` where the rebinding can reach `branch`: anywhere but
+    inside it where the branch is in a loop, before it otherwise (`if k is None: k = f()`
+    `else: k = int(k)` and a clamp after it leave the test's meaning as the caller passed it)."""
 
     class Finder(cst.CSTVisitor):
         found = False
+        reached = False
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if self.reached and not in_loop:
+                return False  # after the branch: a rebinding there cannot change its test
+            return super().on_visit(node)
 
         def visit_If(self, node: cst.If) -> bool:
-            return node is not branch
+            if node is branch:
+                self.reached = True
+                return False
+            return True
 
         def visit_IfExp(self, node: cst.IfExp) -> bool:
-            return node is not branch
+            if node is branch:
+                self.reached = True
+                return False
+            return True
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
             self.found = self.found or any(isinstance(n, cst.Name) and n.value == name for n in _targets(node.target))
@@ -124,8 +140,12 @@ def branch_conditions(stack: Sequence[cst.CSTNode]) -> tuple[cst.FunctionDef | N
     func = stack[start]
     own = function_parameters(func)
     found: list[tuple[str, str]] = []
+    locals_of_fields: dict[str, str] | None = None
+    in_loop = False
     for i in range(start + 1, len(stack) - 1):
         node, child = stack[i], stack[i + 1]
+        if isinstance(node, (cst.For, cst.While)) and child is node.body:
+            in_loop = True
         if isinstance(node, (cst.If, cst.IfExp)):
             if child is node.body:
                 pairs = _requirements(node.test, True)
@@ -133,8 +153,57 @@ def branch_conditions(stack: Sequence[cst.CSTNode]) -> tuple[cst.FunctionDef | N
                 pairs = _requirements(node.test, False)
             else:
                 continue
-            found.extend((name, condition) for name, condition in pairs if name in own and not _assigned_outside(func, name, node))
+            for name, condition in pairs:
+                if name in own:
+                    if not _assigned_outside(func, name, node, in_loop):
+                        found.append((name, condition))
+                elif name[:1] == FIELD:
+                    found.append((name, condition))
+                else:  # a local bound once to a field (`lens = meta.lens`, then `if lens is None:`)
+                    if locals_of_fields is None:
+                        locals_of_fields = _field_locals(func)
+                    if name in locals_of_fields:
+                        found.append((FIELD + locals_of_fields[name], condition))
     return func, found
+
+
+def _field_locals(func: cst.FunctionDef) -> dict[str, str]:
+    """The names `func` binds once, to a field (`lens = meta.lens`), and nothing else."""
+
+    class Finder(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.count: dict[str, int] = {}
+            self.field: dict[str, str] = {}
+
+        def _bind(self, target, value=None) -> None:
+            for n in _targets(target):
+                if isinstance(n, cst.Name):
+                    self.count[n.value] = self.count.get(n.value, 0) + (1 if value is not None else 2)
+                    if isinstance(value, cst.Attribute) and n is target:
+                        self.field[n.value] = value.attr.value
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                self._bind(t.target, node.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._bind(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self._bind(node.target)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self._bind(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            self._bind(node.target)
+
+        def visit_Param(self, node: cst.Param) -> None:
+            self._bind(node.name)
+
+    finder = Finder()
+    visit(func.body, finder)
+    return {name: attr for name, attr in finder.field.items() if finder.count.get(name) == 1}
 
 
 def shape_of(func: cst.FunctionDef) -> str:

@@ -36,6 +36,7 @@ true only while debugging, which is not steady state.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 from synclint.analysis.coldcode import debug_switch
 from synclint.analysis.platform_words import PLATFORMS, predicate_platforms
@@ -104,17 +105,23 @@ class Bindings(frozenset):
     filled: frozenset[str] = frozenset()
     platform: dict = {}  # name -> the platform kind of the one predicate it is bound to (`is_cpu = current_platform.is_cpu()`)
     debug: frozenset[str] = frozenset()  # names bound only to a debug switch (`check = n > 1 and self.debug_mode`)
+    fields: dict = {}  # name -> the field its one binding reads (`lens = meta.per_req_lens`)
 
 
 def none_assigned(func: ast.AST) -> Bindings:
     maybe, rebound, filled = set(), set(), set()
     platform: dict[str, set] = {}
     debug: dict[str, bool] = {}
+    bindings: Counter = Counter()
+    fields: dict[str, str] = {}
     for node in ast.walk(func):
         kind = type(node)
         if kind is ast.Assign:
             names = [t.id for t in node.targets if type(t) is ast.Name]
             rebound.update(names)
+            bindings.update(names)
+            if type(node.value) is ast.Attribute:
+                fields.update((name, node.value.attr) for name in names)
             if _maybe_none(node.value):
                 maybe.update(names)
             switch = debug_switch(node.value)
@@ -125,12 +132,15 @@ def none_assigned(func: ast.AST) -> Bindings:
                 platform.setdefault(name, set()).add(PLATFORM + "+".join(sorted(platforms)) if platforms else "")
         elif kind in (ast.AnnAssign, ast.NamedExpr, ast.AugAssign) and type(node.target) is ast.Name:
             rebound.add(node.target.id)
+            bindings[node.target.id] += 2  # never the one plain binding of a field
             if kind is not ast.AugAssign and node.value is not None and _maybe_none(node.value):
                 maybe.add(node.target.id)
         elif kind in (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith):
             targets = [node.target] if kind in (ast.For, ast.AsyncFor) else [i.optional_vars for i in node.items if i.optional_vars is not None]
             for target in targets:
-                rebound.update(n.id for n in ast.walk(target) if type(n) is ast.Name)
+                names = [n.id for n in ast.walk(target) if type(n) is ast.Name]
+                rebound.update(names)
+                bindings.update(names * 2)
         elif kind is ast.If and _is_none_test(node.test):
             name = node.test.left.id
             if any(type(s) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in s.targets) and not _maybe_none(s.value)
@@ -140,6 +150,7 @@ def none_assigned(func: ast.AST) -> Bindings:
     found.rebound, found.filled = frozenset(rebound), frozenset(filled - maybe)
     found.platform = {name: kinds.pop() for name, kinds in platform.items() if len(kinds) == 1 and "" not in kinds}
     found.debug = frozenset(name for name, only in debug.items() if only)
+    found.fields = {name: attr for name, attr in fields.items() if bindings[name] == 1}
     return found
 
 
@@ -190,13 +201,15 @@ def _never_none(branch: ast.expr, test: ast.expr, positive: bool) -> bool:
     return kind in _VALUE_EXPRESSIONS
 
 
-def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str]) -> str:
+def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None) -> str:
     kind = type(expr)
     if kind is ast.Constant:
         return _constant_kind(expr.value)
     if kind is ast.Name:
         if expr.id in none_names.debug and expr.id not in own:
             return FALSE  # `check = n > 1 and self.debug_mode`, then `f(x, check)`
+        if expr.id in none_names.fields and expr.id not in own:
+            return FIELD + none_names.fields[expr.id]  # `lens = meta.lens`, then `f(lens)`
         if expr.id in none_names:
             return UNKNOWN
         if expr.id in none_names.platform and expr.id not in own:
@@ -214,6 +227,11 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
         return PLATFORM + "+".join(sorted(platforms))
     if kind is not ast.Name and debug_switch(expr):
         return FALSE  # `debug=self.debug_mode`: true only while debugging
+    if kind is ast.Attribute:
+        # a field's value: given where the repository never makes it None (`~Cls.f` where the
+        # object's class is known: the values assigned to that class's field `f`)
+        owner = owner_of(expr) if owner_of is not None else None
+        return FIELD + (f"{owner}.{expr.attr}" if owner else expr.attr)
     if kind is ast.NamedExpr or _maybe_none(expr):
         return UNKNOWN
     return GIVEN
@@ -238,7 +256,7 @@ def on_targets(kind: str, targets: frozenset[str]) -> str:
     return TRUE if targets <= platforms else UNKNOWN
 
 
-def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_names: frozenset[str]) -> str:
+def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None) -> str:
     """`g,N,@hint#1#N;wait=T`: the kinds of a call's positional arguments, then `;` and its
     keywords; `*` where a `*args` or `**kwargs` makes the rest unknown."""
     positional = []
@@ -246,10 +264,10 @@ def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_nam
         if type(arg) is ast.Starred:
             positional.append("*")
             break
-        positional.append(argument_kind(arg, own, none_names))
+        positional.append(argument_kind(arg, own, none_names, owner_of))
     keywords = []
     for kw in call.keywords:
-        keywords.append("*" if kw.arg is None else f"{kw.arg}={argument_kind(kw.value, own, none_names)}")
+        keywords.append("*" if kw.arg is None else f"{kw.arg}={argument_kind(kw.value, own, none_names, owner_of)}")
     return ",".join(positional) + ";" + ",".join(keywords)
 
 
@@ -414,3 +432,207 @@ def platform_calls(func: ast.AST) -> dict[int, str]:
 def runs_on_targets(guard: str, targets: frozenset[str]) -> bool:
     """Whether a `%cpu+npu` guard's platforms include one of the target platforms."""
     return not frozenset(guard[len(ON_PLATFORMS):].split("+")).isdisjoint(targets)
+
+
+# --- what the repository assigns to fields --------------------------------------------------
+
+FIELD = "~"  # `~f`: an argument that reads field `f` (`batch.cu_seqlens_host`): given where `f` never holds None
+
+
+def field_values(tree: ast.Module) -> set[tuple[str, str]]:
+    """(field, kind) for every value a module assigns to a field, by the field's name:
+    `obj.f = v`, `setattr(obj, "f", v)`, `register_buffer("f", v)`, a class body's `f: T = v`
+    or `f: T` (a dataclass field the constructor fills), a constructor's or `replace()`'s
+    keyword `Cls(f=v)`; `del obj.f`. The kind is `N` where the value may be `None` (`None`, a
+    `.get()`, an `Optional[...]` / `... | None` annotation, a parameter that may be `None`),
+    `~g` where it is another field's value (`self.f = meta.g`), `g` otherwise. A field the
+    repository assigns only values of kind `g` (or fields that are) never holds None."""
+    out: set[tuple[str, str]] = set()
+    empty = Bindings()
+
+    def visit(body, own, bindings, cls: str, in_class: bool) -> None:
+        for stmt in body:
+            kind = type(stmt)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                params = _annotated_parameters(stmt)
+                visit(stmt.body, params, none_assigned(stmt), cls if in_class else "", False)
+                continue
+            if kind is ast.ClassDef:
+                visit(stmt.body, {}, empty, stmt.name, True)
+                continue
+            prefix = cls + "." if cls else ""
+            if in_class and kind is ast.AnnAssign and type(stmt.target) is ast.Name:
+                out.add((prefix + stmt.target.id, _declared_kind(stmt.annotation, stmt.value, own, bindings)))
+            elif in_class and kind is ast.Assign:
+                for target in stmt.targets:
+                    if type(target) is ast.Name:
+                        out.add((prefix + target.id, _value_kind(stmt.value, own, bindings)))
+            found: set[tuple[str, str]] = set()
+            for node in _walk_statement(stmt):
+                _assignments(node, own, bindings, found, cls)
+            out.update(found)
+
+    visit(tree.body, {}, empty, "", False)
+    return out
+
+
+def _walk_statement(stmt: ast.stmt):
+    """The nodes of one statement, not those of functions or classes defined in it."""
+    pending = [stmt]
+    while pending:
+        node = pending.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if type(child) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                pending.append(child)
+
+
+# Calls whose keywords are the fields of the object they build or copy: a class (a
+# capitalised name), `cls(...)`, `dataclasses.replace(obj, f=v)`, `obj._replace(f=v)`.
+_FIELD_KEYWORD_CALLS = frozenset({"cls", "replace", "_replace", "evolve"})
+_SETTERS = {"setattr": 1, "__setattr__": 1, "register_buffer": 0, "register_parameter": 0}  # where the name is
+
+
+def _assignments(node, own, bindings, out: set, cls: str = "") -> None:
+    """The fields `node` assigns: `Cls.f` where the object is `self` of a method of `Cls` or a
+    `Cls(...)` being built, `f` where its class is not known here."""
+
+    def key(obj, attr: str) -> str:
+        return f"{cls}.{attr}" if cls and type(obj) is ast.Name and obj.id == "self" else attr
+
+    kind = type(node)
+    if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+        targets = node.targets if kind is ast.Assign else [node.target]
+        for target in targets:
+            if type(target) is ast.Attribute:
+                field = key(target.value, target.attr)
+                if kind is ast.AugAssign:
+                    out.add((field, GIVEN))
+                elif kind is ast.AnnAssign:
+                    out.add((field, _declared_kind(node.annotation, node.value, own, bindings)))
+                else:
+                    out.add((field, _value_kind(node.value, own, bindings)))
+            elif type(target) in (ast.Tuple, ast.List):
+                values = node.value.elts if type(node.value) in (ast.Tuple, ast.List) and len(node.value.elts) == len(target.elts) else None
+                for i, element in enumerate(target.elts):
+                    if type(element) is ast.Attribute:
+                        out.add((key(element.value, element.attr), _value_kind(values[i], own, bindings) if values is not None else NONE))
+    elif kind is ast.Delete:
+        out.update((key(t.value, t.attr), NONE) for t in node.targets if type(t) is ast.Attribute)
+    elif kind is ast.Call:
+        func = node.func
+        name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+        at = _SETTERS.get(name)
+        obj = func.value if type(func) is ast.Attribute else None  # `self.register_buffer(...)`
+        if at is not None and node.args and type(node.args[0]) is ast.Constant and type(node.args[0].value) is str:
+            at = 0  # `self.__setattr__("f", v)`; `object.__setattr__(self, "f", v)` names it second
+        elif at == 1 and node.args:
+            obj = node.args[0]  # `setattr(self, "f", v)`
+        if at is not None and len(node.args) > at + 1 and type(node.args[at]) is ast.Constant and type(node.args[at].value) is str:
+            out.add((key(obj, node.args[at].value), _value_kind(node.args[at + 1], own, bindings)))
+        elif name[:1].isupper() or name in _FIELD_KEYWORD_CALLS:
+            owner = cls if name == "cls" else name if name[:1].isupper() else ""
+            for kw in node.keywords:
+                if kw.arg is not None:
+                    out.add((f"{owner}.{kw.arg}" if owner else kw.arg, _value_kind(kw.value, own, bindings)))
+
+
+def _annotated_parameters(func) -> dict[str, str]:
+    """A function's parameters -> the kind a field assigned from one holds: `N` where it may
+    be None (a `None` default, an `Optional` annotation, no annotation), `g` otherwise."""
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    out = {}
+    for a, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
+        if a.annotation is None or _optional(a.annotation) or (type(default) is ast.Constant and default.value is None):
+            out[a.arg] = NONE
+        else:
+            out[a.arg] = GIVEN
+    for a in (args.vararg, args.kwarg):
+        if a is not None:
+            out[a.arg] = GIVEN
+    return out
+
+
+def _optional(annotation) -> bool:
+    """`Optional[T]`, `T | None`, `None`, `Union[T, None]`, `Any`, or a string of one."""
+    for node in ast.walk(annotation):
+        if type(node) is ast.Constant and (node.value is None or type(node.value) is str and ("None" in node.value or "Optional" in node.value or "Any" in node.value)):
+            return True
+        if type(node) is ast.Name and node.id in ("Optional", "Any", "None"):
+            return True
+        if type(node) is ast.Attribute and node.attr in ("Optional", "Any"):
+            return True
+    return False
+
+
+def _declared_kind(annotation, value, own, bindings) -> str:
+    """A class body's (or an annotated assignment's) field `f: T = value`."""
+    if _optional(annotation):
+        return NONE
+    if value is None:
+        return GIVEN  # a field the constructor must fill, declared never None
+    if type(value) is ast.Call and type(value.func) in (ast.Name, ast.Attribute) and (
+        value.func.id if type(value.func) is ast.Name else value.func.attr
+    ) == "field":  # `dataclasses.field(default=..., default_factory=...)`
+        for kw in value.keywords:
+            if kw.arg == "default":
+                return _value_kind(kw.value, own, bindings)
+        return GIVEN
+    return _value_kind(value, own, bindings)
+
+
+def _value_kind(value, own, bindings) -> str:
+    kind = type(value)
+    if kind is ast.Attribute:
+        return FIELD + value.attr  # what that field holds
+    if kind is ast.Subscript:
+        return GIVEN if type(value.slice) is ast.Slice else NONE  # a slice is never None; an item may be
+    if kind is ast.Name:
+        if value.id in own and value.id not in bindings.rebound:
+            return own[value.id]
+        if value.id in bindings or value.id not in bindings.rebound:
+            return NONE  # bound to what may be None, or not bound here (a global, a closure's)
+        return GIVEN
+    if kind is ast.Starred:
+        return NONE
+    return NONE if _maybe_none(value) else GIVEN
+
+
+class GivenFields:
+    """Which fields never hold None, from the kinds of value assigned to each
+    (`field_values`: `Cls.f` for a known class, `f` for an object of a class not known
+    there). `Cls.f` is given where the values assigned to `f` of the classes of its lineage
+    (its bases and subclasses) and of objects of unknown class are all given, at least one
+    assigned; a bare `f` where those of every class are. A value that is another field's
+    (`~g`) is given where that field is."""
+
+    def __init__(self, kinds: dict[str, set[str]], lineage=None) -> None:
+        self.by_name: dict[str, dict[str, set[str]]] = {}
+        for key, found in kinds.items():
+            owner, _, name = key.rpartition(".")
+            self.by_name.setdefault(name, {})[owner] = set(found)
+        self.lineage = lineage or (lambda cls: (cls,))
+        self.memo: dict[str, bool] = {}
+
+    def __contains__(self, field: str) -> bool:
+        found = self.memo.get(field)
+        if found is None:
+            self.memo[field] = False  # a cycle of fields assigned from each other: not given
+            found = self.memo[field] = self._given(field)
+        return found
+
+    def _given(self, field: str) -> bool:
+        owner, _, name = field.rpartition(".")
+        owners = self.by_name.get(name)
+        if not owners:
+            return False
+        if owner:
+            related = set(self.lineage(owner)) | {""}
+            values = [k for o, found in owners.items() if o in related for k in found]
+        else:
+            values = [k for found in owners.values() for k in found]
+        if not values:
+            return False
+        return all(k == GIVEN or k[:1] == FIELD and k[1:] != field and k[1:] in self for k in values)

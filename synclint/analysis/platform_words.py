@@ -6,6 +6,7 @@ synclint/analysis/platforms.py (the libcst signals), by the repository index's a
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 WORDS = {
     "cuda": "cuda",
@@ -73,7 +74,7 @@ _HOST_BASE_SUFFIXES = (
 # Hugging Face's own mixins, by their exact names: a scheduler's `SchedulerOutputProcessorMixin`
 # is a part of the scheduler, which runs every step.
 _HOST_BASES = frozenset({"ProcessorMixin", "FeatureExtractionMixin", "ImageProcessingMixin"})
-_HOST_CLASS_SUFFIXES = ("FeatureExtractor", "Extractor", "ImageProcessor", "VideoProcessor", "AudioProcessor")
+_HOST_CLASS_SUFFIXES = ("FeatureExtractor", "Extractor", "ImageProcessor", "VideoProcessor", "AudioProcessor", "Preprocessor")
 _DEVICE_PROCESSOR_WORDS = ("Logits", "Attn", "Attention", "Sampl")
 
 
@@ -85,3 +86,16 @@ def host_class(name: str, bases) -> bool:
     return any(
         base in _HOST_BASES or base.endswith(_HOST_BASE_SUFFIXES) and not any(w in base for w in _DEVICE_PROCESSOR_WORDS) for base in bases
     )
+
+
+# Pre-processing files: `processing_*.py`, `image_processing_*.py`, `*_preprocessing.py`, ...,
+# and the files of a `processors` / `processing` folder.
+_HOST_FILE = re.compile(r"^((processing|image_processing|video_processing|feature_extraction)_\w+|\w+_(processing|preprocessing|feature_extraction))\.pyi?$")
+_HOST_FOLDERS = frozenset({"processors", "processing"})
+
+
+@lru_cache(maxsize=4096)
+def host_file(filename: str) -> bool:
+    """Whether a file is host-side pre-processing by its name or a folder of its path."""
+    parts = [p for p in re.split(r"[\\/]", filename) if p]
+    return bool(parts) and (bool(_HOST_FILE.match(parts[-1])) or any(p in _HOST_FOLDERS for p in parts[:-1]))

@@ -44,7 +44,7 @@ import libcst as cst
 
 from synclint.analysis.platform_words import PLATFORMS as _PLATFORMS
 from synclint.analysis.platform_words import WORDS as _WORDS
-from synclint.analysis.platform_words import host_class, predicate_platforms
+from synclint.analysis.platform_words import host_class, host_file, predicate_platforms
 from synclint.analysis.platform_words import word_platform as _word_platform
 
 PLATFORMS = _PLATFORMS
@@ -151,15 +151,8 @@ def _union(a, b):
     return a | b
 
 
-_HOST_FILE = re.compile(r"^((processing|image_processing|video_processing|feature_extraction)_\w+|\w+_(processing|preprocessing|feature_extraction))\.pyi?$")
-_HOST_FOLDERS = frozenset({"processors", "processing"})
 _HOST_ONLY = frozenset({"cpu"})
-
-
-@lru_cache(maxsize=4096)
-def _host_file(filename: str) -> bool:
-    parts = [p for p in re.split(r"[\\/]", filename) if p]
-    return bool(parts) and (bool(_HOST_FILE.match(parts[-1])) or any(p in _HOST_FOLDERS for p in parts[:-1]))
+_host_file = host_file
 
 
 def _host_class(class_def: cst.ClassDef) -> bool:

@@ -533,7 +533,15 @@ def _untaken_branch(filename: str, chain, stack, function_tiers) -> TierVerdict 
     qualname = function_qualname(chain[: functions[-1] + 1])
     own = guarded_branches.function_parameters(func)
     shape = guarded_branches.shape_of(func)
+    field_given = getattr(function_tiers, "field_given", None)
     for name, condition in conditions:
+        if name[:1] == guards.FIELD:
+            # `if meta.lens is None:` (or a local bound to it) of a field the repository never makes None
+            if condition == guards.IS_NONE and field_given is not None and field_given(filename, name[1:]):
+                return TierVerdict(
+                    Tier.COLD, f"runs only when field `{name[1:]}` is None, and the repository never assigns it None"
+                )
+            continue
         position, default = own[name]
         kinds = passed(filename, qualname, name, position, default, shape)
         if kinds is not None and not guards.can_take(condition, kinds):
