@@ -1187,7 +1187,7 @@ def _has_number_parameter(unit) -> bool:
     return any(a.annotation is not None and _number_annotation(a.annotation) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
 
 
-def _number_annotation(annotation) -> bool:
+def _number_annotation(annotation, wrappers=("Optional", "Final", "Annotated"), types=_NUMBER_TYPES) -> bool:
     """`int`, `float`, `Optional[int]`, `int | None`: a parameter declared a Python number."""
     expr = annotation
     if type(expr) is ast.Constant and type(expr.value) is str:
@@ -1195,27 +1195,18 @@ def _number_annotation(annotation) -> bool:
             expr = ast.parse(expr.value, mode="eval").body
         except SyntaxError:
             return False
-    while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "Annotated"):
+    while type(expr) is ast.Subscript and places._last_name(expr.value) in wrappers:
         expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
     if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
         sides = [e for e in (expr.left, expr.right) if not _is_none(e)]
-        return len(sides) == 1 and _number_annotation(sides[0])
-    return type(expr) is ast.Name and expr.id in _NUMBER_TYPES
+        return len(sides) == 1 and _number_annotation(sides[0], wrappers, types)
+    return type(expr) is ast.Name and expr.id in types
 
 
 def _number_field_annotation(annotation) -> bool:
-    """A field declared a Python number: `int`, `float`, `bool`, `Optional[int]`, `int | None`."""
-    expr = annotation
-    if type(expr) is ast.Constant and type(expr.value) is str:
-        try:
-            expr = ast.parse(expr.value, mode="eval").body
-        except SyntaxError:
-            return False
-    while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated"):
-        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
-    if type(expr) is ast.Name and expr.id == "bool":
-        return True
-    return _number_annotation(expr)
+    """A field declared a Python number: `int`, `float`, `bool`, `Optional[int]`, `int | None`
+    (a `ClassVar` too)."""
+    return _number_annotation(annotation, ("Optional", "Final", "ClassVar", "Annotated"), _NUMBER_TYPES | {"bool"})
 
 
 def _is_none(expr) -> bool:
