@@ -577,6 +577,7 @@ def summarize(text: str) -> tuple:
     finally:
         places.REPO = saved
         places.LIST_ELEMENTS = True
+        guards.none_assigned.cache_clear()  # its keys are this module's functions
 
 
 # Library base classes whose methods are no method of the repository (`self.to()` of an

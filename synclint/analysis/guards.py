@@ -36,6 +36,7 @@ true only while debugging, which is not steady state.
 from __future__ import annotations
 
 import ast
+import functools
 from collections import Counter
 
 from synclint.analysis.coldcode import debug_switch
@@ -108,7 +109,11 @@ class Bindings(frozenset):
     fields: dict = {}  # name -> the field its one binding reads (`lens = meta.per_req_lens`)
 
 
+@functools.lru_cache(maxsize=2048)
 def none_assigned(func: ast.AST) -> Bindings:
+    """Read once per function (by identity: the index asks for each function's bindings, and
+    again while it reads what a module assigns to fields; `repo.summarize` clears the memo
+    after each module). The result is read-only."""
     maybe, rebound, filled = set(), set(), set()
     platform: dict[str, set] = {}
     debug: dict[str, bool] = {}
