@@ -3389,14 +3389,7 @@ class _CallGraph:
         if name not in self.alias_names or cls not in bases:
             return ()
         lineage = self.types._lineage(cls)
-        classes = [(one, cls) for one in lineage]
-        pending, seen = [cls], {cls}
-        while pending and len(seen) < 256:
-            for child in self.children.get(pending.pop(), ()):
-                if child not in seen:
-                    seen.add(child)
-                    pending.append(child)
-                    classes.append((child, child))
+        classes = [(one, cls) for one in lineage] + [(child, child) for child in self._subclasses(cls)]
         out = []
         for one, against in classes:
             refs = field_types.get((one, name + ALIAS))
@@ -3421,17 +3414,22 @@ class _CallGraph:
             if one in classes:
                 out.append(f"{one}.{name}")
                 break
-        if not overrides:
-            return tuple(out)
+        if overrides:
+            out.extend(f"{child}.{name}" for child in self._subclasses(cls) if child in classes)
+        return tuple(out)
+
+    def _subclasses(self, cls: str) -> list[str]:
+        """The repository's subclasses of `cls`, at any depth, in the order they are found (at
+        most 255: a generated hierarchy stops there)."""
+        found: list[str] = []
         pending, seen = [cls], {cls}
         while pending and len(seen) < 256:
             for child in self.children.get(pending.pop(), ()):
                 if child not in seen:
                     seen.add(child)
                     pending.append(child)
-                    if child in classes:
-                        out.append(f"{child}.{name}")
-        return tuple(out)
+                    found.append(child)
+        return found
 
     def crowded(self) -> frozenset[str]:
         """The method names more than `_FEW_FAMILIES` unrelated class families define."""
