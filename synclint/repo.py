@@ -80,7 +80,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-16"
+INDEX_VERSION = "repo-index-17"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -422,23 +422,39 @@ class _Recorder(_Types, places.NoRepository):
         key = param_key(func, func_unit)
         args = func.args
         params = [a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls")]
-        rest = mask >> 6
-        keys = self.keys
-        while rest:
-            low = rest & -rest
-            rest ^= low
-            symbol = keys[low.bit_length() - 1]
-            if symbol[0] != "p" or symbol[1] != key:
-                continue
-            name = symbol[2]
+
+        def argument(name: str):
             arg = next((kw.value for kw in call.keywords if kw.arg == name), None)
             if arg is None and name in params:
                 position = params.index(name)
                 positional = [a for a in call.args]
                 if position < len(positional) and not any(type(a) is ast.Starred for a in positional[: position + 1]):
                     arg = positional[position]
-            if arg is not None:
-                mask = (mask & ~(low << 6)) | place(arg)
+            return arg
+
+        return self._substituted(mask, key, argument, place)
+
+    def _substituted(self, mask: int, key: str, argument, place) -> int:
+        """`mask` with the parameters of function `key` replaced by where this call's
+        arguments are, also inside the arguments it passes on to a method that may return
+        them (PASSED_ARGUMENT: `return self.pool.translate(loc)` of a wrapper)."""
+        rest = mask >> 6
+        keys = self.keys
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            symbol = keys[low.bit_length() - 1]
+            if symbol[0] == "p" and symbol[1] == key:
+                arg = argument(symbol[2])
+                if arg is not None:
+                    mask = (mask & ~(low << 6)) | place(arg)
+            elif symbol[0] == PASSED_ARGUMENT and _reads_parameter(symbol[4], key):
+                inner = symbol[3]
+                for one in symbol[4]:
+                    inner |= self._symbol(one)
+                now = self._substituted(inner, key, argument, place)
+                if now != inner:
+                    mask = (mask & ~(low << 6)) | self._passed_argument(symbol[1], symbol[2], now)
         return mask
 
     def _symbol(self, key: tuple) -> int:
@@ -466,6 +482,28 @@ class _Recorder(_Types, places.NoRepository):
     def method_ret_item(self, cls: str, name: str, position: int) -> int:
         return self._symbol((METHOD_RESULT_ITEM, f"{cls}.{name}", position))
 
+    def method_passed(self, cls: str, name: str, call, place) -> int:
+        """The arguments of `obj.<name>(...)` (`obj` of class `cls`), each as a symbol that
+        stands for where it is if the method the call runs returns that parameter as it is
+        (PASSED_ARGUMENT, `_Resolver`): `pool.translate(loc)` with `def translate(self, loc):
+        return loc` is where this call's `loc` is."""
+        mask = 0
+        ref = f"{cls}.{name}"
+        for position, arg in enumerate(call.args):
+            if type(arg) is ast.Starred:
+                break
+            mask |= self._passed_argument(ref, position, place(arg))
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                mask |= self._passed_argument(ref, keyword.arg, place(keyword.value))
+        return mask
+
+    def _passed_argument(self, ref: str, slot, mask: int) -> int:
+        if not mask:
+            return 0
+        local, symbols = self.split(mask)
+        return self._symbol((PASSED_ARGUMENT, ref, slot, local, symbols))
+
     def split(self, mask: int) -> tuple[int, tuple]:
         local = mask & PLACES
         symbols = []
@@ -476,6 +514,12 @@ class _Recorder(_Types, places.NoRepository):
             symbols.append(keys[low.bit_length() - 1])
             rest ^= low
         return local, tuple(symbols)
+
+
+def _reads_parameter(symbols: tuple, function: str) -> bool:
+    """Whether `symbols` (those of a PASSED_ARGUMENT, at any depth) read a parameter of `function`."""
+    return any(s[0] == "p" and s[1] == function or s[0] == PASSED_ARGUMENT and _reads_parameter(s[4], function)
+               for s in symbols)
 
 
 def _unique(keys_values) -> dict:
@@ -716,6 +760,14 @@ class _Summarizer:
             if func.returns is not None and places.tensor_annotation(func.returns):
                 self.tensors.append(("r", qualified))
         keys = (key, qualified) if qualified and not any(self._reads(e, unit, own) for e in elements) else (key,)
+        # ... but a function that returns its parameters and nothing else (`return loc`,
+        # `return loc.to(torch.int32)`, `return base + rem` of its own arguments) gives each
+        # call where that call's arguments are (PASSED_ARGUMENT; `Facts.passes`).
+        owner_key = qualified or key
+        passed = self._passes_through(values, unit, frozenset(
+            ("p", owner_key, a.arg) for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]))
+        if passed:
+            self.tensors.append((PASSES_THROUGH, owner_key, tuple((params.index(n) if n in params else -1, n) for n in passed)))
         if func.returns is not None and places.tensor_annotation(func.returns):
             self.tensors.append(("r", key))
         names = params + tuple(a.arg for a in args.kwonlyargs)
@@ -798,6 +850,24 @@ class _Summarizer:
             pending.extend((child, source_of(child, source)) for child in _children(node))
         # A definition: a node of the call graph, with the parameters that decide its branches.
         self.edges.add(("", caller, ",".join(guards.decisive_parameters(func, own, signatures))))
+
+    def _passes_through(self, values, unit, own: frozenset) -> tuple[str, ...]:
+        """The parameters a function's result is made of, where every `return` (`return
+        None` aside) is where some of its parameters are and nothing else (`return x`, `return
+        x.to(torch.int32)`, `return a + b`); () where one reads anything else."""
+        found: set[str] = set()
+        for value in values:
+            if type(value) is ast.Constant and value.value is None:
+                continue
+            try:
+                mask = self.model.place(value, unit)
+            except RecursionError:
+                return ()
+            local, symbols = self.recorder.split(mask)
+            if local or not symbols or not own.issuperset(symbols):
+                return ()
+            found.update(s[2] for s in symbols)
+        return tuple(sorted(found))
 
     def _reads(self, value, unit, symbols: frozenset) -> bool:
         """Whether the places `value` may hold read one of `symbols` (a method's own parameters)."""
@@ -1412,12 +1482,29 @@ class Facts:
         key = ("M", cls, name) if position is None else ("Mi", cls, name, position)
         return self._recorded(key, self._method_result(cls, name, position))
 
-    def _method_result(self, cls: str, name: str, position: int | None) -> tuple[int, str] | None:
+    def passes(self, function: str) -> tuple[tuple[int, str], ...] | None:
+        """The parameters (position after `self`, or -1, and name) that `function`'s result is
+        made of alone (`return loc`, `return base + rem` of its arguments), or None."""
+        found = self.get((PASSES_THROUGH, function))
+        if found is None:
+            return None
+        return tuple((int(p), n) for p, _, n in (one.partition(":") for one in found[1].split(",")))
+
+    def method_passes(self, cls: str, name: str) -> tuple[tuple[int, str], ...] | None:
+        """As `passes`, for `obj.<name>()` with `obj` of class `cls`: where every method the
+        call may run returns the same parameters alone."""
+        found = {self.passes(m) for m in methods_of_class(self._methods_graph(), f"{cls}.{name}")}
+        return found.pop() if len(found) == 1 else None
+
+    def _methods_graph(self):
         graph = self._graph
         if graph is None:
             graph = self._graph = _CallGraph(self.types)
             graph.methods = {method: set(classes) for method, classes in self.methods.items()}
-        methods = methods_of_class(graph, f"{cls}.{name}")
+        return graph
+
+    def _method_result(self, cls: str, name: str, position: int | None) -> tuple[int, str] | None:
+        methods = methods_of_class(self._methods_graph(), f"{cls}.{name}")
         found = [self.values.get(("r", m) if position is None else (RESULT_ITEM, m, position)) for m in methods]
         if not found or any(f is None for f in found) or len({f[0] for f in found}) != 1:
             return None
@@ -1621,6 +1708,12 @@ def ret_item_fact(function: str, position: int) -> tuple[int, str] | None:
     return FACTS.get((RESULT_ITEM, function, position))
 
 
+def passes_fact(function: str, cls: str | None = None) -> tuple[tuple[int, str], ...] | None:
+    """The parameters whose arguments a call of `function` (of `obj.<function>()`, with `obj`
+    of class `cls`) returns alone, or None (`Facts.passes`)."""
+    return FACTS.method_passes(cls, function) if cls else FACTS.passes(function)
+
+
 def method_ret_fact(cls: str, name: str, position: int | None = None) -> tuple[int, str] | None:
     """The result of `obj.<name>()` with `obj` of class `cls` (element `position` of it), or None."""
     return FACTS.method_result(cls, name, position)
@@ -1756,7 +1849,8 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     reads = _MethodParams({t for t, *_ in flows if t[0] == "p" and "." in t[1]})
     expanded: dict[tuple, tuple] = {}
     resolver = _Resolver(family, reads, {t for t, *_ in flows if t[0] == RESULT_ITEM}, qualified, tensors)
-    flows = [(target, local, _expand(symbols, expanded, resolver) if symbols else symbols, where) for target, local, symbols, where in flows]
+    resolver.expanded = expanded
+    flows = [(target, *_expand_flow(local, symbols, expanded, resolver), where) for target, local, symbols, where in flows]
     return flows, tensors, tupled, loop_flows, own_flows, types, signatures, calls, fields_of, expanded, family
 
 
@@ -1859,9 +1953,17 @@ RESULT_ITEM = "ri"
 # for element `i` of it unpacked (METHOD_RESULT_ITEM, "Cls.m", i).
 METHOD_RESULT = "Qr"
 METHOD_RESULT_ITEM = "Qri"
+# An argument of such a call (PASSED_ARGUMENT, "Cls.m", slot, local places, symbols): where
+# it is, if a method the call runs returns that parameter as it is; `slot` is its position
+# (after `self`) or its keyword. The functions whose result is made of their parameters
+# alone are declared (PASSES_THROUGH, function, ((position or -1, parameter), ...)).
+PASSED_ARGUMENT = "Qa"
+PASSES_THROUGH = "pt"
+# Places a resolved symbol adds to its flow's own (`_expand_flow`): (PLACES_OF, mask).
+PLACES_OF = "L"
 # The symbols `_expand` replaces by what they stand for in the repository (and a method's own
 # parameter, `("p", "Cls.m", x)`).
-_RESOLVED_SYMBOLS = frozenset({"A", RESULT_ITEM, METHOD_RESULT, METHOD_RESULT_ITEM})
+_RESOLVED_SYMBOLS = frozenset({"A", RESULT_ITEM, METHOD_RESULT, METHOD_RESULT_ITEM, PASSED_ARGUMENT})
 
 
 class _Unresolved(Exception):
@@ -1875,6 +1977,9 @@ class _Resolver:
         self.family = family
         self.reads = reads
         self.tensors = tensors  # declared tensors: ("r", "Cls.m") for `-> torch.Tensor`
+        # The methods that return a parameter as it is: "Cls.m" -> (its position, its name).
+        self.passes = {key[1]: {slot for pair in key[2] for slot in pair} for key in tensors if key[0] == PASSES_THROUGH}
+        self.expanded: dict = {}  # `_expand`'s memo, for the symbols an argument reads
         # The tuple elements some flow gives a value: (RESULT_ITEM, function, position).
         self.targeted = targeted
         self.qualified = qualified
@@ -1893,6 +1998,14 @@ class _Resolver:
         # its subclasses); none where the class has no such method in the repository (a
         # library's, a field's).
         methods = methods_of_class(self.qualified.graph, symbol[1])
+        if kind == PASSED_ARGUMENT:
+            # The argument, where a method the call may run returns it as it is (the others
+            # answer through the call's METHOD_RESULT).
+            _, _, slot, local, inner = symbol
+            if not any(slot in self.passes.get(m, ()) for m in methods):
+                return ()
+            expanded = _expand(inner, self.expanded, self)
+            return (*expanded, (PLACES_OF, local)) if local else expanded
         if kind == METHOD_RESULT:
             # Only methods declared to return a tensor (`-> Optional[torch.Tensor]`): what
             # another returns (a slot object, a dict entry: Python values to the solve) is
@@ -1908,6 +2021,21 @@ def methods_of_class(graph, ref: str) -> tuple:
     as the call graph resolves it; () where it resolves to no method of the repository."""
     targets, _ = graph.resolve(ref)
     return tuple(t for t in targets if "." in t)
+
+
+def _expand_flow(local: int, symbols: tuple, expanded: dict, resolve) -> tuple[int, tuple]:
+    """A flow's places and symbols with its symbols expanded (`_expand`): the places a
+    resolved symbol stands for (PLACES_OF: an argument's own, `f(torch.zeros(n, device=d))`)
+    join the flow's."""
+    if not symbols:
+        return local, symbols
+    symbols = _expand(symbols, expanded, resolve)
+    if any(s[0] == PLACES_OF for s in symbols):
+        for symbol in symbols:
+            if symbol[0] == PLACES_OF:
+                local |= symbol[1]
+        symbols = tuple(s for s in symbols if s[0] != PLACES_OF)
+    return local, symbols
 
 
 def _expand(symbols: tuple, expanded: dict, resolve) -> tuple:
@@ -2049,6 +2177,11 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
                 # `num_tokens` beside `num_tokens_cpu` in one class says little of the
                 # `num_tokens: int` of every other class. Low.
                 facts[key] = _ambiguous(mask, f"{reason[:-1]}; the name also holds {_other(mask)} elsewhere)", mirrored=True)
+    # The functions whose result is made of their parameters alone (one definition of the
+    # name): a call gives where its own arguments are (`Facts.passes`).
+    for key in sorted(k for k in tensors if k[0] == PASSES_THROUGH):
+        if definitions.get(key[1], 0) == 1:
+            facts[(PASSES_THROUGH, key[1])] = (len(key[2]), ",".join(f"{p}:{n}" for p, n in key[2]))
     _SYSTEM[0] = _SYSTEM[1] = None
     return facts, typed, citations, value0, value
 
@@ -3033,7 +3166,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         resolved = []
         for target, local, symbols, where in out:
             try:
-                resolved.append((target, local, _expand(symbols, expanded, resolve) if symbols else symbols, where))
+                resolved.append((target, *_expand_flow(local, symbols, expanded, resolve), where))
             except _Unresolved:
                 return None
             if target[0] == "A":
@@ -3090,9 +3223,10 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     tensor_base, tupled_base = base_counts[2], base_counts[1]
     for k in touched_keys:
         if (tensor_count[k] > 0) != (tensor_base.get(k, 0) > 0) or (tupled_count[k] > 0) != (tupled_base.get(k, 0) > 0):
-            if k[0] == "n" or k[0] == "r" and "." in k[1]:
+            if k[0] in ("n", PASSES_THROUGH) or k[0] == "r" and "." in k[1]:
                 # a number parameter (read by the relay of loop elements), a method's result
-                # (a call through its class reads it only where it is declared a tensor)
+                # (a call through its class reads it only where it is declared a tensor), a
+                # method that returns its parameter (its calls read their arguments)
                 return None
             seeds.add(k)
     # Everything that reads a seed, transitively (through the state's readers and the changed

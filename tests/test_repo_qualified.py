@@ -526,3 +526,141 @@ def test_a_method_result_made_from_its_arguments_or_undeclared_does_not_flow_thr
     assert facts.method_result("PageTranslator", "translate") is None
     assert facts.method_result("SlotRegistry", "get_slot") is None
     assert [(v.location.row, v.code) for v in _violations(root, "pkg/backend.py")] == [(31, "SL204")]
+
+
+STATE_POOLS = """\
+    import torch
+
+
+    class StatePool:
+        def translate_indices(self, indices: torch.Tensor) -> torch.Tensor:
+            # Slots are physical in a static pool: the identity.
+            return indices
+
+
+    class VirtualStatePool(StatePool):
+        def __init__(self, num_slots: int, device):
+            self.physical = torch.arange(num_slots, dtype=torch.int32, device=device)
+
+        def translate_indices(self, indices: torch.Tensor) -> torch.Tensor:
+            return self.physical[indices].to(torch.int32)
+
+
+    class HostStatePool:
+        def __init__(self, num_slots: int):
+            self.physical = torch.arange(num_slots, dtype=torch.int32)
+
+        def translate_indices(self, indices: torch.Tensor) -> torch.Tensor:
+            return indices.to(torch.int64)
+    """
+
+TRACKERS = """\
+    import torch
+
+
+    class StateTracker:
+        def track(self, cache_indices: torch.Tensor, lens: torch.Tensor):
+            cache_indices = cache_indices.cpu()
+            return cache_indices[lens > 0]
+
+
+    class OffloadStager:
+        def stage(self, slots: torch.Tensor):
+            return slots.cpu().numpy()
+    """
+
+STATE_BACKEND = """\
+    import torch
+
+    from pkg.pools import HostStatePool, StatePool
+    from pkg.trackers import OffloadStager, StateTracker
+
+
+    class StateBackend:
+        def __init__(self, runner, device):
+            self.pool: StatePool = runner.state_pool
+            self.host_pool: HostStatePool = runner.host_state_pool
+            self.tracker = StateTracker()
+            self.stager = OffloadStager()
+            self.device = device
+
+        def _translate(self, indices: torch.Tensor) -> torch.Tensor:
+            return self.pool.translate_indices(indices)
+
+        def prepare(self, slots: torch.Tensor, lens: torch.Tensor, host_slots: torch.Tensor):
+            indices = self._translate(slots.to(self.device, non_blocking=True))
+            self.tracker.track(indices, lens)
+            staged = self.host_pool.translate_indices(torch.tensor(host_slots.tolist()))
+            self.stager.stage(staged)
+    """
+
+
+def test_a_method_that_returns_its_parameter_gives_each_call_its_own_argument(tmp_path):
+    # `pool.translate_indices(x)` returns `x` itself in the static pool (the virtual pool's
+    # override reads a device table): the call's result is where this call's argument is, a
+    # device tensor here, so the tracker's `.cpu()` of it syncs. The host pool's pass-through
+    # is given a host tensor: what the stager copies is already on the host.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": STATE_POOLS, "pkg/trackers.py": TRACKERS,
+                              "pkg/backend.py": STATE_BACKEND})
+    facts = repo.build(root, use_cache=False)
+    assert facts.get(("p", "StateTracker.track", "cache_indices"))[0] == repo.DEVICE
+    assert facts.get(("p", "OffloadStager.stage", "slots"))[0] != repo.DEVICE
+    found = [(v.location.row, v.code) for v in _violations(root, "pkg/trackers.py")]
+    assert found == [(6, "SL202")]
+
+
+def test_a_pass_through_argument_from_the_host_gives_no_device_parameter(tmp_path):
+    # The look-alike: every call passes host data through the identity; the parameter it
+    # fills is no device tensor, and nothing is reported.
+    backend = STATE_BACKEND.replace("slots.to(self.device, non_blocking=True)", "slots.cpu()")
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/pools.py": STATE_POOLS, "pkg/trackers.py": TRACKERS,
+                              "pkg/backend.py": backend})
+    facts = repo.build(root, use_cache=False)
+    found = facts.get(("p", "StateTracker.track", "cache_indices"))
+    assert found is None or found[0] != repo.DEVICE
+    assert _violations(root, "pkg/trackers.py") == []
+
+
+LENGTH_UTILS = """\
+    import torch
+
+
+    def rank_local_lens(seq_lens: torch.Tensor, world_size: int = 1, rank: int = 0) -> torch.Tensor:
+        lens = seq_lens.to(torch.int32)
+        base = lens // world_size
+        rem = (lens - base * world_size - rank).clamp(0, 1)
+        return base + rem
+    """
+
+LENGTH_BUILDER = """\
+    import torch
+
+    from pkg.lens import rank_local_lens
+
+
+    class MetadataBuilder:
+        def __init__(self, world_size: int, rank: int, device):
+            self.world_size = world_size
+            self.rank = rank
+            self.device = device
+
+        def build_host(self, seq_lens_cpu: torch.Tensor):
+            seq_lens_cpu = rank_local_lens(seq_lens_cpu, self.world_size, self.rank)
+            return seq_lens_cpu.numpy()
+
+        def build_device(self, query_start_loc: torch.Tensor, seq_lens_cpu: torch.Tensor):
+            seq_lens = seq_lens_cpu.to(self.device, non_blocking=True)
+            local = rank_local_lens(seq_lens, self.world_size, self.rank)
+            return local.numpy()
+    """
+
+
+def test_a_helper_made_of_its_arguments_alone_gives_each_call_its_own_place(tmp_path):
+    # `rank_local_lens()` returns arithmetic of its arguments only: called with host lengths
+    # its result is on the host (`.numpy()` is free), with device lengths on the device
+    # (`.numpy()` copies back and waits), whatever other calls pass it.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/lens.py": LENGTH_UTILS, "pkg/builder.py": LENGTH_BUILDER})
+    facts = repo.build(root, use_cache=False)
+    assert facts.passes("rank_local_lens") == ((2, "rank"), (0, "seq_lens"), (1, "world_size"))
+    found = [(v.location.row, v.code) for v in _violations(root, "pkg/builder.py")]
+    assert found == [(19, "SL202")]

@@ -652,10 +652,39 @@ class Evaluator:
             func, chain = local
             return self.analysis.returns_of(func, chain)
         if name not in env:
-            found = repository_placement(repo.ret_fact(name), call)
+            found = self._passed_through(repo.passes_fact(name), call, env, name)
+            if found is None:
+                found = repository_placement(repo.ret_fact(name), call)
             if found is not None:
                 return found
         return UNKNOWN
+
+    def _passed_through(self, passes, call: cst.Call, env: Env, name: str) -> Placement | None:
+        """Where the arguments are that a function of another file returns alone (`passes`:
+        its parameters, from the index), so each call gets its own: a helper called with
+        host lengths here and device lengths elsewhere gives host data here."""
+        if not passes:
+            return None
+        positional = []
+        for arg in call.args:
+            if arg.star:
+                return None  # `*args` / `**kwargs`: which parameter gets what, the call hides
+            if arg.keyword is None:
+                positional.append(arg.value)
+        values = []
+        for position, parameter in passes:
+            value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == parameter), None)
+            if value is None and 0 <= position < len(positional):
+                value = positional[position]
+            if value is not None:
+                values.append(value)
+        if not values:
+            return None
+        found = self._combine(values, env, call, f"`{name}()`")
+        if Place.UNKNOWN in found.places:
+            return None
+        shown = ", ".join(f"`{p}`" for _, p in passes)
+        return found.because(call, f"`{name}()` returns what it is passed ({shown}) and nothing else")
 
     def _local_function(self, name: str):
         """A function defined in an enclosing scope (innermost first) or the module, with the
@@ -885,7 +914,9 @@ class Evaluator:
         cls = self._receiver_class(func.value, env)
         if cls is not None:
             # `self.pool.alloc(n)`: what the method of the object's class returns.
-            found = repository_placement(repo.method_ret_fact(cls, method), call)
+            found = self._passed_through(repo.passes_fact(method, cls), call, env, method)
+            if found is None:
+                found = repository_placement(repo.method_ret_fact(cls, method), call)
             if found is not None:
                 return found
         if base.is_tensor or base.is_(Place.NUMPY):

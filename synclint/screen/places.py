@@ -60,6 +60,11 @@ class NoRepository:
         """Element `position` of the tuple `obj.<name>()` returns (`a, b = obj.m()`)."""
         return 0
 
+    def method_passed(self, cls: str, name: str, call, place) -> int:
+        """Where the arguments of `obj.<name>(...)` are (`place(arg)`), for a method that
+        returns one of its parameters as it is: only the index's recorder has symbols."""
+        return 0
+
     # --- the types of objects (synclint/repo.py): a field read through its class ---------
     def field(self, cls: str, name: str) -> int:
         """`obj.<name>` where `obj` is an instance of `cls`: what the repository assigns to
@@ -747,7 +752,10 @@ class PlaceModel:
             # index summarises, that alone (an object of a class is no tensor whose place a
             # method keeps); in a lint, also the tensor the analysis may take it for.
             found = REPO.method_ret(cls, method)
-            return found if REPO.symbolic else found | (self.place(base, unit) & TENSORS)
+            if REPO.symbolic:
+                # ... or the argument it returns as it is (`pool.translate(loc)`: where `loc` is).
+                return found | REPO.method_passed(cls, method, call, lambda arg: self.place(arg, unit))
+            return found | (self.place(base, unit) & TENSORS)
         return self.place(base, unit) & TENSORS
 
     def _receiver_class(self, base, unit) -> str | None:
