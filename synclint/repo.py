@@ -499,9 +499,13 @@ class _Recorder(_Types, places.NoRepository):
         return mask
 
     def _passed_argument(self, ref: str, slot, mask: int) -> int:
-        if not mask:
-            return 0
+        # Not the arguments of other such calls it holds (`x = pool.m(x)` in a loop would nest
+        # them without end while the bindings' fixpoint grows): the symbols of an argument
+        # stay those of the file's fields, parameters and results, a finite set.
         local, symbols = self.split(mask)
+        symbols = tuple(s for s in symbols if s[0] != PASSED_ARGUMENT)
+        if not local and not symbols:
+            return 0
         return self._symbol((PASSED_ARGUMENT, ref, slot, local, symbols))
 
     def split(self, mask: int) -> tuple[int, tuple]:
@@ -3223,10 +3227,11 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     tensor_base, tupled_base = base_counts[2], base_counts[1]
     for k in touched_keys:
         if (tensor_count[k] > 0) != (tensor_base.get(k, 0) > 0) or (tupled_count[k] > 0) != (tupled_base.get(k, 0) > 0):
-            if k[0] in ("n", PASSES_THROUGH) or k[0] == "r" and "." in k[1]:
+            if k[0] == "n" or k[0] in ("r", PASSES_THROUGH) and "." in k[1]:
                 # a number parameter (read by the relay of loop elements), a method's result
                 # (a call through its class reads it only where it is declared a tensor), a
-                # method that returns its parameter (its calls read their arguments)
+                # method that returns its parameters (the calls through its class read their
+                # arguments; a function's own, only the lint reads, below)
                 return None
             seeds.add(k)
     # Everything that reads a seed, transitively (through the state's readers and the changed
@@ -3303,6 +3308,11 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     values_now, typed_all, examples_now = _recite_all(values_outside, typed_outside, citations_outside, places,
                                                       {paths[i]: news[i][0] for i in changed})
     values_now.update((k, v) for k, v in facts.items() if k in region)
+    # The functions that pass their arguments through, as the declarations now say (`_conclude`
+    # writes them all, whatever the region).
+    for k in [k for k in values_now if k[0] == PASSES_THROUGH]:
+        del values_now[k]
+    values_now.update((k, v) for k, v in facts.items() if k[0] == PASSES_THROUGH)
     typed_all.update(typed)
     examples_now.update((k, v) for k, v in citations.items() if k in region)
     # The call graph and the vendored functions, from the counts: the graph resolved again
