@@ -12,7 +12,7 @@ from synclint.rules.helpers import (
     positional,
     traced_as_constant,
 )
-from synclint.rules.sl1xx_h2d import helper_call, inline_factory
+from synclint.rules.sl1xx_h2d import explained, helper_call, inline_factory
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments the helper accepts; any other (requires_grad=, pin_memory=) means no fix.
@@ -151,7 +151,7 @@ class BlockingTensorFactory(Rule):
             node,
             f"`torch.{func}(..., device=...)` copies host data with a blocking copy; use a pinned, non-blocking copy",
             confidence=confidence,
-            placement=data,
+            placement=explained(data, target),
             fix=self._fix(node, data, qual, target, ctx),
         )
 

@@ -10,6 +10,7 @@ from synclint.rules.sl1xx_h2d import (
     PAGEABLE,
     STRIDED_PINNED,
     device_expr,
+    explained,
     from_numpy_array,
     goes_to_device,
     helper_call,
@@ -120,7 +121,7 @@ class PageableNonBlockingH2D(Rule):
                 "a `non_blocking` copy of a strided view of a pinned buffer goes through a pageable "
                 "temporary and blocks for copies >= ~4 MiB" + _size_note(small) + "; copy a contiguous pinned buffer",
                 confidence=_small_is_low(_device_side(source.confidence, target), small),
-                placement=_with_size(source, move.source, small),
+                placement=explained(_with_size(source, move.source, small), target),
             )
             return
         if kind != PAGEABLE:
@@ -132,7 +133,7 @@ class PageableNonBlockingH2D(Rule):
             + _size_note(small)
             + "; stage the data in pinned memory",
             confidence=_small_is_low(_device_side(source.confidence, target), small),
-            placement=_with_size(source, move.source, small),
+            placement=explained(_with_size(source, move.source, small), target),
             fix=self._move_fix(move, ctx),
         )
 
