@@ -95,6 +95,9 @@ class BlockingTensorFactory(Rule):
     ## Known false positives
     A `device` that is in fact the CPU at run time (the copy is then free): the finding has
     `medium` confidence when the device is only named like one.
+    A helper's `device` parameter that every call outside cold code gives the CPU (the
+    repository's call graph says so) is the CPU at `low` confidence: hidden by default, and
+    `--explain` names the callers.
     """
 
     code = "SL101"

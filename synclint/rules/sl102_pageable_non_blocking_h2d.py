@@ -92,6 +92,9 @@ class PageableNonBlockingH2D(Rule):
     stall below ~4 MiB). A field assigned from outside its class is not seen. A
     tensor that the analysis believes pageable but that was pinned elsewhere (e.g. returned
     by a helper that pins) is flagged when the analysis saw only the pageable allocation.
+    A helper's `device` parameter that every call outside cold code gives the CPU (the
+    repository's call graph says so) makes the copy host to host: `low` confidence, and
+    `--explain` names the callers.
     """
 
     code = "SL102"

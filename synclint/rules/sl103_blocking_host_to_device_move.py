@@ -101,7 +101,9 @@ class BlockingHostToDeviceMove(Rule):
 
     ## Known false positives
     A `device` that is the CPU at run time (the move is then free): `medium` confidence when
-    the device is only named like one. One-time copies at load time stall too, but cost
+    the device is only named like one; `low` (hidden by default, `--explain` names the
+    callers) for a helper's `device` parameter that every call outside cold code gives the
+    CPU, by the repository's call graph. One-time copies at load time stall too, but cost
     little; the finding says when it is on a hot path.
     """
 
