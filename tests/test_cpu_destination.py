@@ -75,6 +75,13 @@ PADDING = """\
 
     def relay(rows, device):
         return offsets_on(rows, device)
+
+
+    def marks_on(rows, device):
+        marks = []
+        for row in rows:
+            marks.append(torch.tensor([0, 1], device=device) + len(row))
+        return marks
     """
 
 PENALTIES = """\
@@ -83,6 +90,7 @@ PENALTIES = """\
 
     from pkg.padding import (
         counts_on,
+        marks_on,
         ids_tensor,
         lengths_left_none,
         lengths_or_default,
@@ -116,6 +124,7 @@ PENALTIES = """\
             counts = counts_on(rows, "cuda")
             offsets = relay(rows, options["device"])
             slots = slots_on(rows, **options)
+            marks = marks_on(rows, device="cpu")
             return logits - tokens.sum() - more.sum() - staged.sum() - lens.sum() - left.sum() - pos.sum() - counts.sum() - offsets.sum() - slots.sum()
     """
 
@@ -144,7 +153,8 @@ def test_a_device_every_caller_gives_the_cpu_hides_the_move(tmp_path):
     # `device="cpu"` from the hot caller (the constructor's "cuda" is cold); `torch.device("cpu")`
     # through a local; `device=torch.device("cpu")`; "cpu" or the None default left out.
     for needle, code in (("torch.from_numpy(array).to(device)", "SL103"), ("dtype=torch.int64, device=device", "SL101"),
-                         ("non_blocking=True", "SL102"), ("def lengths_or_default", None)):
+                         ("non_blocking=True", "SL102"), ("def lengths_or_default", None),
+                         ("torch.tensor([0, 1], device=device)", "SL106")):
         if code is None:
             row = _row(PADDING, needle) + 1
             code = "SL103"

@@ -37,8 +37,10 @@ def explained(placement, target):
 
     from synclint.violation import Confidence
 
-    if placement is None or target is None or target.on_device or target.confidence > Confidence.LOW or not target.evidence:
+    if target is None or target.on_device or target.confidence > Confidence.LOW or not target.evidence:
         return placement
+    if placement is None:
+        return target  # a finding that cites no data placement (SL106): the destination's reasons
     return replace(placement, evidence=(*placement.evidence, *target.evidence))
 
 
