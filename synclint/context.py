@@ -106,7 +106,8 @@ class LintContext:
             from synclint.apis.torch_api import h2d_helpers
 
             self._placements = PlacementAnalysis(
-                self.module, self.imports, self.host_fields, h2d_helpers(getattr(self.settings, "h2d_helper", None))
+                self.module, self.imports, self.host_fields, h2d_helpers(getattr(self.settings, "h2d_helper", None)),
+                function_tiers=self.function_tiers,
             )
         return self._placements
 

@@ -1619,6 +1619,8 @@ class Verifier:
                 found = _plain_verdict(self.tiers.vendored_verdict(key[1]))
             elif key[0] == "g":
                 found = self.tiers.passed_kinds(*key[1:])
+            elif key[0] == "gb":
+                found = self.tiers.passed_by(*key[1:])
             elif key[0] == "fg":
                 found = key[1] in self.tiers.given_fields()
             else:
@@ -3709,7 +3711,27 @@ class _CallGraphTiers:
             reads[("g", name, param, position, default, shape)] = found
         return found
 
+    def passed_from(self, filename: str, qualname: str, param: str, position: int, default: str, shape: str = "") -> tuple[tuple[str, str], ...] | None:
+        """As `passed`, with the caller beside each kind (`passed_by`): for a reason that
+        cites the calls."""
+        name = self.node(qualname)
+        found = self.passed_by(name, param, position, default, shape)
+        reads = self.facts.reads
+        if reads is not None:
+            reads[("gb", name, param, position, default, shape)] = found
+        return found
+
     def passed_kinds(self, name: str, param: str, position: int, default: str, shape: str = "", depth: int = 0) -> tuple[str, ...] | None:
+        """The kinds of argument the calls of `name` from code not known to be cold pass for
+        its parameter `param` (a parameter passed on: what its own callers pass), of the
+        calls that fit `shape`; None where the index knows no call of it."""
+        pairs = self.passed_by(name, param, position, default, shape, depth)
+        return None if pairs is None else tuple(sorted({kind for kind, _ in pairs}))
+
+    def passed_by(self, name: str, param: str, position: int, default: str, shape: str = "", depth: int = 0) -> tuple[tuple[str, str], ...] | None:
+        """(kind, caller) for each kind of argument a call of `name` from code not known to
+        be cold passes for `param` (as `passed_kinds`), with the function making the call
+        (a kind passed on from further up is cited by the caller that passes it on)."""
         key = ("g", name, param, position, default, shape)
         if key in self.memo:
             return self.memo[key]
@@ -3721,7 +3743,7 @@ class _CallGraphTiers:
         if calls and depth <= _MAX_PASSED_ON:
             from synclint.analysis.tier import Tier
 
-            kinds: set[str] = set()
+            pairs: set[tuple[str, str]] = set()
             for caller, signature in calls:
                 caller = self._caller(caller)
                 if self._is_cold(caller) or not guards.fits(signature, shape):
@@ -3737,10 +3759,10 @@ class _CallGraphTiers:
                 if kind.startswith("@"):  # the caller's own parameter, passed on
                     outer, at, outer_default = kind[1:].split("#")
                     upstream = self.passed_kinds(caller, outer, int(at), outer_default, "", depth + 1)
-                    kinds.update(upstream if upstream is not None else (guards.UNKNOWN,))
+                    pairs.update((k, caller) for k in (upstream if upstream is not None else (guards.UNKNOWN,)))
                 else:
-                    kinds.add(kind)
-            found = tuple(sorted(kinds))
+                    pairs.add((kind, caller))
+            found = tuple(sorted(pairs))
         self.memo[key] = found
         return found
 

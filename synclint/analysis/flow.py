@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from synclint.analysis import evidence
+from synclint.analysis import evidence, guarded_branches, guards
 from synclint.analysis.annotations import annotation_placement
 from synclint.analysis.nodes import children
 from synclint.analysis.scopeenv import FlowEnv
 from synclint import repo
 from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, resolve_by_method, string_value
-from synclint.analysis.values import UNKNOWN, Env, Place, Placement, join, placed
+from synclint.analysis.values import UNKNOWN, Env, Evidence, Place, Placement, join, placed
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
 
@@ -119,11 +119,48 @@ class FlowWalker:
                     value = join(value, default)
             if name in self.analysis.host_fields:
                 value = placed(Place.HOST, MEDIUM, param, f"the field `{name}` is kept on the host (`keep_on_cpu=True`)")
+            if value.may_be(Place.ACCEL_DEVICE):
+                value = self._given_only_the_cpu(func, name, param) or value
             env[name] = value
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 kind = Place.SEQUENCE if star is params.star_arg else Place.OTHER
                 env[star.name.value] = placed(kind, HIGH, star, "a `*args`/`**kwargs` container")
+
+    def _given_only_the_cpu(self, func: cst.FunctionDef, name: str, param: cst.Param) -> Placement | None:
+        """A device parameter (`.to(device)`, `torch.tensor(x, device=device)`) that every
+        call of the function from code not known to be cold gives the CPU (`"cpu"`,
+        `torch.device("cpu")`, a local bound only to one; or leaves out / passes None, which
+        moves nothing: `.to(None)` returns the tensor itself, and a factory builds on the
+        default device, the CPU), by the repository's call graph (synclint/repo.py
+        `_CallGraphTiers.passed_by`). The move is then host to host: the CPU device, at low
+        confidence (a caller the index cannot see, such as a call through a reference to the
+        function, may still pass an accelerator), so the findings it decides are hidden by
+        default and `--explain` says why. None where a call passes anything else (another
+        device, a tensor's `.device`, `**kwargs`, a parameter of callers the index does not
+        know), where no call is known, or where no call names the CPU at all."""
+        tiers = self.analysis.function_tiers
+        passed_from = getattr(tiers, "passed_from", None)
+        if passed_from is None or not self.chain or self.chain[-1] is not func:
+            return None
+        own = guarded_branches.function_parameters(func)
+        if name not in own:
+            return None
+        position, default = own[name]
+        qualname = ".".join(s.name.value for s in self.chain if isinstance(s, (cst.FunctionDef, cst.ClassDef)))
+        pairs = passed_from("", qualname, name, position, default, guarded_branches.shape_of(func))
+        if not pairs or any(kind not in (guards.CPU_DEVICE, guards.NONE) for kind, _ in pairs):
+            return None
+        if not any(kind == guards.CPU_DEVICE for kind, _ in pairs):
+            return None  # never given a device at all: nothing here says where it points
+        callers = sorted({caller for _, caller in pairs})
+        shown = ", ".join(f"`{c}()`" for c in callers[:3]) + (f" and {len(callers) - 3} more" if len(callers) > 3 else "")
+        left_none = " (or leave it None, which moves nothing)" if any(kind == guards.NONE for kind, _ in pairs) else ""
+        reason = (
+            f"parameter `{name}` of `{func.name.value}()` is given only the CPU by its callers outside cold code ({shown}){left_none}: "
+            "the move stays on the host, unless a call the index cannot see passes an accelerator"
+        )
+        return Placement(frozenset({Place.ACCEL_DEVICE, Place.CPU_DEVICE}), Confidence.LOW, (Evidence(param, reason, Place.CPU_DEVICE.value),))
 
     def _is_module_forward(self, func: cst.FunctionDef) -> bool:
         class_def = self._method_of()

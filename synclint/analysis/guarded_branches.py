@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from synclint.analysis.guards import FALSE, FALSY, FIELD, GIVEN, IS_NONE, NONE, NOT_NONE, TRUE, TRUTHY
+from synclint.analysis.guards import constant_kind
 from synclint.analysis.nodes import visit
 
 
@@ -119,7 +120,8 @@ def _cst_default_kind(default) -> str:
     if isinstance(default, (cst.Integer, cst.Float)):
         return TRUE if default.evaluated_value else FALSE
     if isinstance(default, cst.SimpleString):
-        return TRUE if default.evaluated_value else FALSE
+        value = default.evaluated_value
+        return constant_kind(value) if isinstance(value, str) else TRUE if value else FALSE
     return GIVEN
 
 

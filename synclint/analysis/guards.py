@@ -23,6 +23,7 @@ Argument kinds:
 |---|---|
 | `N` | `None`, or left out where the default is `None` |
 | `T` / `F` | a true / false literal (`True`, `1`, `"x"` / `False`, `0`, `""`), or left out for such a default |
+| `c` | the CPU device: `"cpu"`, `"cpu:0"`, `torch.device("cpu")`, a local name bound only to one, or left out for such a default (true, never `None`) |
 | `g` | given: a call, a computed value, a local name never bound to what may be `None`: taken to be a value |
 | `?` | unknown: what may be `None` (a field `batch.x_cpu`, an item, a conditional expression, a `.get(...)`, a name bound to one of these), or a `*args`/`**kwargs` call |
 | `@q#i#d` | the caller's own parameter `q` (at position `i`, default kind `d`) passed on: what the caller's callers pass for it |
@@ -43,14 +44,15 @@ from synclint.analysis.coldcode import debug_switch
 from synclint.analysis.platform_words import PLATFORMS, predicate_platforms
 
 NONE, TRUE, FALSE, GIVEN, UNKNOWN = "N", "T", "F", "g", "?"
+CPU_DEVICE = "c"  # the CPU device (`"cpu"`, `torch.device("cpu")`): a true value, never None
 PLATFORM = "P"  # `P<platform>+<platform>`: a platform predicate (`current_platform.is_cpu()`)
 
 # What each condition on a parameter needs the parameter to be.
 IS_NONE, NOT_NONE, TRUTHY, FALSY = "is None", "is not None", "is true", "is false"
 _TAKES = {
     IS_NONE: frozenset({NONE, UNKNOWN}),
-    NOT_NONE: frozenset({TRUE, FALSE, GIVEN, UNKNOWN}),
-    TRUTHY: frozenset({TRUE, GIVEN, UNKNOWN}),
+    NOT_NONE: frozenset({TRUE, FALSE, GIVEN, UNKNOWN, CPU_DEVICE}),
+    TRUTHY: frozenset({TRUE, GIVEN, UNKNOWN, CPU_DEVICE}),
     FALSY: frozenset({FALSE, NONE, GIVEN, UNKNOWN}),
 }
 
@@ -63,12 +65,33 @@ def can_take(condition: str, kinds) -> bool:
 # --- the index's half (ast) ----------------------------------------------------------------
 
 
-def _constant_kind(value) -> str:
+def constant_kind(value) -> str:
     if value is None:
         return NONE
     if value is Ellipsis:
         return UNKNOWN
+    if type(value) is str:
+        head, colon, index = value.partition(":")
+        if head == "cpu" and (not colon or index.isdigit()):
+            return CPU_DEVICE  # `"cpu"`, `"cpu:0"`: a true string that names the CPU device
     return TRUE if value else FALSE
+
+
+def cpu_device(expr: ast.expr) -> bool:
+    """`"cpu"`, `"cpu:0"`, `torch.device("cpu")`, `torch.device("cpu", 0)`,
+    `torch.device(type="cpu")`: a value that names the CPU device (not `torch.device(x)` of
+    a value not said here)."""
+    kind = type(expr)
+    if kind is ast.Constant:
+        return constant_kind(expr.value) == CPU_DEVICE
+    if kind is ast.Call and not any(type(a) is ast.Starred for a in expr.args) and all(k.arg is not None for k in expr.keywords):
+        func = expr.func
+        named = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+        if named != "device" or (type(func) is ast.Attribute and not (type(func.value) is ast.Name and func.value.id == "torch")):
+            return False
+        first = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "type"), None)
+        return first is not None and type(first) is ast.Constant and first.value == "cpu"
+    return False
 
 
 def parameters(func: ast.AST) -> dict[str, tuple[int, str]]:
@@ -93,7 +116,7 @@ def _default_kind(default) -> str:
     if default is None:
         return "-"
     if type(default) is ast.Constant:
-        return _constant_kind(default.value)
+        return constant_kind(default.value)
     return GIVEN
 
 
@@ -106,6 +129,7 @@ class Bindings(frozenset):
     filled: frozenset[str] = frozenset()
     platform: dict = {}  # name -> the platform kind of the one predicate it is bound to (`is_cpu = current_platform.is_cpu()`)
     debug: frozenset[str] = frozenset()  # names bound only to a debug switch (`check = n > 1 and self.debug_mode`)
+    cpu: frozenset[str] = frozenset()  # names bound only to the CPU device (`device = torch.device("cpu")`)
     fields: dict = {}  # name -> the field its one binding reads (`lens = meta.per_req_lens`)
 
 
@@ -117,6 +141,7 @@ def none_assigned(func: ast.AST) -> Bindings:
     maybe, rebound, filled = set(), set(), set()
     platform: dict[str, set] = {}
     debug: dict[str, bool] = {}
+    cpu: dict[str, bool] = {}
     bindings: Counter = Counter()
     fields: dict[str, str] = {}
     for node in ast.walk(func):
@@ -132,11 +157,18 @@ def none_assigned(func: ast.AST) -> Bindings:
             switch = debug_switch(node.value)
             for name in names:
                 debug[name] = debug.get(name, True) and switch
+            on_cpu = cpu_device(node.value)
+            for name in names:
+                cpu[name] = cpu.get(name, True) and on_cpu
+            for target in node.targets:
+                if type(target) is not ast.Name:  # `a, device = ...`: not a CPU device alone
+                    cpu.update((n.id, False) for n in ast.walk(target) if type(n) is ast.Name)
             platforms = _platform_predicate(node.value)
             for name in names:
                 platform.setdefault(name, set()).add(PLATFORM + "+".join(sorted(platforms)) if platforms else "")
         elif kind in (ast.AnnAssign, ast.NamedExpr, ast.AugAssign) and type(node.target) is ast.Name:
             rebound.add(node.target.id)
+            cpu[node.target.id] = False
             bindings[node.target.id] += 2  # never the one plain binding of a field
             if kind is not ast.AugAssign and node.value is not None and _maybe_none(node.value):
                 maybe.add(node.target.id)
@@ -145,6 +177,7 @@ def none_assigned(func: ast.AST) -> Bindings:
             for target in targets:
                 names = [n.id for n in ast.walk(target) if type(n) is ast.Name]
                 rebound.update(names)
+                cpu.update((name, False) for name in names)
                 bindings.update(names * 2)
         elif kind is ast.If and _is_none_test(node.test):
             name = node.test.left.id
@@ -155,6 +188,7 @@ def none_assigned(func: ast.AST) -> Bindings:
     found.rebound, found.filled = frozenset(rebound), frozenset(filled - maybe)
     found.platform = {name: kinds.pop() for name, kinds in platform.items() if len(kinds) == 1 and "" not in kinds}
     found.debug = frozenset(name for name, only in debug.items() if only)
+    found.cpu = frozenset(name for name, only in cpu.items() if only)
     found.fields = {name: attr for name, attr in fields.items() if bindings[name] == 1}
     return found
 
@@ -209,10 +243,12 @@ def _never_none(branch: ast.expr, test: ast.expr, positive: bool) -> bool:
 def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None) -> str:
     kind = type(expr)
     if kind is ast.Constant:
-        return _constant_kind(expr.value)
+        return constant_kind(expr.value)
     if kind is ast.Name:
         if expr.id in none_names.debug and expr.id not in own:
             return FALSE  # `check = n > 1 and self.debug_mode`, then `f(x, check)`
+        if expr.id in none_names.cpu and expr.id not in own:
+            return CPU_DEVICE  # `device = torch.device("cpu")`, then `f(x, device=device)`
         if expr.id in none_names.fields and expr.id not in own:
             return FIELD + none_names.fields[expr.id]  # `lens = meta.lens`, then `f(lens)`
         if expr.id in none_names:
@@ -227,6 +263,8 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
             position, default = own[expr.id]
             return f"@{expr.id}#{position}#{default}"
         return GIVEN
+    if kind is ast.Call and cpu_device(expr):
+        return CPU_DEVICE  # `torch.device("cpu")`
     platforms = _platform_predicate(expr)
     if platforms is not None:  # `current_platform.is_cpu()`: true on those platforms only
         return PLATFORM + "+".join(sorted(platforms))
@@ -362,8 +400,9 @@ def guarded_calls(func: ast.AST, own: dict[str, tuple[int, str]], bindings: Bind
 
 def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatures) -> tuple[str, ...]:
     """The parameters whose value a branch of `func` tests (`if p is None`, `if p:`,
-    `x if p is not None else y`) or that `func` passes on to a call (`signatures`)."""
-    found = set()
+    `x if p is not None else y`), that `func` passes on to a call (`signatures`), or that
+    say where it puts a tensor (`destination_parameters`)."""
+    found = set(destination_parameters(func, own))
     for node in ast.walk(func):
         if type(node) in (ast.If, ast.IfExp, ast.While):
             for sub in ast.walk(node.test):
@@ -375,6 +414,26 @@ def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatur
             if kind.startswith("@"):
                 found.add(kind[1:].split("#", 1)[0])
     return tuple(sorted(found))
+
+
+def destination_parameters(func: ast.AST, own) -> set[str]:
+    """The parameters `func` gives as the device a tensor goes to: `.to(p)`, `.to(device=p)`,
+    `.cuda(p)`, a `device=p` keyword of any call (`torch.tensor(x, device=p)`). What the
+    callers pass for them says whether the move leaves the host at all (the libcst analysis
+    asks: synclint/analysis/flow.py `_bind_parameters`)."""
+    found = set()
+    for node in ast.walk(func):
+        if type(node) is not ast.Call:
+            continue
+        for kw in node.keywords:
+            if kw.arg == "device" and type(kw.value) is ast.Name and kw.value.id in own:
+                found.add(kw.value.id)
+        func_ = node.func
+        if type(func_) is ast.Attribute and func_.attr in ("to", "cuda") and node.args:
+            first = node.args[0]
+            if type(first) is ast.Name and first.id in own:
+                found.add(first.id)
+    return found
 
 
 # --- calls made on a platform's branch ------------------------------------------------------

@@ -70,9 +70,14 @@ class PlacementAnalysis:
     `chain` is the tuple of enclosing scopes, outermost first: (Module, ClassDef?, FunctionDef...).
     """
 
-    def __init__(self, module: cst.Module, imports: ImportTable, host_fields: frozenset[str] = frozenset(), h2d_helpers: dict | None = None) -> None:
+    def __init__(self, module: cst.Module, imports: ImportTable, host_fields: frozenset[str] = frozenset(), h2d_helpers: dict | None = None,
+                 function_tiers=None) -> None:
         from synclint.apis.torch_api import H2D_HELPERS
 
+        # The repository's call graph (synclint/repo.py `_CallGraphTiers`), where an index is
+        # installed: what the callers of a function pass for a parameter that says where a
+        # tensor goes (synclint/analysis/flow.py `_given_only_the_cpu`).
+        self.function_tiers = function_tiers
         self.module = module
         # Fields the framework keeps on the host (`keep_on_cpu=True`): `sources.host_fields`.
         self.host_fields = host_fields

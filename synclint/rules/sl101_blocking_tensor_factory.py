@@ -12,7 +12,7 @@ from synclint.rules.helpers import (
     positional,
     traced_as_constant,
 )
-from synclint.rules.sl1xx_h2d import helper_call, inline_factory
+from synclint.rules.sl1xx_h2d import explained, helper_call, inline_factory
 from synclint.violation import Applicability, Confidence
 
 # Keyword arguments the helper accepts; any other (requires_grad=, pin_memory=) means no fix.
@@ -95,6 +95,9 @@ class BlockingTensorFactory(Rule):
     ## Known false positives
     A `device` that is in fact the CPU at run time (the copy is then free): the finding has
     `medium` confidence when the device is only named like one.
+    A helper's `device` parameter that every call outside cold code gives the CPU (the
+    repository's call graph says so) is the CPU at `low` confidence: hidden by default, and
+    `--explain` names the callers.
     """
 
     code = "SL101"
@@ -151,7 +154,7 @@ class BlockingTensorFactory(Rule):
             node,
             f"`torch.{func}(..., device=...)` copies host data with a blocking copy; use a pinned, non-blocking copy",
             confidence=confidence,
-            placement=data,
+            placement=explained(data, target),
             fix=self._fix(node, data, qual, target, ctx),
         )
 

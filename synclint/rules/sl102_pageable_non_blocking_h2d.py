@@ -10,6 +10,7 @@ from synclint.rules.sl1xx_h2d import (
     PAGEABLE,
     STRIDED_PINNED,
     device_expr,
+    explained,
     from_numpy_array,
     goes_to_device,
     helper_call,
@@ -91,6 +92,9 @@ class PageableNonBlockingH2D(Rule):
     stall below ~4 MiB). A field assigned from outside its class is not seen. A
     tensor that the analysis believes pageable but that was pinned elsewhere (e.g. returned
     by a helper that pins) is flagged when the analysis saw only the pageable allocation.
+    A helper's `device` parameter that every call outside cold code gives the CPU (the
+    repository's call graph says so) makes the copy host to host: `low` confidence, and
+    `--explain` names the callers.
     """
 
     code = "SL102"
@@ -120,7 +124,7 @@ class PageableNonBlockingH2D(Rule):
                 "a `non_blocking` copy of a strided view of a pinned buffer goes through a pageable "
                 "temporary and blocks for copies >= ~4 MiB" + _size_note(small) + "; copy a contiguous pinned buffer",
                 confidence=_small_is_low(_device_side(source.confidence, target), small),
-                placement=_with_size(source, move.source, small),
+                placement=explained(_with_size(source, move.source, small), target),
             )
             return
         if kind != PAGEABLE:
@@ -132,7 +136,7 @@ class PageableNonBlockingH2D(Rule):
             + _size_note(small)
             + "; stage the data in pinned memory",
             confidence=_small_is_low(_device_side(source.confidence, target), small),
-            placement=_with_size(source, move.source, small),
+            placement=explained(_with_size(source, move.source, small), target),
             fix=self._move_fix(move, ctx),
         )
 

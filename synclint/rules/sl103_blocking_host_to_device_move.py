@@ -11,6 +11,7 @@ from synclint.rules.sl1xx_h2d import (
     PINNED,
     STRIDED_PINNED,
     device_expr,
+    explained,
     from_numpy_array,
     goes_to_device,
     helper_call,
@@ -100,7 +101,9 @@ class BlockingHostToDeviceMove(Rule):
 
     ## Known false positives
     A `device` that is the CPU at run time (the move is then free): `medium` confidence when
-    the device is only named like one. One-time copies at load time stall too, but cost
+    the device is only named like one; `low` (hidden by default, `--explain` names the
+    callers) for a helper's `device` parameter that every call outside cold code gives the
+    CPU, by the repository's call graph. One-time copies at load time stall too, but cost
     little; the finding says when it is on a hot path.
     """
 
@@ -140,7 +143,7 @@ class BlockingHostToDeviceMove(Rule):
             f"`{spelled}` of a {memory} tensor is a blocking copy that waits for all queued GPU work; "
             + ("pass `non_blocking=True`" if kind == PINNED else "build it on the device or copy it pinned and non-blocking"),
             confidence=confidence,
-            placement=source,
+            placement=explained(source, target),
             # No fix for a field moved in place: once moved it is a device tensor, which
             # `.pin_memory()` would reject the next time the line runs.
             fix=self._fix(move, kind, ctx) if move.simple and move.non_blocking is None and not moved_field else None,

@@ -86,12 +86,13 @@ class NewTensorConstant(Rule):
         owner = ctx.placement(receiver(node))
         device = kwarg(node, "device")
         if device is not None:
-            from synclint.rules.sl1xx_h2d import device_target, goes_to_device
+            from synclint.rules.sl1xx_h2d import device_target, explained, goes_to_device
 
             target = device_target(ctx, device.value)
             if not goes_to_device(target):
                 return
             confidence = target.confidence if target.on_device else min(target.confidence, Confidence.MEDIUM)
+            owner = explained(owner, target)
         else:
             if owner.known and not owner.maybe_device:
                 return  # a host tensor: new_tensor is a host copy, nothing waits

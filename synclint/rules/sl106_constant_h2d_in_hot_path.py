@@ -4,7 +4,7 @@ import libcst as cst
 
 from synclint.rules.base import FixAvailability, Rule
 from synclint.rules.helpers import compiled_by_torch_compile, kwarg, positional
-from synclint.rules.sl1xx_h2d import device_target, goes_to_device, helper_names, move_target, read_move
+from synclint.rules.sl1xx_h2d import device_target, explained, goes_to_device, helper_names, move_target, read_move
 from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, device_confidence, literal_kind
 from synclint.screen.places import LITERAL_LIST_INDEX
 from synclint.violation import Confidence
@@ -91,6 +91,7 @@ class ConstantH2DInHotPath(Rule):
             node,
             f"constant data copied to the device on every call ({hot}); build it once per device and cache it",
             confidence=confidence,
+            placement=explained(None, target),
         )
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:

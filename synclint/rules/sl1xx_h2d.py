@@ -28,6 +28,22 @@ def goes_to_device(target) -> bool:
     return target is not None and target.may_be(Place.DEVICE) and target.is_(Place.DEVICE, Place.HOST)
 
 
+def explained(placement, target):
+    """The placement a finding cites, with the destination's evidence where the destination
+    is what hides the finding: a device that may be the CPU at low confidence (its callers
+    give it only the CPU, or nothing here says what it is), so `--explain` says why the
+    finding is not shown by default."""
+    from dataclasses import replace
+
+    from synclint.violation import Confidence
+
+    if target is None or target.on_device or target.confidence > Confidence.LOW or not target.evidence:
+        return placement
+    if placement is None:
+        return target  # a finding that cites no data placement (SL106): the destination's reasons
+    return replace(placement, evidence=(*placement.evidence, *target.evidence))
+
+
 @dataclass(frozen=True)
 class Move:
     """A `.to(...)` or `.cuda(...)` call read into its parts."""
