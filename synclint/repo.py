@@ -394,11 +394,16 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
     local: dict[str, str] = {}
     chosen: dict[str, str] = {}  # names bound to an entry of a registry of classes
     built = set()
+    injected = _declared_parameters(func, imports)
     for node in _walk(func):
         kind = type(node)
         if kind is ast.Assign and len(node.targets) == 1:
             target = node.targets[0]
             made = _constructed(node.value, owner, imports, {})
+            if made is None and type(node.value) is ast.Name and type(target) is ast.Attribute and places.is_self_name(target.value):
+                # `self.pool = pool` with `pool: SlotPool` a parameter: the field holds what the
+                # parameter is declared (an object handed in, as a constructor commonly is).
+                made = injected.get(node.value.id)
             if made is None and registries:
                 entry = _registry_entry(node.value, registries)
                 if entry and type(target) is ast.Name:
@@ -428,6 +433,24 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
         found = built.pop()
     if found:
         returns.append((owner, func.name, found))
+
+
+def _declared_parameters(func, imports) -> dict[str, str]:
+    """The parameters of `func` annotated with a class (`pool: SlotPool`, `Optional[Cfg]`)
+    that the function never rebinds: name -> class."""
+    args = func.args
+    found = {}
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        if arg.annotation is not None and arg.arg not in ("self", "cls"):
+            declared = places.annotation_class(arg.annotation, imports)
+            if declared:
+                found[arg.arg] = declared
+    if found:
+        for node in _walk(func):
+            kind = type(node)
+            if kind is ast.Name and type(node.ctx) is ast.Store:
+                found.pop(node.id, None)
+    return found
 
 
 class _Recorder(_Types, places.NoRepository):
