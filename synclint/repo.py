@@ -189,6 +189,8 @@ def _class_info(tree: ast.Module, imports) -> tuple:
             b for b in (places.resolved_name(places._last_name(e), imports) for e in node.bases) if b and b not in ("object", "Generic", "Protocol")
         )
         fields = []
+        start = len(field_types)
+        injected: list = []  # `self.x = x` with `x: Cls`: only where no constructor says the class
         for member in node.body:
             if isinstance(member, ast.AnnAssign) and type(member.target) is ast.Name:
                 if places._last_name(member.annotation.value if type(member.annotation) is ast.Subscript else member.annotation) != "ClassVar":
@@ -200,7 +202,9 @@ def _class_info(tree: ast.Module, imports) -> tuple:
                 if elements:
                     field_types.append((name, member.target.id + places.ELEMENTS, elements))
             elif isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                _method_info(name, member, imports, field_types, returns, registries)
+                _method_info(name, member, imports, field_types, returns, registries, injected)
+        built = {(c, f) for c, f, _ in field_types[start:]}
+        field_types.extend(e for e in dict.fromkeys(injected) if (e[0], e[1]) not in built)
         field_types.extend((name, field + ALIAS, ",".join(refs)) for field, refs in _method_aliases(node, imports, values).items())
         generic = [places.resolved_name(places._last_name(e.value), imports) for e in node.bases if type(e) is ast.Subscript]
         generic = [b for b in generic if b and b not in ("Generic", "Protocol")]
@@ -380,7 +384,8 @@ def _registry_entry(value, registries: dict) -> str | None:
     return None
 
 
-def _method_info(owner: str, func, imports, field_types: list, returns: list, registries: dict | None = None) -> None:
+def _method_info(owner: str, func, imports, field_types: list, returns: list, registries: dict | None = None,
+                 injected: list | None = None) -> None:
     found = places.annotation_class(func.returns, imports) if func.returns is not None else None
     if func.name != "__init__":
         # The classes its parameters are declared: an override that leaves one unannotated
@@ -394,7 +399,7 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
     local: dict[str, str] = {}
     chosen: dict[str, str] = {}  # names bound to an entry of a registry of classes
     built = set()
-    injected = _declared_parameters(func, imports)
+    handed = _declared_parameters(func, imports)
     for node in _walk(func):
         kind = type(node)
         if kind is ast.Assign and len(node.targets) == 1:
@@ -403,7 +408,10 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
             if made is None and type(node.value) is ast.Name and type(target) is ast.Attribute and places.is_self_name(target.value):
                 # `self.pool = pool` with `pool: SlotPool` a parameter: the field holds what the
                 # parameter is declared (an object handed in, as a constructor commonly is).
-                made = injected.get(node.value.id)
+                declared = handed.get(node.value.id)
+                if declared is not None and injected is not None:
+                    injected.append((owner, target.attr, declared))
+                continue
             if made is None and registries:
                 entry = _registry_entry(node.value, registries)
                 if entry and type(target) is ast.Name:

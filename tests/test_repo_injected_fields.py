@@ -135,3 +135,17 @@ def test_a_parameter_rebound_before_it_is_stored_says_nothing(tmp_path):
 def test_the_unrelated_families_stay_quiet(tmp_path):
     root = project(tmp_path / "proj", PROJECT)
     assert not findings(root, "pkg/tools.py", min_confidence="low")
+
+
+def test_a_constructor_elsewhere_in_the_class_still_says_the_class(tmp_path):
+    # `self.prepare_finalize = NaivePrepareFinalize()` in another method: the class that
+    # builds it is what the field holds; the declared parameter does not make it ambiguous.
+    files = dict(PROJECT)
+    files["pkg/kernel.py"] = files["pkg/kernel.py"].replace(
+        "            def run(self, hidden: torch.Tensor, topk_ids: torch.Tensor):\n",
+        "            def reset(self):\n"
+        "                self.prepare_finalize = NaivePrepareFinalize()\n\n"
+        "            def run(self, hidden: torch.Tensor, topk_ids: torch.Tensor):\n",
+    )
+    root = project(tmp_path / "proj", files)
+    assert ("kernel.py", 12, "SL402") in findings(root, "pkg/kernel.py")
