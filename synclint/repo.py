@@ -141,6 +141,26 @@ class _Types:
                 return found or None  # "": several classes: unknown
         return None
 
+    def parameter_class(self, cls: str, method: str, param: str) -> str | None:
+        """The class the nearest base of `cls` whose `method` declares parameter `param`
+        declares it (`places.inherited_parameter_class`). The lineage here takes generic
+        bases too (`Builder(MetaBuilder[Meta])`): which interface a subclass implements is
+        what its base says, whatever the fields' families leave out."""
+        key = places.parameter_key(method, param)
+        seen = [cls]
+        i = 0
+        while i < len(seen) and i < 32:
+            one = seen[i]
+            found = self.field_types.get((one, key))
+            if found is not None:
+                return found or None
+            generic = self.field_types.get((one, GENERIC_BASES))
+            for base in (*self.bases.get(one, ()), *(generic.split(",") if generic else ())):
+                if base and base not in seen:
+                    seen.append(base)
+            i += 1
+        return None
+
     def returns_class(self, owner: str, name: str) -> str | None:
         for one in self._lineage(owner) if owner else ("",):
             found = self.returns.get((one, name))
@@ -169,6 +189,8 @@ def _class_info(tree: ast.Module, imports) -> tuple:
             b for b in (places.resolved_name(places._last_name(e), imports) for e in node.bases) if b and b not in ("object", "Generic", "Protocol")
         )
         fields = []
+        start = len(field_types)
+        injected: list = []  # `self.x = x` with `x: Cls`: only where no constructor says the class
         for member in node.body:
             if isinstance(member, ast.AnnAssign) and type(member.target) is ast.Name:
                 if places._last_name(member.annotation.value if type(member.annotation) is ast.Subscript else member.annotation) != "ClassVar":
@@ -180,14 +202,24 @@ def _class_info(tree: ast.Module, imports) -> tuple:
                 if elements:
                     field_types.append((name, member.target.id + places.ELEMENTS, elements))
             elif isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                _method_info(name, member, imports, field_types, returns, registries)
+                _method_info(name, member, imports, field_types, returns, registries, injected)
+        built = {(c, f) for c, f, _ in field_types[start:]}
+        field_types.extend(e for e in dict.fromkeys(injected) if (e[0], e[1]) not in built)
         field_types.extend((name, field + ALIAS, ",".join(refs)) for field, refs in _method_aliases(node, imports, values).items())
+        generic = [places.resolved_name(places._last_name(e.value), imports) for e in node.bases if type(e) is ast.Subscript]
+        generic = [b for b in generic if b and b not in ("Generic", "Protocol")]
+        if generic:
+            # `Base[Meta]`: no base of the class table (its fields' families leave it out),
+            # but the interface whose parameter declarations an override inherits.
+            field_types.append((name, GENERIC_BASES, ",".join(generic)))
         classes.append((name, bases, tuple(fields)))
     return tuple(classes), tuple(field_types), tuple(returns)
 
 
 # `Cls.f()`: the field types' key for what a method alias `self.f = self.g` makes `obj.f(...)` run.
 ALIAS = "()"
+# The field types' key for a class's generic bases (`class B(Base[Meta])`: "Base").
+GENERIC_BASES = "[bases]"
 # The mark of a relay flow that passes an element of an indexed value (`f(counts[rank])`).
 ELEMENT = "element"
 
@@ -352,16 +384,34 @@ def _registry_entry(value, registries: dict) -> str | None:
     return None
 
 
-def _method_info(owner: str, func, imports, field_types: list, returns: list, registries: dict | None = None) -> None:
+def _method_info(owner: str, func, imports, field_types: list, returns: list, registries: dict | None = None,
+                 injected: list | None = None) -> None:
     found = places.annotation_class(func.returns, imports) if func.returns is not None else None
+    if func.name != "__init__":
+        # The classes its parameters are declared: an override that leaves one unannotated
+        # (`def build(self, common_prefix_len, common_attn_metadata)`) reads it as the
+        # nearest base's method declares it (`places.inherited_parameter_class`).
+        args = func.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            declared = places.annotation_class(arg.annotation, imports) if arg.annotation is not None else None
+            if declared and arg.arg not in ("self", "cls"):
+                field_types.append((owner, places.parameter_key(func.name, arg.arg), declared))
     local: dict[str, str] = {}
     chosen: dict[str, str] = {}  # names bound to an entry of a registry of classes
     built = set()
+    handed = _declared_parameters(func, imports)
     for node in _walk(func):
         kind = type(node)
         if kind is ast.Assign and len(node.targets) == 1:
             target = node.targets[0]
             made = _constructed(node.value, owner, imports, {})
+            if made is None and type(node.value) is ast.Name and type(target) is ast.Attribute and places.is_self_name(target.value):
+                # `self.pool = pool` with `pool: SlotPool` a parameter: the field holds what the
+                # parameter is declared (an object handed in, as a constructor commonly is).
+                declared = handed.get(node.value.id)
+                if declared is not None and injected is not None:
+                    injected.append((owner, target.attr, declared))
+                continue
             if made is None and registries:
                 entry = _registry_entry(node.value, registries)
                 if entry and type(target) is ast.Name:
@@ -391,6 +441,24 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
         found = built.pop()
     if found:
         returns.append((owner, func.name, found))
+
+
+def _declared_parameters(func, imports) -> dict[str, str]:
+    """The parameters of `func` annotated with a class (`pool: SlotPool`, `Optional[Cfg]`)
+    that the function never rebinds: name -> class."""
+    args = func.args
+    found = {}
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        if arg.annotation is not None and arg.arg not in ("self", "cls"):
+            declared = places.annotation_class(arg.annotation, imports)
+            if declared:
+                found[arg.arg] = declared
+    if found:
+        for node in _walk(func):
+            kind = type(node)
+            if kind is ast.Name and type(node.ctx) is ast.Store:
+                found.pop(node.id, None)
+    return found
 
 
 class _Recorder(_Types, places.NoRepository):
@@ -1093,9 +1161,10 @@ class _Summarizer:
     def _owner(self, target: ast.Attribute, unit) -> str | None:
         """The class of the object whose field `target` writes (`self`, a typed name)."""
         try:
-            return self.model.class_of(target.value, unit)
+            owner = self.model.class_of(target.value, unit)
         except RecursionError:
             return None
+        return owner if owner is None or "(" not in owner else None  # a placeholder: no class's field yet
 
     def _constructor(self, call: ast.Call, unit) -> str | None:
         """The class `Cls(...)` / `cls(...)` builds (its keywords are its fields)."""
@@ -1354,7 +1423,16 @@ class _Family:
         key = (cls, name)
         found = self.memo.get(key)
         if found is None:
-            found = self.memo[key] = tuple(("A", c, name) for c in self.classes(cls) if (c, name) in self.typed)
+            if "(" in cls:
+                # `Cls.method(param)`: an unannotated parameter of an override, summarised
+                # before its base was known; read through the class the base declares it.
+                owner, _, parameter = cls.partition(".")
+                method, _, param = parameter[:-1].partition("(")
+                declared = self.types.parameter_class(owner, method, param)
+                found = self.keys(declared, name) if declared and "(" not in declared else ()
+            else:
+                found = tuple(("A", c, name) for c in self.classes(cls) if (c, name) in self.typed)
+            self.memo[key] = found
         return found
 
 
@@ -1421,6 +1499,9 @@ class Facts:
 
     def returns_class(self, owner: str, name: str) -> str | None:
         return self._recorded(("R", owner, name), self.types.returns_class(owner, name))
+
+    def parameter_class(self, cls: str, method: str, param: str) -> str | None:
+        return self._recorded(("PC", cls, method, param), self.types.parameter_class(cls, method, param))
 
     def field(self, cls: str, name: str) -> int:
         found = self.field_fact(cls, name)
@@ -1638,6 +1719,7 @@ _CLASS_QUESTIONS = {
     "F": lambda facts, cls, name: facts.typed_fact(cls or None, name),
     "T": lambda facts, cls, name: facts.types.field_type(cls, name),
     "R": lambda facts, owner, name: facts.types.returns_class(owner, name),
+    "PC": lambda facts, cls, method, param: facts.types.parameter_class(cls, method, param),
     "C": lambda facts, name: facts.types.is_class(name),
     "K": lambda facts, name: name in facts.crowded,
     "M": lambda facts, cls, name: facts._method_result(cls, name, None),

@@ -396,7 +396,13 @@ class Evaluator:
         for param in [*func.params.posonly_params, *func.params.params, *func.params.kwonly_params]:
             if param.name.value == name:
                 if param.annotation is None:
-                    return None
+                    # An override that leaves it unannotated: as the nearest base's method
+                    # declares it (screen/places.py `inherited_parameter_class`).
+                    owner = self._enclosing_class()
+                    if owner is None or func is not self.chain[-1] or func.name.value == "__init__":
+                        return None
+                    found = repo.FACTS.parameter_class(owner[-1].name.value, func.name.value, name)
+                    return found if found and "(" not in found else None
                 text = self.analysis.module.code_for_node(param.annotation.annotation)
                 found = repo.class_of_annotation(text)
                 return self._resolved(found) if found else None

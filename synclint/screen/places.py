@@ -80,6 +80,9 @@ class NoRepository:
         annotation, or `cls(...)` / `Cls(...)` returned by a classmethod constructor."""
         return None
 
+    def parameter_class(self, cls: str, method: str, param: str) -> str | None:
+        return None
+
     def is_class(self, name: str) -> bool:
         return False
 
@@ -216,6 +219,27 @@ def annotation_class(annotation, imports=None) -> str | None:
 
 # The key suffix under which the index keeps the class of a field's elements (`reqs[]`).
 ELEMENTS = "[]"
+
+
+def parameter_key(method: str, param: str) -> str:
+    """The field-types key under which a class records the class its method `method`
+    declares for parameter `param` (`build(common_attn_metadata)`): an override that leaves
+    the parameter unannotated takes it from the nearest base that declares it, as a type
+    checker infers it (pyright's parameter inference from the parent method)."""
+    return f"{method}({param})"
+
+
+def inherited_parameter_class(cls: str, method: str, param: str) -> str | None:
+    """The class an unannotated parameter of `cls.method` is declared by a base's `method`,
+    where the repository says it (`REPO.field_type` walks the bases); while a file is
+    summarised, a base in another file is not known yet: then a placeholder class
+    `Cls.method(param)` that the solve resolves (synclint/repo.py `_Family.keys`)."""
+    found = REPO.parameter_class(cls, method, param)
+    if found is None and REPO.symbolic:
+        return f"{cls}.{parameter_key(method, param)}"
+    return found
+
+
 _SEQUENCES = frozenset({"list", "List", "Sequence", "Iterable", "Iterator", "tuple", "Tuple", "set", "Set", "MutableSequence", "deque", "Deque"})
 
 
@@ -660,6 +684,8 @@ class PlaceModel:
             found = owner.header.node.name
         elif name in unit.annotations:
             found = annotation_class(unit.annotations[name], self.imports)
+        elif _unannotated_parameter(unit, name):
+            found = inherited_parameter_class(owner.header.node.name, unit.node.name, name)
         elif name in unit.bound:
             classes = set()
             for names, value in unit.bindings:
@@ -983,6 +1009,18 @@ class PlaceModel:
             return []
         rest = ".".join(reversed(parts))
         return [f"{head}.{rest}" if rest else head for head in self.imports.get(func.id, ())]
+
+
+def _unannotated_parameter(unit, name: str) -> bool:
+    """Whether `name` is a parameter without annotation of a method of a module-level class
+    (not `__init__`, whose parameters no base declares for it)."""
+    func = unit.node
+    if not unit.method or unit.owner is None or type(unit.owner.header.node) is not ast.ClassDef:
+        return False
+    if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef) or func.name == "__init__":
+        return False
+    args = func.args
+    return any(a.arg == name and a.annotation is None for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
 
 
 def is_self_name(node) -> bool:
