@@ -44,3 +44,19 @@ def project(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
     return root
+
+
+def lint(root: Path, *names: str, **settings):
+    """The violations of `names` (paths under `root`), linted with the index of the whole project."""
+    from synclint import runner
+    from synclint.config import Settings
+    from synclint.violation import Confidence
+
+    if "min_confidence" in settings:
+        settings["min_confidence"] = Confidence[settings["min_confidence"].upper()]
+    return runner.lint_paths([root / n for n in names], Settings(**settings), jobs=1, use_cache=False).violations
+
+
+def findings(root: Path, *names: str, **settings) -> list[tuple[str, int, str]]:
+    """(file name, row, code) of each violation `lint` finds."""
+    return [(Path(v.filename).name, v.location.row, v.code) for v in lint(root, *names, **settings)]

@@ -6,23 +6,7 @@ factories in it. Real-shaped multi-file projects, each with look-alikes that sta
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
-
-from synclint import runner
-from synclint.config import Settings
-from synclint.violation import Confidence
-
-
-def lint(root: Path, *names: str, **settings):
-    if "min_confidence" in settings:
-        settings["min_confidence"] = Confidence[settings["min_confidence"].upper()]
-    return runner.lint_paths([root / n for n in names], Settings(**settings), jobs=1, use_cache=False).violations
-
-
-def findings(root: Path, *names: str, **settings) -> list[tuple[str, int, str]]:
-    return [(Path(v.filename).name, v.location.row, v.code) for v in lint(root, *names, **settings)]
+from index_projects import _store, findings, lint, project  # noqa: F401 - _store is an autouse fixture
 
 
 # One field name, two classes: a device mask in the step's batch, a host mask in the
