@@ -80,7 +80,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-18"
+INDEX_VERSION = "repo-index-19"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -687,6 +687,9 @@ def summarize(text: str) -> tuple:
         # What the module assigns to fields, by name (guards.field_values), as marks beside its calls.
         marks = {(MARK_CALLER, FIELD_MARK + field, kind) for field, kind in guards.field_values(tree)}
         marks.update((MARK_CALLER, HOST_MARK, method) for method in _generic_host_methods(tree))
+        # Where the module builds (or otherwise uses) each class: a class built only on other
+        # platforms' branches is their code (`_CallGraphTiers._built_elsewhere`).
+        marks.update((MARK_CALLER, BUILT_MARK + name, guard) for name, guard in guards.class_uses(tree))
         return (*summary[:4], tuple(sorted({*summary[4], *marks})), info, name_references(text))
     except Exception:  # noqa: BLE001 - recursion, a module the place model gives up on (places.TooCostly), or a defect: it adds no facts, the run goes on
         return (*_NO_SUMMARY[:-1], name_references(text))
@@ -3015,6 +3018,9 @@ def _contributions(path: str, summary: tuple) -> tuple:
 MARK_CALLER = "~"
 HOST_MARK = "~host"
 FIELD_MARK = "~f:"
+# `("~", BUILT_MARK + Cls, guard)`: the module calls `Cls(...)` on a branch that runs on the
+# platforms of `guard` (`%xpu`; "" everywhere), or uses the name another way (`guards.ANY_USE`).
+BUILT_MARK = "~new:"
 
 
 def _generic_host_methods(tree: ast.Module) -> list[str]:
@@ -3718,6 +3724,7 @@ class _CallGraphTiers:
         self.vendored = facts.vendored
         self.host_functions = frozenset(self.callers.get(HOST_MARK, ())) if self.callers else frozenset()
         self._given_fields = None  # guards.GivenFields, on first use
+        self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -3899,11 +3906,46 @@ class _CallGraphTiers:
         if name in self.memo:
             return self.memo[name]
         self.memo[name] = None  # asked again while searching (through the kinds of argument a caller passes): no verdict
+        verdict = self._built_elsewhere(name)
+        if verdict is not None:
+            self.memo[name] = verdict
+            return verdict
         verdict = None if not self.callers or self._is_hot(name) or self._is_cold(name) else self._search(name)
         if verdict is None and self.facts.orphans and self.callers and not (self._is_hot(name) or self._is_cold(name)):
             verdict = self._unused(name)
         self.memo[name] = verdict
         return verdict
+
+    def _built_elsewhere(self, name: str):
+        """Cold (for the target platforms) where `name` is a method of a class that the
+        repository builds only on branches for other platforms (`if current_platform.is_xpu():
+        return BatchedPrepare(...)`), it and its subclasses alike, and uses in no other way
+        (passed as a class, stored in a registry, `Cls.from_config()`: built anywhere)."""
+        cls = name.rpartition(".")[0]
+        if not cls or "." in cls or not self.callers:
+            return None
+        children = self._children
+        if children is None:
+            children = self._children = {}
+            for child, parents in self.facts.types.bases.items():
+                for parent in parents:
+                    children.setdefault(parent, []).append(child)
+        family, pending = {cls}, [cls]
+        while pending and len(family) < 256:
+            for child in children.get(pending.pop(), ()):
+                if child not in family:
+                    family.add(child)
+                    pending.append(child)
+        found: set[str] = set()
+        for one in family:
+            found.update(self.callers.get(BUILT_MARK + one, ()))
+        if not found or any(not g.startswith(guards.ON_PLATFORMS) or guards.runs_on_targets(g, self.targets) for g in found):
+            return None
+        from synclint.analysis.tier import Tier, TierVerdict
+
+        where = sorted({p for g in found for p in g[len(guards.ON_PLATFORMS):].split("+")})
+        return TierVerdict(Tier.COLD, f"a method of `{cls}`, which the repository builds only on branches for other platforms "
+                                      f"({', '.join(where)}) than the targets")
 
     def _unused(self, name: str):
         """Cold when every way into `name` starts at a module-level function that nothing in

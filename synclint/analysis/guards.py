@@ -700,3 +700,88 @@ class GivenFields:
         if not values:
             return False
         return all(k == GIVEN or k[:1] == FIELD and k[1:] != field and k[1:] in self for k in values)
+
+
+# The guard of a class name used as a value other than by calling it (`registry = {"a": Cls}`,
+# `cls=Cls`, `Cls.from_config(...)`): it may be built anywhere (`class_uses`).
+ANY_USE = "*"
+
+
+def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
+    """(capitalised name, guard) for each use of a name that may be a class: a call `Cls(...)`
+    (also `mod.Cls(...)`) with the platforms of the branches around it (`%xpu`, as
+    `platform_calls`; "" where it runs everywhere), `ANY_USE` for any other use as a value.
+    Annotations, base classes, the classes of `isinstance` / `issubclass` and `except`
+    clauses build nothing and are no use."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            args = node.args
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                if a is not None and a.annotation is not None:
+                    skip.update(id(n) for n in ast.walk(a.annotation))
+            if node.returns is not None:
+                skip.update(id(n) for n in ast.walk(node.returns))
+        elif kind is ast.AnnAssign:
+            skip.update(id(n) for n in ast.walk(node.annotation))
+        elif kind is ast.ClassDef:
+            for base in (*node.bases, *(k.value for k in node.keywords)):
+                skip.update(id(n) for n in ast.walk(base))
+        elif kind is ast.Call and type(node.func) is ast.Name and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            skip.update(id(n) for n in ast.walk(node.args[1]))
+        elif kind is ast.ExceptHandler and node.type is not None:
+            skip.update(id(n) for n in ast.walk(node.type))
+    out: set[tuple[str, str]] = set()
+    _class_uses(tree.body, None, skip, out)
+    return out
+
+
+def _capitalised(name: str) -> bool:
+    return name[:1].isupper() and not name.isupper()
+
+
+def _class_uses(statements, where: frozenset[str] | None, skip: set, out: set) -> None:
+    guard = "" if where is None else ON_PLATFORMS + "+".join(sorted(where))
+    for stmt in statements:
+        if type(stmt) is ast.If:
+            _expression_uses(stmt.test, guard, skip, out)
+            body, orelse = _branch_platforms(stmt.test)
+            for branch, there in ((stmt.body, body), (stmt.orelse, orelse)):
+                inner = where if there is None else (there if where is None else where & there)
+                _class_uses(branch, inner, skip, out)
+            continue
+        nested = [getattr(stmt, f, None) or [] for f in ("body", "orelse", "finalbody")]
+        nested += [h.body for h in getattr(stmt, "handlers", None) or []]
+        nested += [c.body for c in getattr(stmt, "cases", None) or []]
+        if any(nested):
+            for field_name, value in ast.iter_fields(stmt):
+                if field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    continue
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, ast.AST):
+                        _expression_uses(item, guard, skip, out)
+            for block in nested:
+                _class_uses(block, where, skip, out)
+        else:
+            _expression_uses(stmt, guard, skip, out)
+
+
+def _expression_uses(node: ast.AST, guard: str, skip: set, out: set) -> None:
+    called: set[int] = set()
+    for sub in ast.walk(node):
+        if id(sub) in skip:
+            continue
+        kind = type(sub)
+        if kind is ast.Call:
+            func = sub.func
+            name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+            if _capitalised(name):
+                out.add((name, guard))
+                called.add(id(func))
+        elif id(sub) in called:
+            continue
+        elif kind is ast.Name and type(sub.ctx) is ast.Load and _capitalised(sub.id):
+            out.add((sub.id, ANY_USE))
+        elif kind is ast.Attribute and type(sub.ctx) is ast.Load and _capitalised(sub.attr):
+            out.add((sub.attr, ANY_USE))
