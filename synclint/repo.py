@@ -387,19 +387,16 @@ def _registry_entry(value, registries: dict) -> str | None:
 def _method_info(owner: str, func, imports, field_types: list, returns: list, registries: dict | None = None,
                  injected: list | None = None) -> None:
     found = places.annotation_class(func.returns, imports) if func.returns is not None else None
+    declared_classes = _parameter_classes(func, imports)
     if func.name != "__init__":
         # The classes its parameters are declared: an override that leaves one unannotated
         # (`def build(self, common_prefix_len, common_attn_metadata)`) reads it as the
         # nearest base's method declares it (`places.inherited_parameter_class`).
-        args = func.args
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-            declared = places.annotation_class(arg.annotation, imports) if arg.annotation is not None else None
-            if declared and arg.arg not in ("self", "cls"):
-                field_types.append((owner, places.parameter_key(func.name, arg.arg), declared))
+        field_types.extend((owner, places.parameter_key(func.name, p), c) for p, c in declared_classes.items())
     local: dict[str, str] = {}
     chosen: dict[str, str] = {}  # names bound to an entry of a registry of classes
     built = set()
-    handed = _declared_parameters(func, imports)
+    handed = _never_rebound(func, declared_classes)
     for node in _walk(func):
         kind = type(node)
         if kind is ast.Assign and len(node.targets) == 1:
@@ -443,9 +440,9 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
         returns.append((owner, func.name, found))
 
 
-def _declared_parameters(func, imports) -> dict[str, str]:
-    """The parameters of `func` annotated with a class (`pool: SlotPool`, `Optional[Cfg]`)
-    that the function never rebinds: name -> class."""
+def _parameter_classes(func, imports) -> dict[str, str]:
+    """The parameters of `func` annotated with a class (`pool: SlotPool`, `Optional[Cfg]`):
+    name -> class."""
     args = func.args
     found = {}
     for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
@@ -453,10 +450,15 @@ def _declared_parameters(func, imports) -> dict[str, str]:
             declared = places.annotation_class(arg.annotation, imports)
             if declared:
                 found[arg.arg] = declared
+    return found
+
+
+def _never_rebound(func, classes: dict[str, str]) -> dict[str, str]:
+    """Those of `classes` (parameter -> class) that the function never rebinds."""
+    found = dict(classes)
     if found:
         for node in _walk(func):
-            kind = type(node)
-            if kind is ast.Name and type(node.ctx) is ast.Store:
+            if type(node) is ast.Name and type(node.ctx) is ast.Store:
                 found.pop(node.id, None)
     return found
 
@@ -3439,6 +3441,29 @@ _MAX_PASSED_ON = 4
 _FEW_FAMILIES = 3
 
 
+def _children_of(bases: dict) -> dict[str, list[str]]:
+    """class -> the repository's classes that name it as a base."""
+    children: dict[str, list[str]] = {}
+    for name, parents in bases.items():
+        for parent in parents:
+            children.setdefault(parent, []).append(name)
+    return children
+
+
+def _descendants(children: dict, cls: str) -> list[str]:
+    """The subclasses of `cls` (`children`: `_children_of`), at any depth, in the order they
+    are found (at most 255: a generated hierarchy stops there)."""
+    found: list[str] = []
+    pending, seen = [cls], {cls}
+    while pending and len(seen) < 256:
+        for child in children.get(pending.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                pending.append(child)
+                found.append(child)
+    return found
+
+
 class _CallGraph:
     """The call graph of the summaries' edges (`_Summarizer._callees`), resolved through the
     classes of the repository: `self.m()` reaches `m` of the object's class (the nearest
@@ -3453,10 +3478,7 @@ class _CallGraph:
         self.functions: set[str] = set()  # module-level and nested functions, by name
         self.methods: dict[str, set[str]] = {}  # method name -> the classes defining it
         self.modules: set[str] = set()  # names of the repository's folders and modules
-        self.children: dict[str, list] = {}
-        for name, parents in types.bases.items():
-            for parent in parents:
-                self.children.setdefault(parent, []).append(name)
+        self.children = _children_of(types.bases)
         self.memo: dict[str, tuple] = {}
         self.roots: dict[str, str] = {}
         self.alias_names: frozenset[str] | None = None  # the fields some method alias binds (`_aliased`)
@@ -3653,17 +3675,7 @@ class _CallGraph:
         return tuple(out)
 
     def _subclasses(self, cls: str) -> list[str]:
-        """The repository's subclasses of `cls`, at any depth, in the order they are found (at
-        most 255: a generated hierarchy stops there)."""
-        found: list[str] = []
-        pending, seen = [cls], {cls}
-        while pending and len(seen) < 256:
-            for child in self.children.get(pending.pop(), ()):
-                if child not in seen:
-                    seen.add(child)
-                    pending.append(child)
-                    found.append(child)
-        return found
+        return _descendants(self.children, cls)
 
     def crowded(self) -> frozenset[str]:
         """The method names more than `_FEW_FAMILIES` unrelated class families define."""
@@ -3924,18 +3936,9 @@ class _CallGraphTiers:
         cls = name.rpartition(".")[0]
         if not cls or "." in cls or not self.callers:
             return None
-        children = self._children
-        if children is None:
-            children = self._children = {}
-            for child, parents in self.facts.types.bases.items():
-                for parent in parents:
-                    children.setdefault(parent, []).append(child)
-        family, pending = {cls}, [cls]
-        while pending and len(family) < 256:
-            for child in children.get(pending.pop(), ()):
-                if child not in family:
-                    family.add(child)
-                    pending.append(child)
+        if self._children is None:
+            self._children = _children_of(self.facts.types.bases)
+        family = [cls, *_descendants(self._children, cls)]
         found: set[str] = set()
         for one in family:
             found.update(self.callers.get(BUILT_MARK + one, ()))
