@@ -80,7 +80,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-19"
+INDEX_VERSION = "repo-index-20"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -927,6 +927,11 @@ class _Summarizer:
             pending.extend((child, source_of(child, source)) for child in _children(node))
         # A definition: a node of the call graph, with the parameters that decide its branches.
         self.edges.add(("", caller, ",".join(guards.decisive_parameters(func, own, signatures))))
+        if unit.owner is not None:
+            # A method's shape: a call by name that cannot bind to its parameters does not reach it.
+            shape = guards.shape(func)
+            if not shape.endswith("||ak"):
+                self.edges.add((MARK_CALLER, SHAPE_MARK + caller, shape))
 
     def _passes_through(self, values, unit, own: frozenset) -> tuple[str, ...]:
         """The parameters a function's result is made of, where every `return` (`return
@@ -3023,6 +3028,9 @@ FIELD_MARK = "~f:"
 # `("~", BUILT_MARK + Cls, guard)`: the module calls `Cls(...)` on a branch that runs on the
 # platforms of `guard` (`%xpu`; "" everywhere), or uses the name another way (`guards.ANY_USE`).
 BUILT_MARK = "~new:"
+# `("~", SHAPE_MARK + Cls.m, shape)`: the parameters method `m` takes (guards.shape), for the
+# calls by name that can bind to them (`_CallGraphTiers._ways_in`).
+SHAPE_MARK = "~s:"
 
 
 def _generic_host_methods(tree: ast.Module) -> list[str]:
@@ -3526,7 +3534,7 @@ class _CallGraph:
                 if known is None:
                     known = callers[target] = set()
                 known.update(caller for caller, _ in found)
-                if target in decisive or target[:1] in ".?" and target[1:] in decisive:
+                if target in decisive or target[:1] in ".?":  # by name: the calls' arguments, for the shapes they fit
                     passed.setdefault(target, set()).update(found)
         named = self.functions.union(self.methods)
         self.arguments = {target: tuple(sorted(found)) for target, found in passed.items()}
@@ -3963,16 +3971,37 @@ class _CallGraphTiers:
         return TierVerdict(Tier.COLD, f"reached only from {shown}, which nothing in the repository calls or names (code for tests or users, not serving)")
 
     def _ways_in(self, node: str, weak: bool = True):
-        """(caller, by a weak call by name) for each call of `node`."""
+        """(caller, by a weak call by name) for each call of `node`: by name, only the calls
+        that can bind to its parameters (`SHAPE_MARK`: `parser.process(token)` does not reach
+        a `process(self, layer, role)`)."""
         callers = self.callers
         name = node.rpartition(".")[2]
         for caller in callers.get(node, ()):
             yield self._caller(caller), False
+        shapes = callers.get(SHAPE_MARK + node)
         for caller in callers.get("." + name, ()):
-            yield self._caller(caller), False
+            if shapes is None or self._may_bind(caller, "." + name, shapes):
+                yield self._caller(caller), False
         if weak:
             for caller in callers.get("?" + name, ()):
-                yield self._caller(caller), True
+                if shapes is None or self._may_bind(caller, "?" + name, shapes):
+                    yield self._caller(caller), True
+
+    def _may_bind(self, caller: str, target: str, shapes) -> bool:
+        """Whether a call of `target` (`.m`, `?m`: by name) that `caller` makes can bind to
+        a method of one of `shapes`."""
+        signatures = self._signatures_by_caller(target).get(caller)
+        return signatures is None or any(guards.fits(signature, shape) for signature in signatures for shape in shapes)
+
+    def _signatures_by_caller(self, target: str) -> dict[str, list[str]]:
+        key = ("sig", target)
+        found = self.memo.get(key)
+        if found is None:
+            found = {}
+            for caller, signature in self.facts.arguments.get(target, ()):
+                found.setdefault(caller, []).append(signature)
+            self.memo[key] = found
+        return found
 
     def _caller(self, caller: str) -> str:
         """A caller as the graph's function: one whose call is made only under a condition on

@@ -1234,3 +1234,157 @@ def test_a_generic_base_is_a_base(tmp_path):
     tier, reason = tiers(root, "srt/layers/rope_index.py")[7]
     assert tier == "cold" and "VideoMMProcessor.apply" in reason
 
+
+
+KERNEL_API = {
+    "kern/api.py": """\
+        import torch
+
+
+        def _validate_inputs(work_range: torch.Tensor):
+            work_cpu = work_range.cpu()
+            assert (work_cpu >= 0).all()
+
+
+        def _run(q: torch.Tensor, plan, out=None, check_input_valid: bool = False):
+            if check_input_valid:
+                _validate_inputs(plan)
+            return q
+
+
+        def run(q: torch.Tensor, plan, out=None, **kwargs):
+            if plan is None:
+                return _run(q, q, out=out, **kwargs)
+            return _run(q, plan, out=out, **kwargs)
+        """,
+    "kern/layer.py": """\
+        import torch
+        from torch import nn
+
+        from kern.api import _run, run
+
+
+        class Indexer(nn.Module):
+            def forward(self, q: torch.Tensor, plan: torch.Tensor):
+                _run(q, plan, out=None)
+                return run(q, plan, out=q)
+        """,
+}
+
+
+def test_a_keyword_left_to_forwarded_kwargs_is_what_the_callers_pass(tmp_path):
+    root = project(tmp_path / "proj", KERNEL_API)
+    # No caller of `run` names `check_input_valid`: its `**kwargs` never hold it, so the
+    # validation branch of `_run` never runs.
+    assert tiers(root, "kern/api.py")[5] == (
+        "cold", "reached only from cold code (_run [on a branch no call outside cold code takes] -> _validate_inputs)")
+
+
+def test_a_keyword_a_caller_passes_through_forwarded_kwargs_takes_the_branch(tmp_path):
+    files = dict(KERNEL_API)
+    files["kern/layer.py"] = files["kern/layer.py"].replace("run(q, plan, out=q)", "run(q, plan, out=q, check_input_valid=True)")
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "kern/api.py")[5][0] == "hot"
+
+
+def test_kwargs_changed_before_they_are_forwarded_are_unknown(tmp_path):
+    files = dict(KERNEL_API)
+    files["kern/api.py"] = files["kern/api.py"].replace(
+        "            if plan is None:\n", "            kwargs.update(validate_flags())\n            if plan is None:\n")
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "kern/api.py")[5][0] == "hot"
+
+
+def test_a_named_parameter_never_reaches_the_forwarded_kwargs(tmp_path):
+    files = dict(KERNEL_API)
+    # `run` takes `check_input_valid` itself and does not pass it on: `_run` gets its default.
+    files["kern/api.py"] = files["kern/api.py"].replace("def run(q: torch.Tensor, plan, out=None, **kwargs)",
+                                                        "def run(q: torch.Tensor, plan, out=None, check_input_valid=True, **kwargs)")
+    files["kern/layer.py"] = files["kern/layer.py"].replace("run(q, plan, out=q)", "run(q, plan, out=q, check_input_valid=True)")
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "kern/api.py")[5][0] == "cold"
+
+
+VISION = {
+    "vis/encoder.py": """\
+        import torch
+        from torch import nn
+
+
+        class VisionEncoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.warm_sizes = self.split_sizes(torch.ones(4, device="cuda"))
+
+            def rot_pos_emb(self, grid_thw):
+                grid_list = grid_thw if isinstance(grid_thw, list) else grid_thw.tolist()
+                return [t * h * w for t, h, w in grid_list]
+
+            def split_sizes(self, lens):
+                if isinstance(lens, torch.Tensor):
+                    lens = lens.tolist()
+                return lens
+
+            def forward(self, x: torch.Tensor, grid_thw):
+                if isinstance(grid_thw, list):
+                    grid_thw_list = grid_thw
+                else:
+                    grid_thw_list = grid_thw.tolist()
+                sizes = [t * h * w for t, h, w in grid_thw_list]
+                x.split(self.split_sizes(sizes))
+                return self.rot_pos_emb(grid_thw_list)
+        """,
+    "vis/model.py": """        import torch
+        from torch import nn
+
+        from vis.encoder import VisionEncoder
+
+
+        class VisionModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.visual = VisionEncoder()
+
+            def forward(self, pixel_values: torch.Tensor, grid_thw: torch.Tensor):
+                return self.visual(pixel_values.cuda(), grid_thw.cuda())
+        """,
+}
+
+
+def test_a_tolist_branch_no_caller_takes_by_passing_a_list_is_cold(tmp_path):
+    root = project(tmp_path / "proj", VISION)
+    found = tiers(root, "vis/encoder.py")
+    # Both callers pass Python lists (one bound under `isinstance(grid_thw, list)`, one a
+    # comprehension): the `.tolist()` of a tensor never runs there.
+    assert found[11] == ("cold", "runs only when `grid_thw` is not a list, and no call of `rot_pos_emb()` outside cold code passes that")
+    # `__init__` passes a device tensor, but it is cold: `forward` passes only a list.
+    assert found[16] == ("cold", "runs only when `lens` is a tensor, and no call of `split_sizes()` outside cold code passes that")
+    # `forward`'s own fallback: its caller passes a device tensor.
+    assert found[23][0] == "hot"
+
+
+def test_a_caller_that_passes_a_tensor_takes_the_tolist_branch(tmp_path):
+    files = dict(VISION)
+    files["vis/encoder.py"] = files["vis/encoder.py"].replace(
+        "return self.rot_pos_emb(grid_thw_list)", "self.split_sizes(grid_thw[:, 0])\n                return self.rot_pos_emb(grid_thw)")
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "vis/encoder.py")
+    assert found[11][0] == "hot"
+    assert found[16][0] == "hot"
+
+
+def test_a_call_by_name_that_cannot_bind_to_a_method_does_not_reach_it(tmp_path):
+    files = dict(GENERIC)
+    # A quantisation scheme's post-load check, `run(self, layer, role)`: `job.run(x)` by
+    # name passes one argument, and cannot be a call of it.
+    files["engine/stages.py"] = GENERIC["engine/stages.py"].replace(
+        "            def run(self, x: torch.Tensor):\n                return int(x.sum().item())",
+        "            def run(self, weight_scale: torch.Tensor, role):\n                return int(weight_scale.isnan().any())")
+    assert files["engine/stages.py"] != GENERIC["engine/stages.py"]
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/stages.py")
+    assert found[29] == ("unknown", "no signal says how often this code runs")
+    # A call by name that passes both does reach it.
+    files["engine/model.py"] = GENERIC["engine/model.py"].replace("return job.run(x)", "return job.run(x, role=0)")
+    root = project(tmp_path / "other", files)
+    assert tiers(root, "engine/stages.py")[29][0] == "hot"

@@ -35,9 +35,65 @@ def test_each_argument_gets_its_kind():
     # a local list, None, True, 0, a name bound to a field and the field itself (`~f`: what
     # the repository assigns that field decides), a parameter filled where None, a parameter
     # passed on, a platform predicate, then `*rest`: the rest unknown
-    assert positional.split(",") == ["g", "N", "T", "F", "~lens_cpu", "~x", "g", "@flag#2#F", "Pcpu", "*"]
+    assert positional.split(",") == ["l", "N", "T", "F", "~lens_cpu", "~x", "g", "@flag#2#F", "Pcpu", "*"]
     assert keywords == ""
-    assert _call_kinds(CALLER, "g(a=lens, b=d.get('k'), c=flag, **extra)") == ";a=g,b=?,c=@flag#2#F,*"
+    assert _call_kinds(CALLER, "g(a=lens, b=d.get('k'), c=flag, **extra)") == ";a=l,b=?,c=@flag#2#F,*"
+
+
+FORWARDER = """
+def run(self, q, plan=None, **kwargs):
+    if plan is None:
+        return _run(q, **kwargs)
+    return _run(q, plan, **extra)
+
+
+def relay(q, **kwargs):
+    kwargs = dict(kwargs)
+    return _run(q, **kwargs)
+
+
+def trimmed(q, **kwargs):
+    kwargs.pop("out", None)
+    return _run(q, **kwargs)
+"""
+
+
+def test_forwarded_kwargs_name_the_callers_parameters_that_never_reach_them():
+    # `run` forwards its `**kwargs`; its named parameters `q` and `plan` are never in them.
+    assert _call_kinds(FORWARDER, "_run(q, **kwargs)") == "@q#0#-;*@q.plan"
+    # A keyword the call leaves to them is what `run`'s callers pass for it; a named
+    # parameter of `run` is never in them: the callee's default.
+    assert guards.passed_kind("g;*@q.plan", "check", -1, "F") == "@check#-1#F"
+    assert guards.passed_kind("g;*@q.plan", "plan", -1, "N") == "N"
+    assert guards.passed_kind("g;check=T,*@q.plan", "check", -1, "F") == "T"
+    # `**` of anything else, or of kwargs it changes or rebinds, is unknown.
+    assert _call_kinds(FORWARDER, "_run(q, plan, **extra)") == "@q#0#-,@plan#1#N;*"
+    assert guards.passed_kind("g;*", "check", -1, "F") == "?"
+    for changed in ast.parse(FORWARDER).body[1:]:
+        call = changed.body[-1].value
+        assert guards.argument_signature(call, guards.parameters(changed), guards.none_assigned(changed)) == "@q#0#-;*"
+
+
+LISTS = """
+def encode(self, grid_thw, sizes_t):
+    if isinstance(grid_thw, list):
+        grid_list = grid_thw
+    else:
+        grid_list = grid_thw.tolist()
+    sizes = sizes_t.tolist()
+    pairs, rest = [1], [2]
+    grown = [1]
+    grown += [2]
+    f(grid_list, sizes, [n for n in sizes], sorted(sizes), pairs, grown, grid_thw)
+"""
+
+
+def test_python_lists_are_their_own_kind():
+    # a name bound under `isinstance(b, list)` to `b`, or else to `.tolist()`; a `.tolist()`;
+    # a comprehension; `sorted()`; a tuple unpacking (not read); a list grown with `+=`;
+    # the parameter itself, passed on
+    assert _call_kinds(LISTS, "f(grid_list, sizes, [n for n in sizes], sorted(sizes), pairs, grown, grid_thw)") == (
+        "l,l,l,l,g,l,@grid_thw#0#-;")
 
 
 def test_what_a_call_passes_for_a_parameter():
@@ -64,6 +120,12 @@ def test_conditions_on_a_parameter_and_what_can_take_them():
     assert not guards.can_take(guards.IS_NONE, ["g", "T"])
     assert not guards.can_take(guards.TRUTHY, ["F", "N"])
     assert guards.can_take(guards.TRUTHY, ["?"])
+    # a list is never a tensor, and a tensor branch is taken by anything else given
+    assert not guards.can_take(guards.NOT_LIST, ["l"])
+    assert guards.can_take(guards.IS_LIST, ["l"])
+    assert not guards.can_take(guards.IS_TENSOR, ["l", "N", "c"])
+    assert guards.can_take(guards.IS_TENSOR, ["g"])
+    assert guards.can_take(guards.NOT_TENSOR, ["l"])
     assert guards.on_targets("Pcpu", frozenset({"cuda"})) == "F"
     assert guards.on_targets("Pcpu", frozenset({"cpu"})) == "T"
     assert guards.on_targets("Pcpu", frozenset({"cpu", "cuda"})) == "?"
@@ -126,3 +188,9 @@ def test_a_preprocessor_class_and_a_processors_folder_are_host_side():
     assert host_class("EncoderPreprocessor", []) and not host_class("LogitsProcessor", [])
     assert host_file("srt/multimodal/processors/omni.py") and host_file("models/image_processing_x.py")
     assert not host_file("srt/layers/rope_index.py")
+
+
+def test_the_index_reads_a_function_shape_as_the_tiers_do():
+    for text in ("def m(self, x, hint=None, *args, wait=False, **kw): pass", "def f(a, b=1): pass",
+                 "def g(cls, *, key): pass", "def h(self, **kwargs): pass"):
+        assert guards.shape(ast.parse(text).body[0]) == guarded_branches.shape_of(cst.parse_module(text).body[0])

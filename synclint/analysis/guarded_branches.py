@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from synclint.analysis.guards import FALSE, FALSY, FIELD, GIVEN, IS_NONE, NONE, NOT_NONE, TRUE, TRUTHY
-from synclint.analysis.guards import constant_kind
+from synclint.analysis.guards import constant_kind, instance_test
 from synclint.analysis.nodes import visit
 
 
@@ -24,6 +24,14 @@ def _requirements(test: cst.BaseExpression, positive: bool) -> list[tuple[str, s
             return _requirements(test.left, True) + _requirements(test.right, True)
         if isinstance(test.operator, cst.Or) and not positive:
             return _requirements(test.left, False) + _requirements(test.right, False)
+        return []
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance":
+        # `isinstance(sizes, list)`, `isinstance(x, torch.Tensor)`
+        args = test.args
+        if len(args) == 2 and all(a.keyword is None and not a.star for a in args) and isinstance(args[0].value, cst.Name):
+            condition = instance_test(_instance_class(args[1].value), positive)
+            if condition is not None:
+                return [(args[0].value.value, condition)]
         return []
     if (
         isinstance(test, cst.Comparison)
@@ -40,6 +48,19 @@ def _requirements(test: cst.BaseExpression, positive: bool) -> list[tuple[str, s
         if isinstance(operator, cst.IsNot):
             return [(name, NOT_NONE if positive else IS_NONE)]
     return []
+
+
+def _instance_class(types: cst.BaseExpression) -> str | None:
+    """As guards._instance_class: `list` for `list` or `(list, tuple)`, `tensor` for
+    `torch.Tensor` / `Tensor`."""
+    if isinstance(types, cst.Tuple):
+        names = {_instance_class(e.value) or (e.value.value if isinstance(e.value, cst.Name) else "?") for e in types.elements}
+        return "list" if names == {"list", "tuple"} else None
+    if isinstance(types, cst.Name):
+        return "list" if types.value == "list" else "tensor" if types.value == "Tensor" else None
+    if isinstance(types, cst.Attribute) and types.attr.value == "Tensor" and isinstance(types.value, cst.Name) and types.value.value == "torch":
+        return "tensor"
+    return None
 
 
 def _assigned_outside(func: cst.FunctionDef, name: str, branch: cst.CSTNode, in_loop: bool = True) -> bool:

@@ -47,14 +47,57 @@ NONE, TRUE, FALSE, GIVEN, UNKNOWN = "N", "T", "F", "g", "?"
 CPU_DEVICE = "c"  # the CPU device (`"cpu"`, `torch.device("cpu")`): a true value, never None
 PLATFORM = "P"  # `P<platform>+<platform>`: a platform predicate (`current_platform.is_cpu()`)
 
+LIST = "l"  # a Python list (`[...]`, `t.tolist()`, `list(...)`): never None, never a tensor
+
 # What each condition on a parameter needs the parameter to be.
 IS_NONE, NOT_NONE, TRUTHY, FALSY = "is None", "is not None", "is true", "is false"
+IS_LIST, NOT_LIST, IS_TENSOR, NOT_TENSOR = "is a list", "is not a list", "is a tensor", "is not a tensor"
 _TAKES = {
     IS_NONE: frozenset({NONE, UNKNOWN}),
-    NOT_NONE: frozenset({TRUE, FALSE, GIVEN, UNKNOWN, CPU_DEVICE}),
-    TRUTHY: frozenset({TRUE, GIVEN, UNKNOWN, CPU_DEVICE}),
-    FALSY: frozenset({FALSE, NONE, GIVEN, UNKNOWN}),
+    NOT_NONE: frozenset({TRUE, FALSE, GIVEN, UNKNOWN, CPU_DEVICE, LIST}),
+    TRUTHY: frozenset({TRUE, GIVEN, UNKNOWN, CPU_DEVICE, LIST}),
+    FALSY: frozenset({FALSE, NONE, GIVEN, UNKNOWN, LIST}),
+    IS_LIST: frozenset({GIVEN, UNKNOWN, LIST}),
+    NOT_LIST: frozenset({NONE, TRUE, FALSE, GIVEN, UNKNOWN, CPU_DEVICE}),
+    IS_TENSOR: frozenset({GIVEN, UNKNOWN}),
+    NOT_TENSOR: frozenset({NONE, TRUE, FALSE, GIVEN, UNKNOWN, CPU_DEVICE, LIST}),
 }
+
+_LIST_CALLS = frozenset({"list", "sorted"})
+
+
+def list_value(expr: ast.expr) -> bool:
+    """Whether `expr` is a Python list: a display, a comprehension, `t.tolist()`, `list(...)`."""
+    kind = type(expr)
+    if kind in (ast.List, ast.ListComp):
+        return True
+    if kind is ast.Call:
+        func = expr.func
+        if type(func) is ast.Attribute:
+            return func.attr == "tolist"
+        return type(func) is ast.Name and func.id in _LIST_CALLS
+    return False
+
+
+def instance_test(cls: str | None, positive: bool) -> str | None:
+    """The condition `isinstance(p, cls)` puts on `p` (`cls` as `instance_class` reads it)."""
+    if cls == "list":
+        return IS_LIST if positive else NOT_LIST
+    if cls == "tensor":
+        return IS_TENSOR if positive else NOT_TENSOR
+    return None
+
+
+def _instance_class(types: ast.expr) -> str | None:
+    """`list` for `list` or `(list, tuple)`, `tensor` for `torch.Tensor` / `Tensor`."""
+    if type(types) is ast.Tuple:
+        names = {_instance_class(e) or (e.id if type(e) is ast.Name else "?") for e in types.elts}
+        return "list" if names == {"list", "tuple"} else None
+    if type(types) is ast.Name:
+        return "list" if types.id == "list" else "tensor" if types.id == "Tensor" else None
+    if type(types) is ast.Attribute and types.attr == "Tensor" and type(types.value) is ast.Name and types.value.id == "torch":
+        return "tensor"
+    return None
 
 
 def can_take(condition: str, kinds) -> bool:
@@ -109,7 +152,12 @@ def parameters(func: ast.AST) -> dict[str, tuple[int, str]]:
         position += 1
     for a, default in zip(args.kwonlyargs, args.kw_defaults):
         out[a.arg] = (-1, _default_kind(default))
+    if args.kwarg is not None:
+        out[KEYWORDS] = (-2, args.kwarg.arg)  # `**kwargs`: what it forwards is what its callers pass
     return out
+
+
+KEYWORDS = "**"  # the key of `parameters` that names the function's `**kwargs`, where it has one
 
 
 def _default_kind(default) -> str:
@@ -127,9 +175,11 @@ class Bindings(frozenset):
 
     rebound: frozenset[str] = frozenset()
     filled: frozenset[str] = frozenset()
+    mutated: frozenset[str] = frozenset()  # names whose items it sets, deletes, pops or updates (`kwargs["x"] = 1`)
     platform: dict = {}  # name -> the platform kind of the one predicate it is bound to (`is_cpu = current_platform.is_cpu()`)
     debug: frozenset[str] = frozenset()  # names bound only to a debug switch (`check = n > 1 and self.debug_mode`)
     cpu: frozenset[str] = frozenset()  # names bound only to the CPU device (`device = torch.device("cpu")`)
+    lists: frozenset[str] = frozenset()  # names bound only to Python lists (`sizes = t.tolist()`, or `a = b` under `if isinstance(b, list):`)
     fields: dict = {}  # name -> the field its one binding reads (`lens = meta.per_req_lens`)
 
 
@@ -138,14 +188,20 @@ def none_assigned(func: ast.AST) -> Bindings:
     """Read once per function (by identity: the index asks for each function's bindings, and
     again while it reads what a module assigns to fields; `repo.summarize` clears the memo
     after each module). The result is read-only."""
-    maybe, rebound, filled = set(), set(), set()
+    maybe, rebound, filled, mutated = set(), set(), set(), set()
     platform: dict[str, set] = {}
     debug: dict[str, bool] = {}
     cpu: dict[str, bool] = {}
+    lists: dict[str, bool] = {}
+    narrowed: set[int] = set()  # `a = b` statements in the body of `if isinstance(b, list):`
     bindings: Counter = Counter()
     fields: dict[str, str] = {}
     for node in ast.walk(func):
         kind = type(node)
+        if kind is ast.Subscript and type(node.ctx) is not ast.Load and type(node.value) is ast.Name:
+            mutated.add(node.value.id)  # `kwargs["x"] = 1`, `del kwargs["x"]`
+        elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _MUTATORS and type(node.func.value) is ast.Name:
+            mutated.add(node.func.value.id)  # `kwargs.pop("x")`, `kwargs.update(...)`
         if kind is ast.Assign:
             names = [t.id for t in node.targets if type(t) is ast.Name]
             rebound.update(names)
@@ -160,15 +216,24 @@ def none_assigned(func: ast.AST) -> Bindings:
             on_cpu = cpu_device(node.value)
             for name in names:
                 cpu[name] = cpu.get(name, True) and on_cpu
+            listed = list_value(node.value) or id(node) in narrowed
+            for name in names:
+                lists[name] = lists.get(name, True) and listed
             for target in node.targets:
-                if type(target) is not ast.Name:  # `a, device = ...`: not a CPU device alone
+                if type(target) is not ast.Name:  # `a, device = ...`: not a CPU device (nor a list) alone
                     cpu.update((n.id, False) for n in ast.walk(target) if type(n) is ast.Name)
+                    lists.update((n.id, False) for n in ast.walk(target) if type(n) is ast.Name)
             platforms = _platform_predicate(node.value)
             for name in names:
                 platform.setdefault(name, set()).add(PLATFORM + "+".join(sorted(platforms)) if platforms else "")
         elif kind in (ast.AnnAssign, ast.NamedExpr, ast.AugAssign) and type(node.target) is ast.Name:
             rebound.add(node.target.id)
             cpu[node.target.id] = False
+            name = node.target.id
+            if kind is ast.AugAssign:  # `sizes += [n]` keeps a list a list
+                lists[name] = lists.get(name, False) and type(node.op) is ast.Add
+            else:
+                lists[name] = node.value is not None and list_value(node.value) and lists.get(name, True)
             bindings[node.target.id] += 2  # never the one plain binding of a field
             if kind is not ast.AugAssign and node.value is not None and _maybe_none(node.value):
                 maybe.add(node.target.id)
@@ -178,19 +243,35 @@ def none_assigned(func: ast.AST) -> Bindings:
                 names = [n.id for n in ast.walk(target) if type(n) is ast.Name]
                 rebound.update(names)
                 cpu.update((name, False) for name in names)
+                lists.update((name, False) for name in names)
                 bindings.update(names * 2)
-        elif kind is ast.If and _is_none_test(node.test):
+        if kind is ast.If:
+            narrowed.update(_list_copies(node))
+        if kind is ast.If and _is_none_test(node.test):
             name = node.test.left.id
             if any(type(s) is ast.Assign and any(type(t) is ast.Name and t.id == name for t in s.targets) and not _maybe_none(s.value)
                    for s in node.body):
                 filled.add(name)
     found = Bindings(maybe)
-    found.rebound, found.filled = frozenset(rebound), frozenset(filled - maybe)
+    found.rebound, found.filled, found.mutated = frozenset(rebound), frozenset(filled - maybe), frozenset(mutated)
     found.platform = {name: kinds.pop() for name, kinds in platform.items() if len(kinds) == 1 and "" not in kinds}
     found.debug = frozenset(name for name, only in debug.items() if only)
     found.cpu = frozenset(name for name, only in cpu.items() if only)
+    found.lists = frozenset(name for name, only in lists.items() if only)
     found.fields = {name: attr for name, attr in fields.items() if bindings[name] == 1}
     return found
+
+
+def _list_copies(node: ast.If):
+    """ids of the `a = b` statements of the body of `if isinstance(b, list):` (`a` is a list)."""
+    for name, condition in _requirements(node.test, True):
+        if condition == IS_LIST:
+            for stmt in node.body:
+                if type(stmt) is ast.Assign and type(stmt.value) is ast.Name and stmt.value.id == name:
+                    yield id(stmt)
+
+
+_MUTATORS = frozenset({"pop", "popitem", "update", "setdefault", "clear", "__setitem__", "__delitem__"})
 
 
 def _is_none_test(test: ast.expr) -> bool:
@@ -249,6 +330,8 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
             return FALSE  # `check = n > 1 and self.debug_mode`, then `f(x, check)`
         if expr.id in none_names.cpu and expr.id not in own:
             return CPU_DEVICE  # `device = torch.device("cpu")`, then `f(x, device=device)`
+        if expr.id in none_names.lists and expr.id not in own:
+            return LIST  # `sizes = lens.tolist()`, then `f(sizes)`
         if expr.id in none_names.fields and expr.id not in own:
             return FIELD + none_names.fields[expr.id]  # `lens = meta.lens`, then `f(lens)`
         if expr.id in none_names:
@@ -265,6 +348,8 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
         return GIVEN
     if kind is ast.Call and cpu_device(expr):
         return CPU_DEVICE  # `torch.device("cpu")`
+    if list_value(expr):
+        return LIST
     platforms = _platform_predicate(expr)
     if platforms is not None:  # `current_platform.is_cpu()`: true on those platforms only
         return PLATFORM + "+".join(sorted(platforms))
@@ -301,7 +386,9 @@ def on_targets(kind: str, targets: frozenset[str]) -> str:
 
 def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None) -> str:
     """`g,N,@hint#1#N;wait=T`: the kinds of a call's positional arguments, then `;` and its
-    keywords; `*` where a `*args` or `**kwargs` makes the rest unknown."""
+    keywords; `*` where a `*args` or `**kwargs` makes the rest unknown, and `*@a.b` where
+    the caller forwards its own `**kwargs` untouched (whose named parameters are `a`, `b`):
+    a keyword the call does not name is what the caller's callers pass for it."""
     positional = []
     for arg in call.args:
         if type(arg) is ast.Starred:
@@ -310,26 +397,59 @@ def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_nam
         positional.append(argument_kind(arg, own, none_names, owner_of))
     keywords = []
     for kw in call.keywords:
-        keywords.append("*" if kw.arg is None else f"{kw.arg}={argument_kind(kw.value, own, none_names, owner_of)}")
+        if kw.arg is None:
+            keywords.append(_forwarded(kw.value, own, none_names))
+        else:
+            keywords.append(f"{kw.arg}={argument_kind(kw.value, own, none_names, owner_of)}")
     return ",".join(positional) + ";" + ",".join(keywords)
+
+
+def _forwarded(value: ast.expr, own, none_names) -> str:
+    """The keyword entry of `**value`: `*@a.b` where `value` is the caller's own `**kwargs`,
+    neither rebound nor changed (its named parameters `a`, `b` never reach it), else `*`."""
+    kwargs = own.get(KEYWORDS)
+    if kwargs is None or type(value) is not ast.Name or value.id != kwargs[1]:
+        return "*"
+    if value.id in none_names.rebound or value.id in none_names.mutated:
+        return "*"
+    return "*@" + ".".join(n for n in own if n != KEYWORDS)
 
 
 def passed_kind(signature: str, name: str, position: int, default: str) -> str:
     """The kind a call with `signature` passes for parameter `name` (at `position`, -1 for
-    keyword-only, with `default` the kind of its default)."""
+    keyword-only, with `default` the kind of its default). Left to a forwarded `**kwargs`
+    (`*@...`): `@name#-1#default`, what the caller's callers pass for the keyword, or the
+    default where `name` is one of the caller's named parameters (never in its `**kwargs`)."""
     positional, _, keywords = signature.partition(";")
     args = positional.split(",") if positional else []
     if "*" in args[: position + 1] if position >= 0 else "*" in args:
         return UNKNOWN
     if 0 <= position < len(args):
         return args[position]
+    forwarded = None
     for kw in keywords.split(",") if keywords else ():
-        if kw == "*":
-            return UNKNOWN
+        if kw[:1] == "*":
+            if kw == "*":
+                return UNKNOWN
+            forwarded = kw[2:].split(".")
+            continue
         key, _, kind = kw.partition("=")
         if key == name:
             return kind
+    if forwarded is not None and name not in forwarded:
+        return f"@{name}#-1#{default}"
     return UNKNOWN if default == "-" else default
+
+
+def shape(func: ast.AST) -> str:
+    """As guarded_branches.shape_of, from `ast`: `2|x,hint,wait|x|ak`, the positional
+    parameters' count (without `self`), every name it accepts, those without a default, and
+    whether it takes `*args` (a) and `**kwargs` (k)."""
+    own = {name: value for name, value in parameters(func).items() if name != KEYWORDS}
+    count = sum(1 for position, _ in own.values() if position >= 0)
+    stars = ("a" if func.args.vararg is not None else "") + ("k" if func.args.kwarg is not None else "")
+    required = ",".join(name for name, (_, default) in own.items() if default == "-")
+    return f"{count}|{','.join(own)}|{required}|{stars}"
 
 
 def fits(signature: str, shape: str) -> bool:
@@ -344,7 +464,7 @@ def fits(signature: str, shape: str) -> bool:
     positional, _, keywords = signature.partition(";")
     args = positional.split(",") if positional else []
     given = [kw.partition("=")[0] for kw in keywords.split(",")] if keywords else []
-    if "*" in args or "*" in given:
+    if "*" in args or any(g[:1] == "*" for g in given):
         return True  # `f(*args)`, `f(**kwargs)`: anything may be passed
     if len(args) > int(count) and "a" not in stars:
         return False
@@ -366,6 +486,11 @@ def _requirements(test: ast.expr, positive: bool) -> list[tuple[str, str]]:
     if kind is ast.BoolOp:
         if type(test.op) is ast.And and positive or type(test.op) is ast.Or and not positive:
             return [pair for value in test.values for pair in _requirements(value, positive)]
+        return []
+    if kind is ast.Call and type(test.func) is ast.Name and test.func.id == "isinstance" and len(test.args) == 2 and not test.keywords:
+        condition = instance_test(_instance_class(test.args[1]), positive)
+        if condition is not None and type(test.args[0]) is ast.Name:
+            return [(test.args[0].id, condition)]
         return []
     if kind is ast.Compare and type(test.left) is ast.Name and len(test.ops) == 1:
         right = test.comparators[0]
@@ -413,6 +538,8 @@ def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatur
             kind = part.partition("=")[2] if "=" in part else part
             if kind.startswith("@"):
                 found.add(kind[1:].split("#", 1)[0])
+            elif part[:2] == "*@":  # its `**kwargs`, forwarded: what its callers pass decides
+                found.add(own[KEYWORDS][1])
     return tuple(sorted(found))
 
 
