@@ -134,7 +134,7 @@ def test_a_submodule_call_reaches_its_forward(tmp_path):
     assert facts.callers["ScaledAdapter.forward"] == ("Encoder.encode",)
     assert "adapter" not in facts.callers
     # `super().__init__()` runs the base's constructor, not every subclass's of nn.Module.
-    assert not any(name.endswith("__init__") for name in facts.callers)
+    assert not any(name.endswith("__init__") for name in facts.callers if not name.startswith(repo.MARK_CALLER))
 
 
 def test_a_cycle_of_methods_is_searched_once(tmp_path):
@@ -1388,3 +1388,50 @@ def test_a_call_by_name_that_cannot_bind_to_a_method_does_not_reach_it(tmp_path)
     files["engine/model.py"] = GENERIC["engine/model.py"].replace("return job.run(x)", "return job.run(x, role=0)")
     root = project(tmp_path / "other", files)
     assert tiers(root, "engine/stages.py")[29][0] == "hot"
+
+
+STEP_CACHE = {
+    "attn/backend.py": """\
+        import torch
+        from torch import nn
+
+
+        class ChunkPlan:
+            @classmethod
+            def build(cls, seq_lens: torch.Tensor):
+                offsets = torch.cumsum(seq_lens, dim=0)
+                return cls(int(offsets[-1].item()))
+
+            def __init__(self, total: int):
+                self.total = total
+
+
+        class Backend(nn.Module):
+            def init_forward_metadata(self, seq_lens: torch.Tensor):
+                self.forward_metadata = Metadata(seq_lens)
+
+            def forward(self, q: torch.Tensor, seq_lens: torch.Tensor):
+                plan = self.forward_metadata.chunk_plan
+                if plan is None:
+                    plan = ChunkPlan.build(seq_lens)
+                    self.forward_metadata.chunk_plan = plan
+                if self._table is None:
+                    self._table = torch.zeros(int(seq_lens.max().item()), device=q.device)
+                return q
+
+
+        class Metadata:
+            def __init__(self, seq_lens):
+                self.seq_lens = seq_lens
+                self.chunk_plan = None
+        """,
+}
+
+
+def test_a_value_cached_on_a_step_object_is_built_every_step(tmp_path):
+    root = project(tmp_path / "proj", STEP_CACHE)
+    found = tiers(root, "attn/backend.py")
+    # `self.forward_metadata` is rebuilt for each step: the plan cached on it too.
+    assert found[9][0] == "hot"
+    # A table the module itself keeps is filled once.
+    assert found[25] == ("cold", "initialises a value on first use (`if self._x is None: self._x = ...`): runs once")

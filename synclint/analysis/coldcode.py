@@ -161,9 +161,36 @@ def _none_test(test: ast.expr) -> ast.expr | None:
     return None
 
 
+# An object named for one step's inputs (`self.forward_metadata`, `attn_metadata`,
+# `forward_batch`, `meta`) is built again every step: a value cached on it lives one step.
+_PER_STEP_HOLDER = re.compile(r"(?:^|_)(?:meta|metadata|batch)$")
+
+
+def per_step_holder(text: str) -> bool:
+    """Whether the attribute `text` (`self.forward_metadata.plan_cache`) is held by an object
+    of one step: a cache or first use stored there is filled again every step, not once."""
+    parts = text.split(".")[:-1]
+    return any(_PER_STEP_HOLDER.search(part.lower()) for part in parts if part != "self")
+
+
+def _held(missing: ast.expr, stmt: ast.If, block: list[ast.stmt]) -> str:
+    """What the test of `stmt` finds missing, as written: the attribute a local stands for
+    where it is bound just before (`x = self.meta.x; if x is None:`)."""
+    if type(missing) is ast.Name:
+        previous = _previous(block, stmt)
+        if type(previous) is ast.Assign and len(previous.targets) == 1 and _text(previous.targets[0]) == missing.id:
+            if type(previous.value) is ast.Attribute:
+                return _text(previous.value)
+    return _text(missing)
+
+
 def _runs_once(stmt: ast.If, block: list[ast.stmt]) -> bool:
-    """The body of `stmt` fills what its test found missing (a cache miss, a first use)."""
+    """The body of `stmt` fills what its test found missing (a cache miss, a first use),
+    except on an object of one step (`per_step_holder`)."""
     test = stmt.test
+    missing = _none_test(test)
+    if missing is not None and per_step_holder(_held(missing, stmt, block)):
+        return False
     stored = _assigned(stmt.body)
     if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotIn:
         container = _text(test.comparators[0])

@@ -43,7 +43,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from synclint.analysis import guarded_branches, guards, hotpath
-from synclint.analysis.coldcode import CAMEL_WORDS, VAE_WORDS, debug_word, pipeline_entry, step_loop, vae_function
+from synclint.analysis.coldcode import CAMEL_WORDS, VAE_WORDS, debug_word, per_step_holder, pipeline_entry, step_loop, vae_function
 from synclint.analysis.coldcode import worker_functions as worker_functions
 from synclint.analysis.pathkinds import TEST_FILE as _TEST_FILE
 from synclint.analysis.pathkinds import TEST_FOLDERS as _TEST_FOLDERS
@@ -359,6 +359,18 @@ def _alias_of_self(stmt: cst.If, block) -> str:
     return stored
 
 
+def _on_a_step_object(stmt: cst.If, block) -> bool:
+    """`if self.forward_metadata.plan is None:` (or a local bound to it just before): what it
+    fills lives on an object of one step (coldcode.per_step_holder), so it runs every step."""
+    test = stmt.test
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        test = test.left
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is)):
+        return False
+    held = _alias_of_self(stmt, block) or _names(test.left)
+    return per_step_holder(held)
+
+
 def _fills_alias(stmt: cst.If, block) -> bool:
     """`x = self._x`, then `if x is None: x = ...; self._x = x`: initialised on first use
     through a local name, so the body runs once."""
@@ -501,9 +513,10 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
             training = _training_branch(node.test)
             if (training is True and in_body) or (training is False and in_else):
                 return TierVerdict(Tier.COLD, "in an `if self.training:` branch: training only, not inference")
-            if in_body and (_memo_miss_branch(node.test) or _cache_lookup_miss(node, stack[i - 1] if i > 0 else None)):
+            per_step = in_body and _on_a_step_object(node, stack[i - 1] if i > 0 else None)
+            if in_body and not per_step and (_memo_miss_branch(node.test) or _cache_lookup_miss(node, stack[i - 1] if i > 0 else None)):
                 return TierVerdict(Tier.COLD, "fills a cache on a miss: runs once per key")
-            if in_body and (_fills_what_it_tests(node) or _fills_alias(node, stack[i - 1] if i > 0 else None)):
+            if in_body and not per_step and (_fills_what_it_tests(node) or _fills_alias(node, stack[i - 1] if i > 0 else None)):
                 return TierVerdict(Tier.COLD, "initialises a value on first use (`if self._x is None: self._x = ...`): runs once")
             debug = _debug_test(node.test)
             if (debug is True and in_body) or (debug is False and in_else):
