@@ -2646,12 +2646,13 @@ def _other(mask: int) -> str:
 def _ambiguous(mask: int, reason: str, mirrored: bool = False) -> tuple[int, str]:
     """A device fact of weak evidence. Where the name's other values are Python values only
     (or it is a field beside a host mirror), a tensor method called on it resolves it; where
-    they include numpy arrays, only a method numpy does not have (`.cpu()`, `.device`)."""
+    they include numpy arrays, only a method numpy does not have (`.cpu()`, `.device`); where
+    they include host tensors, no method does (a host tensor has them all)."""
+    if mask & HOST and not mirrored:
+        return DEVICE | AMBIGUOUS, f"{reason}: low"
     if mask & NUMPY:
         return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE_TORCH_ONLY}"
-    if mirrored or not mask & HOST:
-        return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE}"
-    return DEVICE | AMBIGUOUS, f"{reason}: low"
+    return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE}"
 
 
 def _mirrored(summaries) -> dict[str, str]:

@@ -31,6 +31,7 @@ from synclint.analysis.values import (
 )
 from synclint import repo
 from synclint.apis import torch_api as api
+from synclint.apis.tensor_members import TENSOR_MEMBERS
 from synclint.violation import Confidence
 
 if TYPE_CHECKING:
@@ -135,11 +136,15 @@ _NUMPY_TOO = frozenset(
 )
 
 
-def resolve_by_method(value: Placement, method: str, node, how: str | None = None) -> Placement:
+def resolve_by_method(value: Placement, method: str, node, how: str | None = None, torch_function: bool = False) -> Placement:
     """`x.max()`, `x.tolist()`, `x.device`, `torch.max(x)` where `x` is a name that holds a
     device tensor in one class and a Python int or list in another (low): no int or list has
-    the method or goes into a torch function, so here `x` is the tensor (medium)."""
+    the method or goes into a torch function, so here `x` is the tensor (medium). A method
+    `torch.Tensor` does not have (`x.validate()`, `x.get()`) says nothing: `x` is some other
+    object there (synclint/apis/tensor_members.py)."""
     if value.confidence is not LOW or method in _PYTHON_VALUE_METHODS or method.startswith("__"):
+        return value
+    if not torch_function and method not in TENSOR_MEMBERS:
         return value
     notes = [e.reason for e in value.evidence[:3]]
     if any(repo.RESOLVABLE_NOTE_TORCH_ONLY in r for r in notes):
@@ -784,7 +789,7 @@ class Evaluator:
         # say where `torch.minimum(x, torch.tensor(5))` lives, `x` does.
         others = [a for a in tensor_args if not self._host_scalar_tensor(a, env)]
         tensor_args = others or tensor_args
-        operands = [resolve_by_method(v, name, call, f"`torch.{name}()` takes tensors") for v in self._operands(tensor_args, env)]
+        operands = [resolve_by_method(v, name, call, f"`torch.{name}()` takes tensors", torch_function=True) for v in self._operands(tensor_args, env)]
         combined = self._combine(tensor_args, env, call, f"`torch.{name}()`", operands)
         if combined.is_(Place.SCALAR, Place.SEQUENCE):
             return UNKNOWN
