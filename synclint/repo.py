@@ -1015,8 +1015,10 @@ class _Summarizer:
             if type(obj) is ast.Attribute and type(obj.value) is ast.Name and obj.value.id == "self":
                 return (f"{owner}.{obj.attr}.{method}",)
             if type(obj) is ast.Call and type(obj.func) is ast.Name and obj.func.id == "super" and not obj.args:
+                # the bases' own or inherited `m`; none of the repository's where they are a
+                # library's (`super().run(*args)` of a `torch.fx.Interpreter`), never by name
                 bases = self.recorder.bases.get(owner, ())
-                return tuple(f"{base}:{method}" for base in bases) or (f".{method}",)
+                return tuple(f"{base}{_SUPER_CALL}{method}" for base in bases)
         if type(obj) is ast.Name and obj.id[:1].isupper() and obj.id not in unit.bound:
             return (f"{obj.id}:{method}",)  # `Cls.m()` of a class of this file
         cls = self._class_of(obj, unit)
@@ -2646,13 +2648,14 @@ def _other(mask: int) -> str:
 def _ambiguous(mask: int, reason: str, mirrored: bool = False) -> tuple[int, str]:
     """A device fact of weak evidence. Where the name's other values are Python values only
     (or it is a field beside a host mirror), a tensor method called on it resolves it; where
-    they include numpy arrays, only a method numpy does not have (`.cpu()`, `.device`); where
-    they include host tensors, no method does (a host tensor has them all)."""
-    if mask & HOST and not mirrored:
-        return DEVICE | AMBIGUOUS, f"{reason}: low"
+    they include numpy arrays, only a method numpy does not have (`.cpu()`, `.device`): read
+    as the device tensor the callers mostly give (host tensors among them, an allocator's
+    `free(index)` called with a host index somewhere, do not veto it)."""
     if mask & NUMPY:
         return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE_TORCH_ONLY}"
-    return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE}"
+    if mirrored or not mask & HOST:
+        return DEVICE | AMBIGUOUS | RESOLVABLE, f"{reason}: {RESOLVABLE_NOTE}"
+    return DEVICE | AMBIGUOUS, f"{reason}: low"
 
 
 def _mirrored(summaries) -> dict[str, str]:
@@ -3442,6 +3445,8 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
 # --- hot and cold through the call graph ---------------------------------------------------------
 
 _MAX_VISITED = 4000
+# `Base::m`: a call `super().m()` in a subclass of `Base` (`_CallGraph._resolve`).
+_SUPER_CALL = "::"
 # A parameter passed on through at most this many callers is followed (`passed_kinds`).
 _MAX_PASSED_ON = 4
 # A method name defined in more class families than this (classes that share no base of the
@@ -3563,7 +3568,10 @@ class _CallGraph:
             return ((name,) if module in self.modules and name in self.functions else ()), ""
         if ref[:1] == ".":
             return (), ref[1:]
-        if ":" in ref:  # `Cls.m()`, `super().m()`: the class's own or inherited `m`
+        if _SUPER_CALL in ref:  # `super().m()`: a base's own or inherited `m`, or a library's
+            cls, _, name = ref.partition(_SUPER_CALL)
+            return (() if name == "__init__" else self._in_family(cls, name, overrides=False)), ""
+        if ":" in ref:  # `Cls.m()`: the class's own or inherited `m`
             cls, _, name = ref.partition(":")
             if name == "__init__":
                 return (), ""  # a constructor's: a cold root whoever calls it

@@ -1435,3 +1435,36 @@ def test_a_value_cached_on_a_step_object_is_built_every_step(tmp_path):
     assert found[9][0] == "hot"
     # A table the module itself keeps is filled once.
     assert found[25] == ("cold", "initialises a value on first use (`if self._x is None: self._x = ...`): runs once")
+
+
+def test_a_super_call_into_a_library_base_reaches_nothing_of_the_repository(tmp_path):
+    files = {
+        "comp/backend.py": """\
+            import torch
+
+
+            class PiecewiseInterpreter(torch.fx.Interpreter):
+                def run(self, *args):
+                    return super().run(*args)
+
+
+            class Backend:
+                def __call__(self, graph, inputs):
+                    return PiecewiseInterpreter(graph).run(*inputs)
+            """,
+        "comp/worker.py": """\
+            import torch
+
+
+            class SenderThread:
+                def run(self, stream: torch.cuda.Stream):
+                    stream.synchronize()
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    # `super().run(*args)` is torch.fx's `run`, not every `run` of the repository.
+    assert tiers(root, "comp/worker.py", hot_functions=("__call__",))[6] == ("unknown", "no signal says how often this code runs")
+    # An unknown object's `run` still goes by name: there the thread's `run` may be the one.
+    files["comp/backend.py"] = files["comp/backend.py"].replace("return super().run(*args)", "return self.delegate.run(*args)")
+    root = project(tmp_path / "other", files)
+    assert tiers(root, "comp/worker.py", hot_functions=("__call__",))[6][0] == "hot"

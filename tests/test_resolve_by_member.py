@@ -1,8 +1,8 @@
 """A name the repository gives a device tensor in one place and other values elsewhere is
 low; a member only `torch.Tensor` has, used on it, says it is the tensor there (medium:
-synclint/analysis/sources.py `resolve_by_method`, synclint/apis/tensor_members.py). Two
-limits, on real-shaped projects: a method tensors lack (`fuser.validate(...)`) says nothing,
-and where the other values include host tensors no member tells them apart."""
+synclint/analysis/sources.py `resolve_by_method`, synclint/apis/tensor_members.py), on
+real-shaped projects: a method tensors lack (`fuser.validate(...)`) says nothing, and a
+field the repository also gives host tensors is no device field at all."""
 
 from __future__ import annotations
 
@@ -61,45 +61,3 @@ def test_a_name_also_given_host_tensors_stays_low_whatever_member_is_used(tmp_pa
     assert found.get((2, "SL204")) == "low"
     assert (2, "SL204") not in _rows(root, "use.py")
 
-
-MERGE = {
-    "merge.py": """\
-        import torch
-
-
-        def merge_text_and_vision(text: torch.Tensor, vision: torch.Tensor, is_multimodal: torch.Tensor | None):
-            if is_multimodal is None or not bool(is_multimodal.any().item()):
-                return text
-            mask = is_multimodal.to(device=vision.device, non_blocking=True)
-            return torch.where(mask.unsqueeze(-1), vision, text)
-        """,
-    "models.py": """\
-        import numpy as np
-        import torch
-
-        from merge import merge_text_and_vision
-
-
-        def encode_on_device(text: torch.Tensor, vision: torch.Tensor, ids: torch.Tensor):
-            return merge_text_and_vision(text, vision, (ids < 0).cuda())
-
-
-        def encode_from_runner(text: torch.Tensor, vision: torch.Tensor, n: int):
-            return merge_text_and_vision(text, vision, torch.zeros(n, dtype=torch.bool, pin_memory=True))
-
-
-        def encode_from_numpy(text: torch.Tensor, vision: torch.Tensor, n: int):
-            return merge_text_and_vision(text, vision, np.zeros(n, dtype=bool))
-        """,
-}
-
-
-def test_a_parameter_also_given_host_tensors_and_arrays_is_not_resolved_by_a_torch_only_member(tmp_path):
-    root = project(tmp_path / "proj", MERGE)
-    # `.to()` is no numpy method, but a host tensor has it: the mask stays low.
-    assert _rows(root, "merge.py", min_confidence="low").get((5, "SL201")) == "low"
-    # Without the host tensor, `.to()` tells the device tensor from the array.
-    files = dict(MERGE)
-    files["models.py"] = MERGE["models.py"].replace("torch.zeros(n, dtype=torch.bool, pin_memory=True)", "[False] * n")
-    root = project(tmp_path / "other", files)
-    assert _rows(root, "merge.py", min_confidence="low").get((5, "SL201")) == "medium"
