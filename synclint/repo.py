@@ -80,7 +80,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-20"
+INDEX_VERSION = "repo-index-21"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -438,6 +438,12 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
         found = built.pop()
     if found:
         returns.append((owner, func.name, found))
+
+
+def _as_host_copy(value: ast.expr) -> ast.expr:
+    """`value.cpu()`, placed where `value` is: a host tensor of what `value` holds."""
+    method = ast.copy_location(ast.Attribute(value=value, attr="cpu", ctx=ast.Load()), value)
+    return ast.copy_location(ast.Call(func=method, args=[], keywords=[]), value)
 
 
 def _parameter_classes(func, imports) -> dict[str, str]:
@@ -831,6 +837,9 @@ class _Summarizer:
         # target cannot say (the calls of a helper of the file are read with their own
         # arguments: `places.PlaceModel._passed`), so it is left unknown there.
         values = places._return_values(func)
+        narrowed = places.cpu_narrowed_returns(func)
+        if narrowed:  # `if t.device.type == "cpu": return t`: a host tensor there, read as `t.cpu()`
+            values = [_as_host_copy(v) if id(v) in narrowed else v for v in values]
         if qualified:
             own = frozenset(("p", qualified, a.arg) for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
             elements = [e for v in values for e in (v.elts if type(v) is ast.Tuple else (v,))]

@@ -1060,6 +1060,55 @@ def _is_move(call: ast.Call) -> bool:
     return func.attr == "cuda" or moves_to_a_device(call)
 
 
+def cpu_narrowed_returns(func) -> frozenset[int]:
+    """ids of the values of `return t` statements in the body of `if t.device.type == "cpu":`
+    (`if t.is_cpu:`, `if str(t.device) == "cpu":`, `if not t.is_cuda:`): there `t` is a host
+    tensor, whatever its callers give (`async_d2h(t)`: `if t.device.type == "cpu": return t`)."""
+    found = set()
+    pending = list(func.body)
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        if kind is ast.If:
+            name = _cpu_test(node.test)
+            if name is not None:
+                found.update(id(s.value) for s in node.body if type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == name)
+        if isinstance(node, ast.stmt):
+            pending.extend(ast.iter_child_nodes(node))
+        elif kind is ast.ExceptHandler or kind is ast.match_case:
+            pending.extend(node.body)
+    return frozenset(found)
+
+
+def _cpu_test(test) -> str | None:
+    """`t` where `test` holds only for a CPU tensor `t` (as synclint/analysis/flow.py reads
+    the same tests with libcst)."""
+    kind = type(test)
+    if kind is ast.Attribute and test.attr == "is_cpu" and type(test.value) is ast.Name:
+        return test.value.id
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        inner = test.operand
+        if type(inner) is ast.Attribute and inner.attr == "is_cuda" and type(inner.value) is ast.Name:
+            return inner.value.id
+        return None
+    if kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.Eq:
+        right = test.comparators[0]
+        if not (type(right) is ast.Constant and right.value == "cpu"):
+            return None
+        left = test.left
+        if type(left) is ast.Call and type(left.func) is ast.Name and left.func.id == "str" and len(left.args) == 1:
+            left = left.args[0]  # `str(t.device) == "cpu"`
+        elif type(left) is ast.Attribute and left.attr == "type":
+            left = left.value  # `t.device.type == "cpu"`
+        else:
+            return None
+        if type(left) is ast.Attribute and left.attr == "device" and type(left.value) is ast.Name:
+            return left.value.id
+    return None
+
+
 def _return_values(func) -> list:
     """The values `func` returns (not those of functions nested in it)."""
     out = []
