@@ -3997,13 +3997,12 @@ class _CallGraphTiers:
         for caller in callers.get(node, ()):
             yield self._caller(caller), False
         shapes = callers.get(SHAPE_MARK + node)
-        for caller in callers.get("." + name, ()):
-            if shapes is None or self._may_bind(caller, "." + name, shapes):
-                yield self._caller(caller), False
-        if weak:
-            for caller in callers.get("?" + name, ()):
-                if shapes is None or self._may_bind(caller, "?" + name, shapes):
-                    yield self._caller(caller), True
+        for target, by_weak_name in (("." + name, False), ("?" + name, True)):
+            if by_weak_name and not weak:
+                continue
+            for caller in callers.get(target, ()):
+                if shapes is None or self._may_bind(caller, target, shapes):
+                    yield self._caller(caller), by_weak_name
 
     def _may_bind(self, caller: str, target: str, shapes) -> bool:
         """Whether a call of `target` (`.m`, `?m`: by name) that `caller` makes can bind to

@@ -80,7 +80,8 @@ def list_value(expr: ast.expr) -> bool:
 
 
 def instance_test(cls: str | None, positive: bool) -> str | None:
-    """The condition `isinstance(p, cls)` puts on `p` (`cls` as `instance_class` reads it)."""
+    """The condition `isinstance(p, cls)` puts on `p` (`cls` as `_instance_class` reads it:
+    "list", "tensor" or None)."""
     if cls == "list":
         return IS_LIST if positive else NOT_LIST
     if cls == "tensor":
