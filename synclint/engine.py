@@ -22,7 +22,8 @@ from functools import lru_cache
 import libcst as cst
 
 from synclint import prefilter, screen, suppressions
-from synclint.analysis import sources, tier
+from synclint.analysis import tier
+from synclint.analysis.host_fields import host_fields
 from synclint.analysis.imports import ImportTable
 from synclint.apis.torch_api import h2d_helpers
 from synclint.fix.layout import Layout
@@ -334,7 +335,7 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
         return _filtered(result, settings)
     result.parsed = True
     findings = run_rules(
-        module, rules, settings, filename, tier.worker_functions(text), function_tiers, sources.host_fields(text)
+        module, rules, settings, filename, tier.worker_functions(text), function_tiers, host_fields(text)
     )
     if findings:
         result.violations.extend(to_violations(module, findings, filename, settings, text))

@@ -300,3 +300,13 @@ def test_a_contiguous_view_of_pinned_memory_stays_pinned():
                 return src.to(device, non_blocking=True)
     """
     assert _rows(code, "SL102") == [(16, "SL102")]
+
+
+def test_a_container_of_field_declarations_is_no_field():
+    from synclint.analysis.host_fields import host_fields
+
+    # `FIELDS = dict(...)`: the keep_on_cpu belongs to the inner call, whose key is the field.
+    text = 'FIELDS = dict(image_grid_thw=FieldConfig.batched("image", keep_on_cpu=True), pixel_values=FieldConfig.batched("image"))'
+    assert host_fields(text) == {"image_grid_thw", "grid_thw"}
+    # The keyword of the call itself still counts, over several lines.
+    assert host_fields('x = dict(\n    sizes=FieldConfig.batched(\n        "image",\n        keep_on_cpu=True,\n    ),\n)') == {"sizes"}

@@ -61,3 +61,48 @@ def test_a_name_also_given_host_tensors_stays_low_whatever_member_is_used(tmp_pa
     assert found.get((2, "SL204")) == "low"
     assert (2, "SL204") not in _rows(root, "use.py")
 
+
+
+MERGE = {
+    "models/encoder.py": """\
+        import torch
+
+
+        def merge_vision(text: torch.Tensor, vision: torch.Tensor, is_multimodal: torch.Tensor | None):
+            if is_multimodal is None or not bool(is_multimodal.any().item()):
+                return text
+            mask = is_multimodal.to(device=vision.device, non_blocking=True)
+            return torch.where(mask.unsqueeze(-1), vision, text)
+        """,
+    "runner/gather.py": """\
+        import numpy as np
+        import torch
+
+        from models.encoder import merge_vision
+
+
+        def gather(text, vision, n: int):
+            is_mm = np.zeros(n, dtype=bool)
+            return merge_vision(text, vision, is_mm)
+
+
+        def gather_on_device(text, vision, n: int):
+            is_mm = torch.zeros(n, dtype=torch.bool, device="cuda")
+            return merge_vision(text, vision, is_mm)
+        """,
+}
+
+
+def test_a_move_to_the_device_does_not_say_the_name_is_the_device_tensor(tmp_path):
+    root = project(tmp_path / "proj", MERGE)
+    # Moving `is_multimodal` to the device is what code does with host data: the name stays
+    # low (the runner also gives it an array), and the readback before it is not reported.
+    found = _rows(root, "models/encoder.py", min_confidence="low")
+    assert found.get((5, "SL201")) == "low"
+    assert (5, "SL201") not in _rows(root, "models/encoder.py")
+    # A dtype conversion is a tensor's use all the same: there the name is the tensor.
+    files = dict(MERGE)
+    files["models/encoder.py"] = MERGE["models/encoder.py"].replace(
+        "is_multimodal.to(device=vision.device, non_blocking=True)", "is_multimodal.to(torch.bool)")
+    root = project(tmp_path / "dtype", files)
+    assert _rows(root, "models/encoder.py").get((5, "SL201")) == "medium"

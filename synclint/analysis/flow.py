@@ -749,13 +749,52 @@ def _resolved_by_use(value: Placement, func: cst.FunctionDef, name: str) -> Plac
     numpy arrays) in others (low): where this function uses it as only a tensor can be used
     (`mask.to(torch.bool)`, `mask.dtype` where the other values are ints), this function is
     given the tensor, at every use (medium; `sources.resolve_by_method` decides)."""
+    moves = _device_moves(func.body, name)
     for attr, node in _attribute_uses(func.body, name):
         if attr in _NUMPY_ATTRIBUTES and attr not in ("T",) and _numpy_possible(value):
             continue
+        if id(node) in moves:
+            continue  # `mask.to(device, non_blocking=True)`: the code moves host data, it holds no device tensor
         resolved = resolve_by_method(value, attr, node, how=f"`{name}.{attr}` in `{func.name.value}()` is a tensor's")
         if resolved.confidence != value.confidence:
             return resolved
     return value
+
+
+_DTYPE_WORDS = ("dtype", "float", "half", "bfloat16", "int", "bool", "long", "double", "uint8", "complex")
+
+
+def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
+    """The ids of the `name.to` / `name.cuda` attributes of `body` that move `name` to a
+    device (`.cuda()`, `.to(device)`, `.to(device=d, non_blocking=True)`; not `.to(torch.bool)`
+    nor `.to(x.dtype)`): a use a host tensor has as much as a device one, and the reason to
+    write it is that the value is on the host."""
+    found: set[int] = set()
+    pending = [body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
+                and node.func.value.value == name and node.func.attr.value in ("to", "cuda") and _moves(node):
+            found.add(id(node.func))
+        pending.extend(children(node))
+    return found
+
+
+def _moves(call: cst.Call) -> bool:
+    if call.func.attr.value == "cuda":
+        return True
+    if any(a.keyword is not None and a.keyword.value in ("device", "non_blocking") for a in call.args):
+        return True
+    positional = [a.value for a in call.args if a.keyword is None]
+    if not positional:
+        return False
+    first = positional[0]
+    text = first.attr.value if isinstance(first, cst.Attribute) else first.value if isinstance(first, cst.Name) else None
+    if isinstance(first, cst.SimpleString):
+        return True  # `.to("cuda")`
+    return text is not None and not any(w in text.lower() for w in _DTYPE_WORDS)
 
 
 def _numpy_possible(value: Placement) -> bool:

@@ -79,7 +79,7 @@ class PlacementAnalysis:
         # tensor goes (synclint/analysis/flow.py `_given_only_the_cpu`).
         self.function_tiers = function_tiers
         self.module = module
-        # Fields the framework keeps on the host (`keep_on_cpu=True`): `sources.host_fields`.
+        # Fields the framework keeps on the host (`keep_on_cpu=True`): synclint/analysis/host_fields.py.
         self.host_fields = host_fields
         self.imports = imports
         # Host-to-device helpers (qualified name -> device keyword, position): their result

@@ -52,7 +52,7 @@ def reveal_placements(source: str, settings: Settings | None = None) -> list[Rev
     module = cst.parse_module(source)
     imports = ImportTable()
     imports.collect_top_level(module)
-    from synclint.analysis.sources import host_fields
+    from synclint.analysis.host_fields import host_fields
 
     ctx = LintContext(module, settings or Settings(), imports, host_fields=host_fields(source))
     probe = _RevealProbe()

@@ -157,35 +157,6 @@ def resolve_by_method(value: Placement, method: str, node, how: str | None = Non
     return Placement(value.places, MEDIUM, value.evidence).because(node, f"{how}: here it is the tensor")
 
 
-_FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
-_MODALITIES = frozenset({"image", "video", "audio", "vision", "speech", "visual"})
-_KEEP_ON_HOST = re.compile(r"\bkeep_on_cpu\s*=\s*True\b")
-
-
-def host_fields(text: str) -> frozenset[str]:
-    """Fields a framework keeps on the host: the keys of calls that declare a field with
-    `keep_on_cpu=True` (`image_sizes=MultiModalFieldConfig.batched("image", keep_on_cpu=True)`,
-    `"grid": FieldConfig(..., keep_on_cpu=True)`). Read from the whole text with patterns,
-    so the answer does not depend on which functions the screen kept."""
-    if "keep_on_cpu" not in text:
-        return frozenset()
-    found = set()
-    for match in _FIELD_CALL.finditer(text):
-        depth, i = 1, match.end()
-        while i < len(text) and depth:
-            c = text[i]
-            depth += 1 if c == "(" else -1 if c == ")" else 0
-            i += 1
-        if _KEEP_ON_HOST.search(text, match.end(), i):
-            name = match.group(1) or match.group(2)
-            found.add(name)
-            # `image_grid_thw` reaches the encoder as `grid_thw`: the name without its modality.
-            head, _, rest = name.partition("_")
-            if head in _MODALITIES and rest:
-                found.add(rest)
-    return frozenset(found)
-
-
 def is_module_class(class_def: cst.ClassDef, imports) -> bool:
     """Whether a class is (by its bases) an nn.Module: its parameters move with it."""
     for base in class_def.bases:

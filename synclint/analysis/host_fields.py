@@ -1,0 +1,61 @@
+"""Fields a framework keeps on the host, read from a module's text without libcst, for the
+placement analysis of that module (synclint/analysis/sources.py, flow.py).
+
+Only the module's own declarations count. Read across the repository (every module's
+`keep_on_cpu` names for every other module) they were measured to be wrong as often as
+right: the same name is a host tensor in one model and a device tensor in another
+(`grid_thws` of one vision tower, `num_tokens` of an audio field and of a runner), and a
+runner may move a host field to the device for a CUDA graph (docs/precision.md).
+
+A field is declared by a keyword or a dict key whose value is a call
+(`image_grid_thw=MultiModalFieldConfig.batched("image", keep_on_cpu=True)`,
+`"grid": FieldConfig(..., keep_on_cpu=True)`); it is kept on the host where that call says
+`keep_on_cpu=True`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*([\w.]+)\(""")
+_MODALITIES = frozenset({"image", "video", "audio", "vision", "speech", "visual"})
+_KEEP_ON_HOST = re.compile(r"\bkeep_on_cpu\s*=\s*True\b")
+
+
+def _declarations(text: str):
+    """(name, callee, kept on the host) for each field declaration of the text: kept where the
+    call's own arguments say `keep_on_cpu=True` (not a call inside them: of
+    `FIELDS = dict(grid=FieldConfig(..., keep_on_cpu=True))` only `grid` is kept)."""
+    for match in _FIELD_CALL.finditer(text):
+        depth, i = 1, match.end()
+        own = []  # the spans of the call's text at its own depth
+        start = i
+        while i < len(text) and depth:
+            c = text[i]
+            if c == "(":
+                if depth == 1:
+                    own.append((start, i))
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 1:
+                    start = i + 1
+                elif depth == 0:
+                    own.append((start, i))
+            i += 1
+        kept = any(_KEEP_ON_HOST.search(text, a, b) for a, b in own)
+        yield match.group(1) or match.group(2), match.group(3), kept
+
+
+def _with_encoder_name(name: str) -> tuple[str, ...]:
+    """`image_grid_thw` reaches the encoder as `grid_thw`: the name without its modality too."""
+    head, _, rest = name.partition("_")
+    return (name, rest) if head in _MODALITIES and rest else (name,)
+
+
+def host_fields(text: str) -> frozenset[str]:
+    """The fields this module declares kept on the host (`keep_on_cpu=True`). Read from the
+    whole text with patterns, so the answer does not depend on which functions the screen kept."""
+    if "keep_on_cpu" not in text:
+        return frozenset()
+    return frozenset(n for name, _, kept in _declarations(text) if kept for n in _with_encoder_name(name))
