@@ -63,6 +63,7 @@ from pathlib import Path
 from synclint.analysis import coldcode, guards
 from synclint.analysis.platform_words import host_class, host_file
 from synclint.apis import torch_api as api
+from synclint.apis.tensor_members import TENSOR_MEMBERS
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key, param_key, parsed
 
@@ -80,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-21"
+INDEX_VERSION = "repo-index-22"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -92,7 +93,9 @@ UNTAKEN_CALLER = " [on a branch no call outside cold code takes]"
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
 # (`is_cuda`, `use_gpu`, `init_cuda`, `num_gpu`, `flops_per_gpu`).
 _NOT_TENSOR_HEADS = ("is_", "_is_", "has_", "use_", "_use_", "init_", "enable_", "disable_", "with_", "should_",
-                     "can_", "allow_", "num_", "n_", "max_", "min_", "total_", "count_")
+                     "can_", "allow_", "num_", "n_", "max_", "min_", "total_", "count_",
+                     # methods of a platform dispatch (`act_fn.forward_cuda`, `_forward_cpu`, `run_gpu`)
+                     "forward_", "_forward_", "run_", "_run_", "launch_", "dispatch_")
 
 
 @lru_cache(maxsize=65536)
@@ -643,26 +646,57 @@ def _registered(text: str) -> set[str]:
     return out
 
 
-def name_references(text: str) -> tuple[str, ...]:
+def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...]:
     """The words of a module that may name a function of the repository, sorted: every word
     of the text (code, strings, comments: more words only make fewer functions look unused),
     less a function's name where its `def` lines are its only mentions in the module and it
-    has no decorator, and the words that start a formatted string (`decode_*`). Capitalised
-    words (classes) and keywords are left out."""
+    has no decorator (with the parsed `tree`: nor where the others are in its own body, a
+    recursive call or `f.cache`, or set an attribute of it at module level, `f.cache = {}`),
+    and the words that start a formatted string (`decode_*`). Capitalised words (classes) and
+    keywords are left out."""
     words = _WORD.findall(text)
     seen = set(words)
     defined = _DEF_NAME.findall(text)
     if defined:
         counts = Counter(words)
         decorated = _registered(text)
+        own = _own_mentions(text, tree) if tree is not None else {}
         for name, n in Counter(defined).items():
-            if counts[name] <= n and name not in decorated:  # named only where it is defined
+            if counts[name] <= max(n, own.get(name, 0)) and name not in decorated:  # named only by itself
                 seen.discard(name)
     seen.difference_update(_KEYWORDS)
     found = {w for w in seen if not w[:1].isupper()}
     # A prefix shorter than a word (`f"_{i}"`, `f"g{n}"`) looks nothing up by name.
     found.update(p + NAME_PREFIX for p in _FORMAT_PREFIX.findall(text) if len(p) >= _MIN_PREFIX)
     return tuple(sorted(found))
+
+
+def _own_mentions(text: str, tree: ast.Module) -> dict[str, int]:
+    """For each module-level function without decorators (defined once), how many times the
+    module's words name it from its own definition (its `def` line and body) and from
+    module-level statements that only set its attributes (`f.cache = {}`): the mentions that
+    never call it from elsewhere."""
+    lines = text.splitlines()
+    functions = {}
+    for node in tree.body:
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and not node.decorator_list:
+            functions[node.name] = None if node.name in functions else node
+    found: dict[str, int] = {}
+
+    def mentions(name: str, start: int, end: int) -> int:
+        return sum(1 for line in lines[start - 1:end] for word in _WORD.findall(line) if word == name)
+
+    for name, node in functions.items():
+        if node is not None:
+            found[name] = mentions(name, node.lineno, node.end_lineno or node.lineno)
+    for node in tree.body:
+        if type(node) is not ast.Assign or not all(type(t) is ast.Attribute and type(t.value) is ast.Name for t in node.targets):
+            continue
+        for target in node.targets:
+            name = target.value.id
+            if found.get(name) and functions.get(name) is not None:
+                found[name] += mentions(name, node.lineno, node.end_lineno or node.lineno)
+    return found
 
 
 def summarize(text: str) -> tuple:
@@ -695,10 +729,19 @@ def summarize(text: str) -> tuple:
         # What the module assigns to fields, by name (guards.field_values), as marks beside its calls.
         marks = {(MARK_CALLER, FIELD_MARK + field, kind) for field, kind in guards.field_values(tree)}
         marks.update((MARK_CALLER, HOST_MARK, method) for method in _generic_host_methods(tree))
+        # The functions the module hands to an executor, and those it runs as a thread's target.
+        for mark, names in ((WORKER_MARK, coldcode.pool_tasks(text)), (THREAD_MARK, coldcode.thread_targets(text))):
+            if names:
+                marks.update((MARK_CALLER, mark, callee) for caller, callee, _ in summary[4]
+                             if not caller and callee.rpartition(".")[2] in names)
+        # ... and through a helper's parameter (`submit_batches(executor, self._push_batch)`).
+        handing, handed = coldcode.handed_on_workers(tree, text)
+        marks.update((MARK_CALLER, WORKER_PARAM_MARK, one) for one in handing)
+        marks.update((MARK_CALLER, PASSED_FUNCTION_MARK, one) for one in handed)
         # Where the module builds (or otherwise uses) each class: a class built only on other
         # platforms' branches is their code (`_CallGraphTiers._built_elsewhere`).
         marks.update((MARK_CALLER, BUILT_MARK + name, guard) for name, guard in guards.class_uses(tree))
-        return (*summary[:4], tuple(sorted({*summary[4], *marks})), info, name_references(text))
+        return (*summary[:4], tuple(sorted({*summary[4], *marks})), info, name_references(text, tree))
     except Exception:  # noqa: BLE001 - recursion, a module the place model gives up on (places.TooCostly), or a defect: it adds no facts, the run goes on
         return (*_NO_SUMMARY[:-1], name_references(text))
     finally:
@@ -1031,7 +1074,43 @@ class _Summarizer:
         if type(obj) is ast.Name and obj.id[:1].isupper() and obj.id not in unit.bound:
             return (f"{obj.id}:{method}",)  # `Cls.m()` of a class of this file
         cls = self._class_of(obj, unit)
-        return (f"{cls}.{method}",) if cls else (f".{method}",)
+        if cls:
+            return (f"{cls}.{method}",)
+        if method in TENSOR_MEMBERS and self._plainly_a_tensor(obj, unit):
+            return ()  # `x_t[:, -pad:].detach()`: torch's method, not a repository's `detach`
+        return (f".{method}",)
+
+    def _plainly_a_tensor(self, expr, unit) -> bool:
+        """Whether `expr` is an array by its shape alone: a subscript by a slice or by several
+        indices (`x[:, 1:]`, `x[i, j]`: a list of objects is indexed by one key, and a slice of
+        a sequence is a sequence, whose methods are not the repository's), a call of a torch
+        function (`torch.cat(parts)`), a name annotated a tensor (`x: torch.Tensor`), or a
+        torch.Tensor member read or called on one of these (`x[:, 0].float()`, `torch.cat(p).T`)."""
+        while True:
+            kind = type(expr)
+            if kind is ast.Name:
+                annotation = unit.annotations.get(expr.id)
+                return (annotation is not None and places.tensor_annotation(annotation)
+                        and places.annotation_class(annotation, self.imports) is None)
+            if kind is ast.Subscript:
+                key = expr.slice
+                return type(key) is ast.Slice or type(key) is ast.Tuple and len(key.elts) > 1
+            if kind is ast.Call:
+                func = expr.func
+                if type(func) is not ast.Attribute:
+                    return False
+                head = func.value
+                if type(head) is ast.Name and head.id in self.imports:
+                    return min(self.imports[head.id]).split(".", 1)[0] == "torch"
+                if type(head) is ast.Name and head.id == "torch":
+                    return True
+                if func.attr not in TENSOR_MEMBERS:
+                    return False
+                expr = head
+            elif kind is ast.Attribute and expr.attr in TENSOR_MEMBERS:
+                expr = expr.value
+            else:
+                return False
 
     def _written_fields(self, owner) -> frozenset[str]:
         """The fields a class's methods assign (`self.score = nn.Linear(...)`) and that it
@@ -2811,7 +2890,8 @@ _CODE = ""
 # The modules a summary is computed with (tests/test_index_store.py checks the list against
 # what summarising a file imports).
 SUMMARY_MODULES = ("repo.py", "lines.py", "analysis/coldcode.py", "analysis/guards.py", "analysis/platform_words.py",
-                   "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py")
+                   "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py",
+                   "apis/tensor_members.py")
 
 
 def _index_code() -> str:
@@ -3037,6 +3117,18 @@ def _contributions(path: str, summary: tuple) -> tuple:
 # value of that kind (synclint/analysis/guards.py `field_values`) is assigned to field `f`.
 MARK_CALLER = "~"
 HOST_MARK = "~host"
+# `("~", WORKER_MARK, f)`: the module hands its function `f` to an executor
+# (`pool.submit(f, ...)`, `loop.run_in_executor(pool, f)`, `asyncio.to_thread(f)`): `f` runs
+# off the serving thread, and what only it reaches too. `("~", THREAD_MARK, f)`: it runs `f`
+# as a thread's target (`Thread(target=self._loop)`), off the serving thread unless `f`
+# reaches the model itself (`_CallGraphTiers._serving_loop`).
+WORKER_MARK = "~worker"
+THREAD_MARK = "~thread"
+# `("~", WORKER_PARAM_MARK, "f:1:run")`: function `f` hands its parameter `run` (the second
+# after `self`) to a thread or executor; `("~", PASSED_FUNCTION_MARK, "f:1::Cls.m")`: a call
+# of `f` passes method `m` of class `Cls` there (coldcode.handed_on_workers).
+WORKER_PARAM_MARK = "~wparam"
+PASSED_FUNCTION_MARK = "~passed"
 FIELD_MARK = "~f:"
 # `("~", BUILT_MARK + Cls, guard)`: the module calls `Cls(...)` on a branch that runs on the
 # platforms of `guard` (`%xpu`; "" everywhere), or uses the name another way (`guards.ANY_USE`).
@@ -3044,6 +3136,24 @@ BUILT_MARK = "~new:"
 # `("~", SHAPE_MARK + Cls.m, shape)`: the parameters method `m` takes (guards.shape), for the
 # calls by name that can bind to them (`_CallGraphTiers._ways_in`).
 SHAPE_MARK = "~s:"
+
+
+def _worker_functions(callers: dict) -> frozenset[str]:
+    """The functions the repository hands to a thread or executor: directly (`WORKER_MARK`)
+    or as an argument of a helper that does (`WORKER_PARAM_MARK`, `PASSED_FUNCTION_MARK`),
+    matched by the helper's name and the argument's position or keyword."""
+    found = set(callers.get(WORKER_MARK, ()))
+    handing: dict[str, set[str]] = {}
+    for one in callers.get(WORKER_PARAM_MARK, ()):
+        name, position, param = one.split(":", 2)
+        handing.setdefault(name, set()).update((position, param) if position != "-1" else (param,))
+    if handing:
+        for one in callers.get(PASSED_FUNCTION_MARK, ()):
+            name, position, keyword, ref = one.split(":", 3)
+            ways = handing.get(name)
+            if ways and (position in ways if position != "-1" else keyword in ways):
+                found.add(ref)
+    return frozenset(found)
 
 
 def _generic_host_methods(tree: ast.Module) -> list[str]:
@@ -3761,6 +3871,10 @@ class _CallGraphTiers:
         # starts at one of them that nothing calls is code the repository does not use.
         self.vendored = facts.vendored
         self.host_functions = frozenset(self.callers.get(HOST_MARK, ())) if self.callers else frozenset()
+        self.worker_functions = _worker_functions(self.callers) if self.callers else frozenset()
+        self.thread_targets = frozenset(self.callers.get(THREAD_MARK, ())) if self.callers else frozenset()
+        self._down: dict[str, list[str]] | None = None  # caller -> what it calls (`_serving_loop`)
+        self._searching: set[str] = set()
         self._given_fields = None  # guards.GivenFields, on first use
         self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
 
@@ -3789,7 +3903,48 @@ class _CallGraphTiers:
             return True
         name = node.rpartition(".")[2]
         return (name[:1].isupper() or name == "__init__" or self._matches(node, self.cold) or coldcode.vae_function(name)
+                or node in self.worker_functions or node in self.thread_targets and not self._serving_loop(node)
                 or self._host_side(node))
+
+    def _serving_loop(self, target: str) -> bool:
+        """Whether a thread's target runs the model: a call it makes, or one a function it
+        reaches through resolved calls makes, is of a hot root (by name too: `self.worker.forward(batch)`
+        (`forward`, `execute_model`, ...). Such a thread is the serving loop moved off the main
+        thread (an executor loop started with `Thread(target=self._event_loop)`), and what it
+        calls runs every step; a transfer or I/O thread that reaches no hot root is a worker.
+        Calls made on a branch that runs once do not count; a search that grows past
+        `_MAX_VISITED` functions is taken for a serving loop."""
+        if self._down is None:
+            down: dict[str, list[str]] = {}
+            for callee, callers in self.callers.items():
+                if callee[:1] == MARK_CALLER:
+                    continue
+                for caller in callers:
+                    if not caller.endswith((COLD_CALLER, UNTAKEN_CALLER)):
+                        down.setdefault(caller.partition(GUARDED_CALLER)[0], []).append(callee)
+            self._down = down
+        if target in self._searching:
+            return True  # two threads' targets that reach each other: neither is known to be a worker
+        self._searching.add(target)
+        try:
+            return self._reaches_a_hot_root(target)
+        finally:
+            self._searching.discard(target)
+
+    def _reaches_a_hot_root(self, target: str) -> bool:
+        seen, queue = {target}, [target]
+        for node in queue:
+            for callee in self._down.get(node, ()):
+                by_name = callee[:1] in ".?"
+                if self._is_hot(callee[1:] if by_name else callee):
+                    return True  # `self.model.forward(batch)`, by name or resolved
+                if by_name or callee in seen or self._is_cold(callee):
+                    continue
+                seen.add(callee)
+                if len(seen) > _MAX_VISITED:
+                    return True
+                queue.append(callee)
+        return False
 
     def _host_side(self, node: str) -> bool:
         """A method of a host-side pre-processing class (a Hugging Face-style processor or

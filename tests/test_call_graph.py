@@ -1149,6 +1149,22 @@ def test_a_branch_on_a_field_never_none_is_cold(tmp_path):
     assert found[25][0] == "hot"
 
 
+def test_a_none_default_every_construction_fills_never_applies(tmp_path):
+    # Every `DecodeMeta(...)` of the repository passes `padded_lens`: its `None` default never
+    # applies, and the `is None` fallback never runs.
+    files = dict(FIELD_TESTS)
+    files["attn/indexer.py"] = FIELD_TESTS["attn/indexer.py"].replace(
+        "return DecodeMeta(decode_lens=lens, host_lens=list(lens_cpu))",
+        "return DecodeMeta(decode_lens=lens, host_lens=list(lens_cpu), padded_lens=lens[:8])")
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "attn/indexer.py")[25] == ("cold", "runs only when field `padded_lens` is None, and the repository never assigns it None")
+    # One construction elsewhere that leaves it out, or passes `**kwargs`, keeps the branch open.
+    for name, call in (("omits", "DecodeMeta(decode_lens=x, host_lens=[])"), ("kwargs", "DecodeMeta(decode_lens=x, **extra)")):
+        other = {**files, "attn/dummy.py": f"from attn.indexer import DecodeMeta\n\n\ndef dummy(x, extra):\n    return {call}\n"}
+        root = project(tmp_path / name, other)
+        assert tiers(root, "attn/indexer.py")[25][0] == "hot", name
+
+
 HOST_FOLDER = {
     "srt/layers/rope_index.py": """\
         import torch
@@ -1468,3 +1484,107 @@ def test_a_super_call_into_a_library_base_reaches_nothing_of_the_repository(tmp_
     files["comp/backend.py"] = files["comp/backend.py"].replace("return super().run(*args)", "return self.delegate.run(*args)")
     root = project(tmp_path / "other", files)
     assert tiers(root, "comp/worker.py", hot_functions=("__call__",))[6][0] == "hot"
+
+
+HANDED_TO_A_POOL = {
+    "engine/producer.py": """\
+        from concurrent.futures import ThreadPoolExecutor
+
+
+        class PushQueue:
+            def submit_batches(self, executor: ThreadPoolExecutor, run_batch, *, wait: bool = False):
+                for records in self.pending():
+                    executor.submit(run_batch, records)
+                return True
+
+            def pending(self):
+                return []
+        """,
+    "engine/worker.py": """\
+        from concurrent.futures import ThreadPoolExecutor
+
+        from engine.producer import PushQueue
+        from engine.staging import stage
+
+
+        class Worker:
+            def __init__(self):
+                self.pushes = PushQueue()
+                self.io = ThreadPoolExecutor(2)
+
+            def flush(self):
+                self.pushes.submit_batches(self.io, self._push_batch)
+
+            def _push_batch(self, records):
+                for record in records:
+                    stage(record)
+        """,
+    "engine/staging.py": """\
+        import torch
+
+
+        def stage(tensor: torch.Tensor):
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream):
+                out = tensor.to("cuda", non_blocking=True)
+            stream.synchronize()
+            return out
+        """,
+}
+
+
+def test_a_function_handed_to_an_executor_through_a_helper_runs_off_the_serving_thread(tmp_path):
+    root = project(tmp_path / "proj", HANDED_TO_A_POOL)
+    assert tiers(root, "engine/staging.py")[8] == ("cold", "reached only from cold code (Worker._push_batch -> stage)")
+    # A helper that calls what it is given runs it on the caller's thread: no signal.
+    files = dict(HANDED_TO_A_POOL)
+    files["engine/producer.py"] = files["engine/producer.py"].replace("executor.submit(run_batch, records)", "run_batch(records)")
+    root = project(tmp_path / "called", files)
+    assert tiers(root, "engine/staging.py")[8] == ("unknown", "no signal says how often this code runs")
+    # Handed to a thread directly, in another file than the sync: off the serving thread too.
+    files["engine/worker.py"] = files["engine/worker.py"].replace(
+        "self.pushes.submit_batches(self.io, self._push_batch)", "threading.Thread(target=self._push_batch, args=([],)).start()")
+    root = project(tmp_path / "thread", files)
+    assert tiers(root, "engine/staging.py")[8][0] == "cold"
+    # A process's target is often the serving loop itself: what it reaches is not cold for that.
+    files["engine/worker.py"] = files["engine/worker.py"].replace("threading.Thread(", "multiprocessing.Process(")
+    root = project(tmp_path / "process", files)
+    assert tiers(root, "engine/staging.py")[8][0] == "unknown"
+
+
+TENSOR_METHODS = {
+    "engine/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def forward(self, x: torch.Tensor, pad: int):
+                tail = x[:, :, -pad:].detach().clone()
+                head = x.detach()
+                return tail + head
+        """,
+    "engine/storage.py": """\
+        import torch
+
+
+        class StorageAttachment:
+            def __init__(self, stream: torch.cuda.Stream):
+                self.stream = stream
+
+            def detach(self):
+                self.stream.synchronize()
+                return True
+        """,
+}
+
+
+def test_a_tensor_method_does_not_reach_a_repository_method_of_its_name(tmp_path):
+    root = project(tmp_path / "proj", TENSOR_METHODS)
+    # `x[:, :, -pad:].detach()` and `x.detach()` of a parameter annotated a tensor are torch's.
+    assert tiers(root, "engine/storage.py")[9] == ("unknown", "no signal says how often this code runs")
+    # An object whose class the code does not say may be the attachment: by name, as before.
+    files = dict(TENSOR_METHODS)
+    files["engine/model.py"] = files["engine/model.py"].replace("head = x.detach()", "head = self.attachment.detach()")
+    root = project(tmp_path / "other", files)
+    assert tiers(root, "engine/storage.py")[9][0] == "hot"

@@ -168,8 +168,11 @@ def drop(layer):
 
 def test_the_values_a_module_assigns_its_fields():
     found = guards.field_values(ast.parse(FIELDS))
-    assert ("Packed.bounds_host", "g") in found and ("Packed.lens_cpu", "N") in found and ("Packed.width", "N") in found
-    assert ("Sampling.max_top_k", "N") in found and ("Draft.max_top_k", "g") in found
+    # A `None` default is None unless every construction fills the field (`DEFAULT_NONE`);
+    # the constructions are kept beside the fields, with the keywords they pass.
+    assert ("Packed.bounds_host", "g") in found and ("Packed.lens_cpu", "d") in found and ("Packed.width", "d") in found
+    assert ("Packed.<init>", "cbounds_host") in found
+    assert ("Sampling.max_top_k", "d") in found and ("Draft.max_top_k", "g") in found
     assert ("Draft.scale", "g") in found and ("Draft.hint", "N") in found and ("Draft.copy", "~bounds_host") in found
     assert ("Draft._k_scale", "g") in found and ("_gone", "N") in found
     kinds: dict = {}

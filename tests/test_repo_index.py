@@ -208,6 +208,9 @@ def test_names_say_where_a_tensor_lives():
     # Flags, counts and device objects are not tensors, whatever their suffix.
     assert repo.convention("is_cuda") == repo.convention("use_gpu") == repo.convention("num_flops_per_gpu") == 0
     assert repo.convention("kv_buffer_device") == 0
+    # The methods of a platform dispatch are no tensors either (`act_fn.forward_cuda`).
+    assert repo.convention("forward_cuda") == repo.convention("_forward_cpu") == repo.convention("run_gpu") == 0
+    assert repo.convention("draft_ids_gpu") == repo.DEVICE
 
 
 def test_a_pre_commit_run_on_one_file_reads_the_rest_of_the_repository(tmp_path, monkeypatch):
@@ -677,10 +680,16 @@ def test_calls_made_only_on_a_branch_that_runs_once_are_cold(tmp_path):
     assert plans[23][0] == "hot"
     runner_tiers = tiers(root, "runner.py")
     # check_bounds is called only in a debug-only branch. gather_pages is called only from a
-    # thread's target, and stays unknown: a serving loop runs on a thread or process of its
-    # own (`Process(target=run_scheduler_process)`), so its callees are not cold for that.
+    # thread's target that runs no model (a transfer thread): off the serving thread, cold.
     assert runner_tiers[27][0] == "cold" and "execute_model [on a branch that runs once]" in runner_tiers[27][1]
-    assert runner_tiers[23][0] == "unknown"
+    assert runner_tiers[23] == ("cold", "reached only from cold code (Runner._transfer_loop -> gather_pages)")
+    # A thread whose loop runs the model is the serving loop moved off the main thread: what
+    # it calls is not cold for that (`_serving_loop`).
+    files = dict(ONCE_BRANCHES)
+    files["runner.py"] = files["runner.py"].replace(
+        'gather_pages([1, 2, 3], "cuda")', 'gather_pages([1, 2, 3], "cuda")\n                self.execute_model([], None, None, None)')
+    root = project(tmp_path / "loop", files)
+    assert tiers(root, "runner.py")[24][0] == "unknown"
 
 
 def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on(tmp_path, monkeypatch):
@@ -1069,6 +1078,16 @@ def test_a_number_field_given_a_tensor_anywhere_is_no_python_number(tmp_path):
 
 
 FUTURE_TOKENS = {
+    # The model the overlap thread runs: its loop is the serving loop, not a worker's.
+    "model.py": """\
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def forward(self, batch):
+                return batch.input_ids.float()
+        """,
     "batch.py": """\
         from dataclasses import dataclass
 

@@ -101,6 +101,33 @@ def test_name_references_leave_out_a_name_only_its_def_mentions():
     assert repo.unused({"lonely", "decode_frames", "main", "used"}, [words]) == frozenset({"lonely"})
 
 
+def test_a_function_that_names_only_itself_is_unnamed():
+    # A compile cache kept on the function (`f.cache[key]` in its body, `f.cache = {}` below
+    # it) and a recursive call do not call it from anywhere else.
+    text = (
+        "def compute_sparsity(x, key):\n"
+        "    if key not in compute_sparsity.cache:\n"
+        "        compute_sparsity.cache[key] = build(key)\n"
+        "    return compute_sparsity.cache[key](x)\n\n\n"
+        "compute_sparsity.cache = {}\n\n\n"
+        "def walk(node):\n"
+        "    return [walk(c) for c in node.children]\n"
+    )
+    import ast
+
+    words = repo.name_references(text, ast.parse(text))
+    assert "compute_sparsity" not in words and "walk" not in words
+    assert "build" in words
+    # Without the parsed module only the `def` lines are known: the body's mentions count.
+    assert "compute_sparsity" in repo.name_references(text)
+    # A module-level use that is not an attribute assignment names it.
+    used = text + "\nTABLE = {'sparsity': compute_sparsity}\n"
+    assert "compute_sparsity" in repo.name_references(used, ast.parse(used))
+    # So does a mention in another function of the module.
+    called = text + "\ndef run(x):\n    return walk(x)\n"
+    assert "walk" in repo.name_references(called, ast.parse(called))
+
+
 def _indexed_project(tmp_path: Path) -> tuple[Path, repo.Facts]:
     """The large project with a helper file `engine/tools.py` to edit, indexed with a store."""
     root = project(tmp_path / "proj", {**FILLER, "engine/quant/packing.py": PACKING, "engine/tools.py": "def nothing():\n    return 0\n"})

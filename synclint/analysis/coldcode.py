@@ -35,6 +35,13 @@ _WORKER_PATTERNS = (
 )
 
 
+# `Thread(target=f)` alone, and the pools alone (`pool.submit(f)`, `run_in_executor`,
+# `to_thread`): a pool runs tasks, while a thread or a process may run the serving loop
+# itself (`Process(target=run_scheduler_process)`, an executor loop on a thread of its own).
+_THREAD_PATTERN = re.compile(r"\bThread\s*\([^)]*?\btarget\s*=\s*(?:self\.)?(\w+)", re.S)
+_POOL_PATTERNS = _WORKER_PATTERNS[1:]
+
+
 def worker_functions(text: str) -> frozenset[str]:
     """Names of the functions a module hands to a thread, process or executor. Read from the
     whole text (not the screened module) with patterns, so the answer does not depend on
@@ -45,6 +52,18 @@ def worker_functions(text: str) -> frozenset[str]:
     for pattern in _WORKER_PATTERNS:
         found.update(pattern.findall(text))
     return frozenset(found)
+
+
+def pool_tasks(text: str) -> frozenset[str]:
+    """Names of the functions a module hands to an executor or `asyncio.to_thread`."""
+    if "submit(" not in text and "executor" not in text and "to_thread" not in text:
+        return frozenset()
+    return frozenset(name for pattern in _POOL_PATTERNS for name in pattern.findall(text))
+
+
+def thread_targets(text: str) -> frozenset[str]:
+    """Names of the functions a module runs as a `threading.Thread`'s target."""
+    return frozenset(_THREAD_PATTERN.findall(text)) if "Thread" in text else frozenset()
 
 
 _DEBUG_WORD = re.compile(r"(^|_)debug(_|$)")
@@ -393,3 +412,57 @@ def cold_subtrees(func: ast.AST) -> list[ast.AST]:
             elif kind is ast.Match:
                 pending.extend(case.body for case in stmt.cases)
     return out
+
+
+_HANDS_OFF = re.compile(r"executor|Executor|Thread|submit\(|to_thread")
+
+
+def handed_on_workers(tree: ast.Module, text: str) -> tuple[set[str], set[str]]:
+    """What a module says of callables handed to a pool through a helper's parameter
+    (`submit_batches(self, executor, run_batch)` with `executor.submit(run_batch, records)`
+    in its body; its caller `self.pushes.submit_batches(self._io_executor, self._push_batch)`):
+    `"name:position:param"` for each parameter of a function or method `name` that its body
+    hands to an executor (`pool_tasks` of its own text; the position counts the parameters
+    after `self` / `cls`), and `"name:position:keyword:ref"`
+    for each call of `name` that passes one of the module's own functions or methods
+    (`self._push_batch` of the caller's class: `Cls._push_batch`; `f`) as an argument
+    (position -1 for a keyword). Only modules that mention an executor or a thread are read."""
+    if not _HANDS_OFF.search(text):
+        return set(), set()
+    lines = text.splitlines()
+    params: set[str] = set()
+    passed: set[str] = set()
+    functions = {n.name for n in tree.body if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef)}
+
+    def read(func, owner: str | None, methods: frozenset) -> None:
+        args = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+        if owner is not None and args and args[0] in ("self", "cls"):
+            args = args[1:]
+        handed = pool_tasks("\n".join(lines[func.lineno - 1:func.end_lineno or func.lineno]))
+        for position, name in enumerate(args):
+            if name in handed:
+                params.add(f"{func.name}:{position}:{name}")
+        for arg in func.args.kwonlyargs:
+            if arg.arg in handed:
+                params.add(f"{func.name}:-1:{arg.arg}")
+        for node in ast.walk(func):
+            if type(node) is not ast.Call:
+                continue
+            callee = node.func.attr if type(node.func) is ast.Attribute else node.func.id if type(node.func) is ast.Name else None
+            if callee is None:
+                continue
+            for position, value, keyword in [*((i, a, "") for i, a in enumerate(node.args)), *((-1, k.value, k.arg or "") for k in node.keywords)]:
+                if type(value) is ast.Attribute and type(value.value) is ast.Name and value.value.id == "self" and value.attr in methods:
+                    passed.add(f"{callee}:{position}:{keyword}:{owner}.{value.attr}")
+                elif type(value) is ast.Name and value.id in functions:
+                    passed.add(f"{callee}:{position}:{keyword}:{value.id}")
+
+    for node in tree.body:
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            read(node, None, frozenset())
+        elif type(node) is ast.ClassDef:
+            methods = frozenset(m.name for m in node.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef))
+            for member in node.body:
+                if type(member) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                    read(member, node.name, methods)
+    return params, passed

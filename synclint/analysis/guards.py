@@ -629,6 +629,13 @@ def runs_on_targets(guard: str, targets: frozenset[str]) -> bool:
 # --- what the repository assigns to fields --------------------------------------------------
 
 FIELD = "~"  # `~f`: an argument that reads field `f` (`batch.cu_seqlens_host`): given where `f` never holds None
+# A class body's `f: Optional[T] = None`: None only where some construction of the class leaves
+# `f` out. The constructions are kept under the field name `CONSTRUCTION` of the class, one
+# kind per call: `CONSTRUCTED` + the keywords it passes, sorted, joined by `,`, and `;?` where
+# it also passes positional arguments or `**kwargs` (which may or may not fill `f`).
+DEFAULT_NONE = "d"
+CONSTRUCTION = "<init>"
+CONSTRUCTED = "c"
 
 
 def field_values(tree: ast.Module) -> set[tuple[str, str]]:
@@ -654,7 +661,10 @@ def field_values(tree: ast.Module) -> set[tuple[str, str]]:
                 continue
             prefix = cls + "." if cls else ""
             if in_class and kind is ast.AnnAssign and type(stmt.target) is ast.Name:
-                out.add((prefix + stmt.target.id, _declared_kind(stmt.annotation, stmt.value, own, bindings)))
+                declared = _declared_kind(stmt.annotation, stmt.value, own, bindings)
+                if declared == NONE and _none_default(stmt.value):
+                    declared = DEFAULT_NONE  # None unless every construction passes it
+                out.add((prefix + stmt.target.id, declared))
             elif in_class and kind is ast.Assign:
                 for target in stmt.targets:
                     if type(target) is ast.Name:
@@ -727,6 +737,22 @@ def _assignments(node, own, bindings, out: set, cls: str = "") -> None:
             for kw in node.keywords:
                 if kw.arg is not None:
                     out.add((f"{owner}.{kw.arg}" if owner else kw.arg, _value_kind(kw.value, own, bindings)))
+            if owner and name not in ("replace", "_replace", "evolve") and not owner.endswith(("Error", "Exception", "Warning")):
+                # a construction: which fields it fills (a copy keeps the fields it leaves out)
+                passed = ",".join(sorted(kw.arg for kw in node.keywords if kw.arg is not None))
+                open_ended = bool(node.args) or any(kw.arg is None for kw in node.keywords)
+                out.add((f"{owner}.{CONSTRUCTION}", CONSTRUCTED + passed + (";?" if open_ended else "")))
+
+
+def _none_default(value) -> bool:
+    """A class body's default of `None`: `= None`, `= field(default=None)`."""
+    if type(value) is ast.Constant:
+        return value.value is None
+    if type(value) is ast.Call and type(value.func) in (ast.Name, ast.Attribute) and (
+        value.func.id if type(value.func) is ast.Name else value.func.attr
+    ) == "field":
+        return any(kw.arg == "default" and type(kw.value) is ast.Constant and kw.value.value is None for kw in value.keywords)
+    return False
 
 
 def _annotated_parameters(func) -> dict[str, str]:
@@ -822,12 +848,27 @@ class GivenFields:
             return False
         if owner:
             related = set(self.lineage(owner)) | {""}
-            values = [k for o, found in owners.items() if o in related for k in found]
+            pairs = [(o, k) for o, found in owners.items() if o in related for k in found]
         else:
-            values = [k for found in owners.values() for k in found]
+            pairs = [(o, k) for o, found in owners.items() for k in found]
+        if any(k == DEFAULT_NONE and not (o and self._always_filled(o, name)) for o, k in pairs):
+            return False  # a `None` default some construction may leave in place
+        values = [k for _, k in pairs if k != DEFAULT_NONE]
         if not values:
-            return False
+            return False  # nothing says what the field is filled with
         return all(k == GIVEN or k[:1] == FIELD and k[1:] != field and k[1:] in self for k in values)
+
+    def _always_filled(self, owner: str, name: str) -> bool:
+        """Whether every construction the repository makes of `owner` (and of the classes of
+        its lineage) passes field `name` by keyword: its `None` default never applies. A
+        construction with positional arguments or `**kwargs` that does not name it may leave
+        it to the default."""
+        constructions = self.by_name.get(CONSTRUCTION)
+        if not constructions:
+            return False
+        related = set(self.lineage(owner))
+        calls = [k for o, found in constructions.items() if o in related for k in found]
+        return bool(calls) and all(name in k[len(CONSTRUCTED):].partition(";")[0].split(",") for k in calls)
 
 
 # The guard of a class name used as a value other than by calling it (`registry = {"a": Cls}`,
