@@ -761,9 +761,6 @@ def _resolved_by_use(value: Placement, func: cst.FunctionDef, name: str) -> Plac
     return value
 
 
-_DTYPE_WORDS = ("dtype", "float", "half", "bfloat16", "int", "bool", "long", "double", "uint8", "complex")
-
-
 def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
     """The ids of the `name.to` / `name.cuda` attributes of `body` that move `name` to a
     device (`.cuda()`, `.to(device)`, `.to(device=d, non_blocking=True)`; not `.to(torch.bool)`
@@ -783,18 +780,17 @@ def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
 
 
 def _moves(call: cst.Call) -> bool:
+    """`.cuda()`, `.to(device=...)`, `.to(..., non_blocking=...)`, `.to("cuda")`, `.to(d)` of a
+    target not named as a dtype (`torch.bool`, `x.dtype`, `dtype`: `api.DTYPES`)."""
     if call.func.attr.value == "cuda":
         return True
     if any(a.keyword is not None and a.keyword.value in ("device", "non_blocking") for a in call.args):
         return True
-    positional = [a.value for a in call.args if a.keyword is None]
-    if not positional:
-        return False
-    first = positional[0]
-    text = first.attr.value if isinstance(first, cst.Attribute) else first.value if isinstance(first, cst.Name) else None
+    first = next((a.value for a in call.args if a.keyword is None), None)
     if isinstance(first, cst.SimpleString):
-        return True  # `.to("cuda")`
-    return text is not None and not any(w in text.lower() for w in _DTYPE_WORDS)
+        return True
+    name = first.attr.value if isinstance(first, cst.Attribute) else first.value if isinstance(first, cst.Name) else None
+    return name is not None and name not in api.DTYPES and "dtype" not in name.lower()
 
 
 def _numpy_possible(value: Placement) -> bool:

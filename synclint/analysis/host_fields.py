@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import re
 
-_FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*([\w.]+)\(""")
+_FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
 _MODALITIES = frozenset({"image", "video", "audio", "vision", "speech", "visual"})
 _KEEP_ON_HOST = re.compile(r"\bkeep_on_cpu\s*=\s*True\b")
 
 
 def _declarations(text: str):
-    """(name, callee, kept on the host) for each field declaration of the text: kept where the
+    """(name, kept on the host) for each field declaration of the text: kept where the
     call's own arguments say `keep_on_cpu=True` (not a call inside them: of
     `FIELDS = dict(grid=FieldConfig(..., keep_on_cpu=True))` only `grid` is kept)."""
     for match in _FIELD_CALL.finditer(text):
@@ -44,7 +44,7 @@ def _declarations(text: str):
                     own.append((start, i))
             i += 1
         kept = any(_KEEP_ON_HOST.search(text, a, b) for a, b in own)
-        yield match.group(1) or match.group(2), match.group(3), kept
+        yield match.group(1) or match.group(2), kept
 
 
 def _with_encoder_name(name: str) -> tuple[str, ...]:
@@ -58,4 +58,4 @@ def host_fields(text: str) -> frozenset[str]:
     whole text with patterns, so the answer does not depend on which functions the screen kept."""
     if "keep_on_cpu" not in text:
         return frozenset()
-    return frozenset(n for name, _, kept in _declarations(text) if kept for n in _with_encoder_name(name))
+    return frozenset(n for name, kept in _declarations(text) if kept for n in _with_encoder_name(name))
