@@ -61,7 +61,8 @@ from operator import itemgetter, or_
 from pathlib import Path
 
 from synclint.analysis import coldcode, guards
-from synclint.analysis.platform_words import host_class, host_file
+from synclint.analysis.platform_words import host_class, host_file, path_platforms
+
 from synclint.apis import torch_api as api
 from synclint.apis.tensor_members import TENSOR_MEMBERS
 from synclint.screen import places
@@ -81,7 +82,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-22"
+INDEX_VERSION = "repo-index-23"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -2007,7 +2008,7 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     calls: dict[str, Counter] = {}  # callee (`_Summarizer._callees`) -> its (caller, arguments)' counts
     for path, (_, sigs, _, declared, edges, *more) in summaries.items():
         tensors.update(declared)
-        for caller, callee, arguments in (*edges, *_path_edges(path, edges)):
+        for caller, callee, arguments in _file_edges(path, edges):
             known = calls.get(callee)
             if known is None:
                 known = calls[callee] = Counter()
@@ -3108,7 +3109,7 @@ def _contributions(path: str, summary: tuple) -> tuple:
             relays = relays or kind in _RELAY_TARGETS
         elif kind == "rt":
             tupled[("r", target[1])] += 1
-    return (Counter(sigs), targeted, tupled, Counter(declared), Counter((*edges, *_path_edges(path, edges))), relays, Counter(k for k, _ in sigs),
+    return (Counter(sigs), targeted, tupled, Counter(declared), Counter(_file_edges(path, edges)), relays, Counter(k for k, _ in sigs),
             _vendored(path))
 
 
@@ -3170,12 +3171,19 @@ def _generic_host_methods(tree: ast.Module) -> list[str]:
     return found
 
 
-def _path_edges(path: str, edges) -> tuple:
-    """What a file's path adds to its call edges: the functions it defines, marked host-side
-    where the file is pre-processing by its name or folder (`platform_words.host_file`)."""
+def _file_edges(path: str, edges) -> tuple:
+    """A file's call edges with what its path adds: the functions it defines, marked host-side
+    where the file is pre-processing by its name or folder (`platform_words.host_file`); and
+    in a file for other platforms by its name or folder (`platforms/rocm.py`), the classes and
+    registry entries it uses everywhere in it are used on those platforms only."""
+    platforms = path_platforms(path)
+    if platforms:
+        guard = guards.ON_PLATFORMS + "+".join(sorted(platforms))
+        edges = tuple((caller, callee, guard) if caller == MARK_CALLER and callee.startswith(BUILT_MARK) and arguments[:1] not in (guards.ON_PLATFORMS, guards.REGISTERED)
+                      else (caller, callee, arguments) for caller, callee, arguments in edges)
     if not host_file(path):
-        return ()
-    return tuple((MARK_CALLER, HOST_MARK, callee) for caller, callee, _ in edges if not caller)
+        return tuple(edges)
+    return (*edges, *((MARK_CALLER, HOST_MARK, callee) for caller, callee, _ in edges if not caller))
 
 
 def _relay_flows(summary: tuple) -> list:
@@ -3877,6 +3885,7 @@ class _CallGraphTiers:
         self._searching: set[str] = set()
         self._given_fields = None  # guards.GivenFields, on first use
         self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
+        self._class_guards: dict[str, frozenset[str] | None] = {}  # class -> where it is used (`_uses_of`)
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -4117,12 +4126,7 @@ class _CallGraphTiers:
         cls = name.rpartition(".")[0]
         if not cls or "." in cls or not self.callers:
             return None
-        if self._children is None:
-            self._children = _children_of(self.facts.types.bases)
-        family = [cls, *_descendants(self._children, cls)]
-        found: set[str] = set()
-        for one in family:
-            found.update(self.callers.get(BUILT_MARK + one, ()))
+        found = self._uses_of(cls)
         if not found or any(not g.startswith(guards.ON_PLATFORMS) or guards.runs_on_targets(g, self.targets) for g in found):
             return None
         from synclint.analysis.tier import Tier, TierVerdict
@@ -4130,6 +4134,31 @@ class _CallGraphTiers:
         where = sorted({p for g in found for p in g[len(guards.ON_PLATFORMS):].split("+")})
         return TierVerdict(Tier.COLD, f"a method of `{cls}`, which the repository builds only on branches for other platforms "
                                       f"({', '.join(where)}) than the targets")
+
+    def _uses_of(self, cls: str) -> frozenset[str] | None:
+        """The guards of the uses of class `cls` and its subclasses (`guards.class_uses`):
+        a registry entry's dotted path stands for the uses of the entry
+        (`Registry.FLASH.get_class()`; one nothing uses may be chosen by name: anywhere), a
+        use inside another class for the uses of that class."""
+        memo = self._class_guards
+        if cls in memo:
+            return memo[cls]  # None while it is being read: a use inside itself adds nothing
+        memo[cls] = None
+        if self._children is None:
+            self._children = _children_of(self.facts.types.bases)
+        found: set[str] = set()
+        for one in (cls, *_descendants(self._children, cls)):
+            found.update(self.callers.get(BUILT_MARK + one, ()))
+        for guard in [g for g in found if g[:1] in (guards.REGISTERED, guards.INSIDE)]:
+            found.discard(guard)
+            if guard[:1] == guards.REGISTERED:
+                found.update(self.callers.get(BUILT_MARK + guards.MEMBER + guard[1:], None) or (guards.ANY_USE,))
+            else:
+                inner = self._uses_of(guard[1:])
+                if inner is not None:
+                    found.update(inner or (guards.ANY_USE,))  # a class nothing uses: its users are elsewhere
+        memo[cls] = frozenset(found)
+        return memo[cls]
 
     def _unused(self, name: str):
         """Cold when every way into `name` starts at a module-level function that nothing in

@@ -1588,3 +1588,47 @@ def test_a_tensor_method_does_not_reach_a_repository_method_of_its_name(tmp_path
     files["engine/model.py"] = files["engine/model.py"].replace("head = x.detach()", "head = self.attachment.detach()")
     root = project(tmp_path / "other", files)
     assert tiers(root, "engine/storage.py")[9][0] == "hot"
+
+
+def test_expert_rebalancing_reached_from_the_forward_is_cold(tmp_path):
+    # The forward asks every step whether to rebalance; the rebalance itself (and what only
+    # it calls) runs every few thousand steps or when a rank fails: rare maintenance.
+    files = {
+        "engine/eplb.py": """\
+            import torch
+
+
+            def compute_placement(load: torch.Tensor):
+                return load.argsort().tolist()
+
+
+            class Balancer:
+                def maybe_rebalance(self, load: torch.Tensor, step: int):
+                    if step % 1000:
+                        return None
+                    return compute_placement(load)
+
+                def record(self, load: torch.Tensor):
+                    return int(load.sum().item())
+            """,
+        "engine/model.py": """\
+            import torch
+            from torch import nn
+
+            from engine.eplb import Balancer
+
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.balancer = Balancer()
+
+                def forward(self, load: torch.Tensor, step: int):
+                    self.balancer.record(load)
+                    return self.balancer.maybe_rebalance(load, step)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/eplb.py")
+    assert found[5][0] == "cold" and "maybe_rebalance" in found[5][1]
+    assert found[15][0] == "hot"

@@ -83,3 +83,82 @@ def test_a_class_also_built_outside_the_branch_stays_reported(tmp_path):
     factory = FACTORY.replace("    return NaivePrepare()\n", "    if config.fallback:\n        return BatchedPrepare()\n    return NaivePrepare()\n")
     root = _project(tmp_path, factory)
     assert (8, "SL402") in [(v.location.row, v.code) for v in lint(root, "pkg/prepare.py")]
+
+
+BACKEND = """\
+    import torch
+
+
+    class PagedBackend:
+        def forward(self, query: torch.Tensor, seq_lens: torch.Tensor):
+            hits = torch.ones(query.shape[0], dtype=torch.bool, device="cuda")
+            return query[hits]
+
+        @staticmethod
+        def get_impl_cls():
+            return PagedImpl
+
+
+    class PagedImpl:
+        def prefill(self, query: torch.Tensor):
+            keep = torch.ones(query.shape[0], dtype=torch.bool, device="cuda")
+            return query[keep]
+
+        @classmethod
+        def make(cls):
+            return PagedImpl()
+    """
+
+REGISTRY = """\
+    import enum
+
+
+    class Backend(enum.Enum):
+        PAGED = "pkg.paged.PagedBackend"
+        FLASH = "pkg.flash.FlashBackend"
+    """
+
+ROCM_SELECTOR = """\
+    from pkg.registry import Backend
+
+
+    def backends():
+        return [Backend.PAGED.value, Backend.FLASH.value]
+    """
+
+CUDA_SELECTOR = """\
+    from pkg.registry import Backend
+
+
+    def backends():
+        return [Backend.FLASH.value]
+    """
+
+
+def _registry_project(tmp_path, cuda=CUDA_SELECTOR, rocm=ROCM_SELECTOR):
+    files = {"pkg/__init__.py": "", "pkg/paged.py": BACKEND, "pkg/registry.py": REGISTRY,
+             "pkg/platforms/__init__.py": "", "pkg/platforms/rocm.py": rocm, "pkg/platforms/cuda.py": cuda}
+    return project(tmp_path, files)
+
+
+def test_a_class_named_by_a_registry_entry_only_another_platforms_file_uses_is_cold(tmp_path):
+    root = _registry_project(tmp_path)
+    assert 7 not in [v.location.row for v in lint(root, "pkg/paged.py")]
+    (cold,) = [v for v in lint(root, "pkg/paged.py", include_cold=True) if v.location.row == 7]
+    assert cold.tier == Tier.COLD and "(rocm)" in cold.tier_reason
+    assert 7 in [v.location.row for v in lint(root, "pkg/paged.py", target_platforms=("rocm",))]
+    # The implementation the backend hands out (and builds itself) runs where the backend is used.
+    assert 17 not in [v.location.row for v in lint(root, "pkg/paged.py")]
+    assert 17 in [v.location.row for v in lint(root, "pkg/paged.py", target_platforms=("rocm",))]
+
+
+def test_a_registry_entry_a_target_platform_uses_keeps_the_class_reported(tmp_path):
+    root = _registry_project(tmp_path, cuda=CUDA_SELECTOR.replace("[Backend.FLASH.value]", "[Backend.FLASH.value, Backend.PAGED.value]"))
+    shown = [v.location.row for v in lint(root, "pkg/paged.py")]
+    assert 7 in shown and 17 in shown
+
+
+def test_a_registry_entry_nothing_uses_may_be_chosen_by_name(tmp_path):
+    # Only a configuration string picks the entry: nothing says which platform builds it.
+    root = _registry_project(tmp_path, rocm=ROCM_SELECTOR.replace("Backend.PAGED.value, ", ""))
+    assert 7 in [v.location.row for v in lint(root, "pkg/paged.py")]

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections import Counter
 
 from synclint.analysis.coldcode import debug_switch
@@ -874,6 +875,16 @@ class GivenFields:
 # The guard of a class name used as a value other than by calling it (`registry = {"a": Cls}`,
 # `cls=Cls`, `Cls.from_config(...)`): it may be built anywhere (`class_uses`).
 ANY_USE = "*"
+# `REGISTERED + "FLASH"`: the class is named only by a dotted path that a registry entry holds
+# (`class Backend(Enum): FLASH = "pkg.flash.FlashBackend"`): it is built wherever the entry is
+# used. `(MEMBER + "FLASH", guard)`: the module uses an entry `Registry.FLASH` there.
+REGISTERED = "@"
+MEMBER = "."
+# `INSIDE + "Backend"`: the use is in the body or a method of module-level class `Backend`
+# (`def get_impl_cls(): return PagedImpl`): it happens wherever `Backend` is used.
+INSIDE = "^"
+# "pkg.backends.flash.FlashBackend": at least one module and a capitalised class name.
+_DOTTED_CLASS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*\.)+([A-Z][A-Za-z0-9_]*)$")
 
 
 def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
@@ -902,7 +913,14 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
         elif kind is ast.ExceptHandler and node.type is not None:
             skip.update(id(n) for n in ast.walk(node.type))
     out: set[tuple[str, str]] = set()
-    _class_uses(tree.body, None, skip, out)
+    for stmt in tree.body:
+        if type(stmt) is not ast.ClassDef:
+            _class_uses([stmt], None, skip, out)
+            continue
+        # What a class's own body and methods use runs only where the class is used itself.
+        inside: set[tuple[str, str]] = set()
+        _class_uses([stmt], None, skip, inside)
+        out.update((name, INSIDE + stmt.name if guard in ("", ANY_USE) else guard) for name, guard in inside)
     return out
 
 
@@ -952,5 +970,19 @@ def _expression_uses(node: ast.AST, guard: str, skip: set, out: set) -> None:
             continue
         elif kind is ast.Name and type(sub.ctx) is ast.Load and _capitalised(sub.id):
             out.add((sub.id, ANY_USE))
-        elif kind is ast.Attribute and type(sub.ctx) is ast.Load and _capitalised(sub.attr):
-            out.add((sub.attr, ANY_USE))
+        elif kind is ast.Attribute and type(sub.ctx) is ast.Load:
+            if _capitalised(sub.attr):
+                out.add((sub.attr, ANY_USE))
+            elif sub.attr.isupper() and _capitalised(_base_name(sub.value)):
+                out.add((MEMBER + sub.attr, guard))  # `Registry.FLASH`: an entry, where it is used
+        elif kind is ast.Assign and len(sub.targets) == 1 and type(sub.targets[0]) is ast.Name:
+            value = sub.value
+            if type(value) is ast.Constant and type(value.value) is str and sub.targets[0].id.isupper():
+                match = _DOTTED_CLASS.match(value.value)
+                if match:
+                    out.add((match.group(1), REGISTERED + sub.targets[0].id))
+
+
+def _base_name(node: ast.AST) -> str:
+    kind = type(node)
+    return node.id if kind is ast.Name else node.attr if kind is ast.Attribute else ""

@@ -6,6 +6,7 @@ synclint/analysis/platforms.py (the libcst signals), by the repository index's a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 WORDS = {
@@ -99,3 +100,36 @@ def host_file(filename: str) -> bool:
     """Whether a file is host-side pre-processing by its name or a folder of its path."""
     parts = [p for p in re.split(r"[\\/]", filename) if p]
     return bool(parts) and (bool(_HOST_FILE.match(parts[-1])) or any(p in _HOST_FOLDERS for p in parts[:-1]))
+
+
+# Words that make a `cpu` word mean "data moved to the host" rather than "the CPU platform".
+_HOST_MOVE_WORDS = frozenset({"offload", "offloading", "swap", "transfer", "connector", "gpu"})
+
+
+def platforms_of_words(words: Sequence[str], cpu_anywhere: bool = True, cpu_positions: tuple[int, ...] = ()) -> frozenset[str] | None:
+    lowered = [w.lower() for w in words]
+    found: set[str] = set()
+    pieces = [p for w in lowered for p in re.split(r"[_\-.]", w)]
+    host_move = any(p in _HOST_MOVE_WORDS or p.startswith("offload") for p in pieces)
+    for index, word in enumerate(lowered):
+        platform = word_platform(word)
+        if platform is None:
+            continue
+        if platform == "cpu":
+            if host_move:
+                continue
+            if not cpu_anywhere and index not in cpu_positions and index - len(lowered) not in cpu_positions:
+                continue
+        found.add(platform)
+    return frozenset(found) if found else None
+
+
+@lru_cache(maxsize=4096)
+def path_platforms(filename: str) -> frozenset[str] | None:
+    """Platforms a file is for, by its folders and file-name parts; None: any platform."""
+    parts = [p for p in re.split(r"[\\/]", filename) if p]
+    if not parts:
+        return None
+    stem = re.sub(r"\.pyi?$", "", parts[-1])
+    words = [*parts[:-1], *re.split(r"[_\-.]", stem)]
+    return platforms_of_words(words)

@@ -38,49 +38,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 
 import libcst as cst
 
 from synclint.analysis.platform_words import PLATFORMS as _PLATFORMS
 from synclint.analysis.platform_words import WORDS as _WORDS
-from synclint.analysis.platform_words import host_class, host_file, predicate_platforms
+from synclint.analysis.platform_words import platforms_of_words, host_class, host_file, path_platforms, predicate_platforms
 from synclint.analysis.platform_words import word_platform as _word_platform
 
 PLATFORMS = _PLATFORMS
 
-# Words that make a `cpu` word mean "data moved to the host" rather than "the CPU platform".
-_HOST_MOVE_WORDS = frozenset({"offload", "offloading", "swap", "transfer", "connector", "gpu"})
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|\d+")
-
-
-def _from_words(words: Sequence[str], cpu_anywhere: bool = True, cpu_positions: tuple[int, ...] = ()) -> frozenset[str] | None:
-    lowered = [w.lower() for w in words]
-    found: set[str] = set()
-    pieces = [p for w in lowered for p in re.split(r"[_\-.]", w)]
-    host_move = any(p in _HOST_MOVE_WORDS or p.startswith("offload") for p in pieces)
-    for index, word in enumerate(lowered):
-        platform = _word_platform(word)
-        if platform is None:
-            continue
-        if platform == "cpu":
-            if host_move:
-                continue
-            if not cpu_anywhere and index not in cpu_positions and index - len(lowered) not in cpu_positions:
-                continue
-        found.add(platform)
-    return frozenset(found) if found else None
-
-
-@lru_cache(maxsize=4096)
-def path_platforms(filename: str) -> frozenset[str] | None:
-    """Platforms a file is for, by its folders and file-name parts; None: any platform."""
-    parts = [p for p in re.split(r"[\\/]", filename) if p]
-    if not parts:
-        return None
-    stem = re.sub(r"\.pyi?$", "", parts[-1])
-    words = [*parts[:-1], *re.split(r"[_\-.]", stem)]
-    return _from_words(words)
 
 
 # Acronyms that also count when run together with another capital word (`FusedMoENPU`).
@@ -93,7 +61,7 @@ def class_platforms(name: str) -> frozenset[str] | None:
         if word.isupper() and len(word) > 3 and word.lower() not in _WORDS:
             word = next((a for a in _ACRONYMS if word.startswith(a) or word.endswith(a)), word)
         words.append(word)
-    return _from_words(words, cpu_anywhere=False, cpu_positions=(0, -1))
+    return platforms_of_words(words, cpu_anywhere=False, cpu_positions=(0, -1))
 
 
 def function_platforms(name: str) -> frozenset[str] | None:
@@ -102,7 +70,7 @@ def function_platforms(name: str) -> frozenset[str] | None:
         platform = _word_platform(parts[-1])
         if platform is not None:
             return frozenset({platform})
-    return _from_words([p for p in parts if p.lower() != "cpu"])
+    return platforms_of_words([p for p in parts if p.lower() != "cpu"])
 
 
 # --- branches --------------------------------------------------------------------------
