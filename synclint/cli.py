@@ -8,6 +8,7 @@ import argparse
 import difflib
 import os
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -694,10 +695,19 @@ def _end_now(code: int) -> None:
     os._exit(code)
 
 
+def _quiet_parse_warnings() -> None:
+    """What Python says of the code it parses for us (`invalid escape sequence '\\('`, as a
+    SyntaxWarning from 3.12, a DeprecationWarning before) is about the user's file, not a
+    finding, and names no file (`<unknown>:318`): the command prints none of it."""
+    warnings.filterwarnings("ignore", category=SyntaxWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning, message="invalid escape sequence")
+
+
 def main(argv: list[str] | None = None) -> int:
     command_itself = argv is None  # the command itself (not a caller in the same process)
     if command_itself:
         _terminate_cleanly()
+        _quiet_parse_warnings()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in ("--version", "-V", "version"):

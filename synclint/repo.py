@@ -3885,7 +3885,7 @@ class _CallGraphTiers:
         self._searching: set[str] = set()
         self._given_fields = None  # guards.GivenFields, on first use
         self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
-        self._class_guards: dict[str, frozenset[str] | None] = {}  # class -> where it is used (`_uses_of`)
+        self._class_guards: dict[str, frozenset[str]] = {}  # class -> where it is used (`_uses_of`)
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -4127,7 +4127,7 @@ class _CallGraphTiers:
         if not cls or "." in cls or not self.callers:
             return None
         found = self._uses_of(cls)
-        if not found or any(not g.startswith(guards.ON_PLATFORMS) or guards.runs_on_targets(g, self.targets) for g in found):
+        if not found or self._on_targets(found):
             return None
         from synclint.analysis.tier import Tier, TierVerdict
 
@@ -4135,30 +4135,29 @@ class _CallGraphTiers:
         return TierVerdict(Tier.COLD, f"a method of `{cls}`, which the repository builds only on branches for other platforms "
                                       f"({', '.join(where)}) than the targets")
 
-    def _uses_of(self, cls: str) -> frozenset[str] | None:
+    def _uses_of(self, cls: str) -> frozenset[str]:
         """The guards of the uses of class `cls` and its subclasses (`guards.class_uses`):
         a registry entry's dotted path stands for the uses of the entry
-        (`Registry.FLASH.get_class()`; one nothing uses may be chosen by name: anywhere), a
-        use inside another class for the uses of that class."""
+        (`Registry.FLASH.get_class()`; one nothing uses may be chosen by name: anywhere)."""
         memo = self._class_guards
         if cls in memo:
-            return memo[cls]  # None while it is being read: a use inside itself adds nothing
-        memo[cls] = None
+            return memo[cls]
         if self._children is None:
             self._children = _children_of(self.facts.types.bases)
+        anywhere = frozenset((guards.ANY_USE,))
         found: set[str] = set()
         for one in (cls, *_descendants(self._children, cls)):
             found.update(self.callers.get(BUILT_MARK + one, ()))
-        for guard in [g for g in found if g[:1] in (guards.REGISTERED, guards.INSIDE)]:
-            found.discard(guard)
-            if guard[:1] == guards.REGISTERED:
-                found.update(self.callers.get(BUILT_MARK + guards.MEMBER + guard[1:], None) or (guards.ANY_USE,))
-            else:
-                inner = self._uses_of(guard[1:])
-                if inner is not None:
-                    found.update(inner or (guards.ANY_USE,))  # a class nothing uses: its users are elsewhere
-        memo[cls] = frozenset(found)
+        deferred = [g for g in found if g[:1] == guards.REGISTERED]
+        found.difference_update(deferred)
+        for guard in deferred:
+            found.update(self.callers.get(BUILT_MARK + guards.MEMBER + guard[1:], None) or anywhere)
+        memo[cls] = anywhere if self._on_targets(found) else frozenset(found)
         return memo[cls]
+
+    def _on_targets(self, found) -> bool:
+        """Whether one of these guards of a class's uses runs on a target platform."""
+        return any(not g.startswith(guards.ON_PLATFORMS) or guards.runs_on_targets(g, self.targets) for g in found)
 
     def _unused(self, name: str):
         """Cold when every way into `name` starts at a module-level function that nothing in

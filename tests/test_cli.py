@@ -315,3 +315,18 @@ def test_a_reader_that_stops_early_is_not_an_internal_error(project):
     )
     assert proc.stdout == "many.py:5:"
     assert proc.stderr == ""
+
+
+def test_python_s_warnings_about_the_parsed_code_are_not_printed(tmp_path):
+    # `"\("` is an invalid escape: Python warns while parsing (SyntaxWarning from 3.12, a
+    # DeprecationWarning before, shown here with -W always), with no file name. The run
+    # prints only its findings and its own messages.
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "a.py").write_text('import re\n\nPATTERN = re.compile("\\(x\\)")\n')
+    proc = subprocess.run([sys.executable, "-W", "always", "-m", "synclint", "check", "--no-cache", "a.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "invalid escape sequence" not in proc.stderr + proc.stdout

@@ -147,9 +147,11 @@ def test_a_class_named_by_a_registry_entry_only_another_platforms_file_uses_is_c
     (cold,) = [v for v in lint(root, "pkg/paged.py", include_cold=True) if v.location.row == 7]
     assert cold.tier == Tier.COLD and "(rocm)" in cold.tier_reason
     assert 7 in [v.location.row for v in lint(root, "pkg/paged.py", target_platforms=("rocm",))]
-    # The implementation the backend hands out (and builds itself) runs where the backend is used.
-    assert 17 not in [v.location.row for v in lint(root, "pkg/paged.py")]
-    assert 17 in [v.location.row for v in lint(root, "pkg/paged.py", target_platforms=("rocm",))]
+    # The implementation the backend hands out is a value anyone may build: still reported.
+    # (Reading a use inside a class as "wherever that class is used" was tried: a runner used
+    # only inside a worker class named by a configuration string went cold by the worker's
+    # subclasses for other platforms.)
+    assert 17 in [v.location.row for v in lint(root, "pkg/paged.py")]
 
 
 def test_a_registry_entry_a_target_platform_uses_keeps_the_class_reported(tmp_path):

@@ -880,9 +880,6 @@ ANY_USE = "*"
 # used. `(MEMBER + "FLASH", guard)`: the module uses an entry `Registry.FLASH` there.
 REGISTERED = "@"
 MEMBER = "."
-# `INSIDE + "Backend"`: the use is in the body or a method of module-level class `Backend`
-# (`def get_impl_cls(): return PagedImpl`): it happens wherever `Backend` is used.
-INSIDE = "^"
 # "pkg.backends.flash.FlashBackend": at least one module and a capitalised class name.
 _DOTTED_CLASS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*\.)+([A-Z][A-Za-z0-9_]*)$")
 
@@ -913,14 +910,7 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
         elif kind is ast.ExceptHandler and node.type is not None:
             skip.update(id(n) for n in ast.walk(node.type))
     out: set[tuple[str, str]] = set()
-    for stmt in tree.body:
-        if type(stmt) is not ast.ClassDef:
-            _class_uses([stmt], None, skip, out)
-            continue
-        # What a class's own body and methods use runs only where the class is used itself.
-        inside: set[tuple[str, str]] = set()
-        _class_uses([stmt], None, skip, inside)
-        out.update((name, INSIDE + stmt.name if guard in ("", ANY_USE) else guard) for name, guard in inside)
+    _class_uses(tree.body, None, skip, out)
     return out
 
 
