@@ -3174,13 +3174,15 @@ def _generic_host_methods(tree: ast.Module) -> list[str]:
 def _file_edges(path: str, edges) -> tuple:
     """A file's call edges with what its path adds: the functions it defines, marked host-side
     where the file is pre-processing by its name or folder (`platform_words.host_file`); and
-    in a file for other platforms by its name or folder (`platforms/rocm.py`), the classes and
-    registry entries it uses everywhere in it are used on those platforms only."""
+    in a file for other platforms by its name or folder (`platforms/rocm.py`), the classes it
+    builds and the registry entries it uses outside any platform branch are built and used on
+    those platforms only. A class it uses as a value (`cls=Runner`) may still be built
+    anywhere: such uses keep `guards.ANY_USE`."""
     platforms = path_platforms(path)
     if platforms:
         guard = guards.ON_PLATFORMS + "+".join(sorted(platforms))
-        edges = tuple((caller, callee, guard) if caller == MARK_CALLER and callee.startswith(BUILT_MARK) and arguments[:1] not in (guards.ON_PLATFORMS, guards.REGISTERED)
-                      else (caller, callee, arguments) for caller, callee, arguments in edges)
+        edges = tuple((caller, callee, guard) if caller == MARK_CALLER and not arguments and callee.startswith(BUILT_MARK) else (caller, callee, arguments)
+                      for caller, callee, arguments in edges)
     if not host_file(path):
         return tuple(edges)
     return (*edges, *((MARK_CALLER, HOST_MARK, callee) for caller, callee, _ in edges if not caller))

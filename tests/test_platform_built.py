@@ -164,3 +164,18 @@ def test_a_registry_entry_nothing_uses_may_be_chosen_by_name(tmp_path):
     # Only a configuration string picks the entry: nothing says which platform builds it.
     root = _registry_project(tmp_path, rocm=ROCM_SELECTOR.replace("Backend.PAGED.value, ", ""))
     assert 7 in [v.location.row for v in lint(root, "pkg/paged.py")]
+
+
+def test_a_class_built_through_an_import_alias_is_built_there(tmp_path):
+    factory = FACTORY.replace("    return NaivePrepare()\n", "    from pkg.prepare import BatchedPrepare as PrepareV1\n\n    return PrepareV1()\n")
+    root = _project(tmp_path, factory)
+    assert (8, "SL402") in [(v.location.row, v.code) for v in lint(root, "pkg/prepare.py")]
+
+
+def test_a_class_a_platform_file_uses_as_a_value_may_be_built_anywhere(tmp_path):
+    # `platforms/cpu.py` runs on the CPU, but the class it hands on as a value may be built by
+    # whoever takes it: the XPU-only construction no longer decides.
+    files = {"pkg/__init__.py": "", "pkg/prepare.py": PREPARE, "pkg/factory.py": FACTORY, "pkg/platforms.py": PLATFORMS,
+             "pkg/backends/__init__.py": "", "pkg/backends/cpu.py": "from pkg.prepare import BatchedPrepare\n\nDEFAULT_PREPARE = BatchedPrepare\n"}
+    root = project(tmp_path, files)
+    assert (8, "SL402") in [(v.location.row, v.code) for v in lint(root, "pkg/prepare.py")]

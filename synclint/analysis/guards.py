@@ -911,6 +911,15 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
             skip.update(id(n) for n in ast.walk(node.type))
     out: set[tuple[str, str]] = set()
     _class_uses(tree.body, None, skip, out)
+    # `from pkg.runner import Runner as RunnerV1`, then `RunnerV1(...)`: a use of `Runner`.
+    aliases: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if type(node) is ast.ImportFrom:
+            for alias in node.names:
+                if alias.asname and alias.asname != alias.name:
+                    aliases.setdefault(alias.asname, set()).add(alias.name)
+    if aliases:
+        out.update((original, guard) for name, guard in list(out) for original in aliases.get(name, ()))
     return out
 
 
