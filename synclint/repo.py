@@ -62,7 +62,6 @@ from pathlib import Path
 
 from synclint.analysis import coldcode, guards
 from synclint.analysis.platform_words import host_class, host_file, path_platforms
-
 from synclint.apis import torch_api as api
 from synclint.apis.tensor_members import TENSOR_MEMBERS
 from synclint.screen import places
@@ -3171,6 +3170,22 @@ def _generic_host_methods(tree: ast.Module) -> list[str]:
     return found
 
 
+@lru_cache(maxsize=4096)
+def _project_root_of(folder: str) -> str:
+    """The nearest folder at or above `folder` with a project marker (`ROOT_MARKERS`), or ""."""
+    if any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
+        return folder
+    parent = os.path.dirname(folder)
+    return "" if parent == folder else _project_root_of(parent)
+
+
+def _below_project_root(path: str) -> str:
+    """`path` from its project's root (`/home/amd-team/repo/pkg/x.py` -> `pkg/x.py`): the
+    folders above the project say nothing of the platforms its files are for."""
+    root = _project_root_of(os.path.dirname(os.path.abspath(path)))
+    return os.path.relpath(path, root) if root else path
+
+
 def _file_edges(path: str, edges) -> tuple:
     """A file's call edges with what its path adds: the functions it defines, marked host-side
     where the file is pre-processing by its name or folder (`platform_words.host_file`); and
@@ -3178,7 +3193,7 @@ def _file_edges(path: str, edges) -> tuple:
     builds and the registry entries it uses outside any platform branch are built and used on
     those platforms only. A class it uses as a value (`cls=Runner`) may still be built
     anywhere: such uses keep `guards.ANY_USE`."""
-    platforms = path_platforms(path)
+    platforms = path_platforms(_below_project_root(path))
     if platforms:
         guard = guards.ON_PLATFORMS + "+".join(sorted(platforms))
         edges = tuple((caller, callee, guard) if caller == MARK_CALLER and not arguments and callee.startswith(BUILT_MARK) else (caller, callee, arguments)

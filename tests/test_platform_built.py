@@ -4,6 +4,8 @@ its methods' findings are cold for the default CUDA target (synclint/repo.py
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from index_projects import _store, lint, project  # noqa: F401 - _store is an autouse fixture
 
 from synclint.analysis.tier import Tier
@@ -179,3 +181,14 @@ def test_a_class_a_platform_file_uses_as_a_value_may_be_built_anywhere(tmp_path)
              "pkg/backends/__init__.py": "", "pkg/backends/cpu.py": "from pkg.prepare import BatchedPrepare\n\nDEFAULT_PREPARE = BatchedPrepare\n"}
     root = project(tmp_path, files)
     assert (8, "SL402") in [(v.location.row, v.code) for v in lint(root, "pkg/prepare.py")]
+
+
+def test_the_folders_above_the_project_say_nothing_of_its_platforms(tmp_path, monkeypatch):
+    # The project lives under a folder whose name is a platform word: its files are not that
+    # platform's, and the XPU-only class is still the only one that goes cold. (Linted from
+    # the project's root, as the command line and the hook give the files.)
+    root = _project(tmp_path / "npu")
+    monkeypatch.chdir(root)
+    shown = [(v.location.row, v.code) for v in lint(Path("."), "pkg/prepare.py")]
+    assert (8, "SL402") not in shown
+    assert (15, "SL401") in shown and (21, "SL402") in shown

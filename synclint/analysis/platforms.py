@@ -43,7 +43,7 @@ import libcst as cst
 
 from synclint.analysis.platform_words import PLATFORMS as _PLATFORMS
 from synclint.analysis.platform_words import WORDS as _WORDS
-from synclint.analysis.platform_words import platforms_of_words, host_class, host_file, path_platforms, predicate_platforms
+from synclint.analysis.platform_words import host_class, host_file, path_platforms, platforms_of_words, predicate_platforms
 from synclint.analysis.platform_words import word_platform as _word_platform
 
 PLATFORMS = _PLATFORMS
