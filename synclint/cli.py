@@ -5,7 +5,6 @@ configuration or internal error."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 import warnings
