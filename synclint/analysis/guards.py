@@ -889,8 +889,10 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
     (also `mod.Cls(...)`) with the platforms of the branches around it (`%xpu`, as
     `platform_calls`; "" where it runs everywhere), `ANY_USE` for any other use as a value.
     Annotations, base classes, the classes of `isinstance` / `issubclass` and `except`
-    clauses build nothing and are no use."""
+    clauses build nothing and are no use. A name imported under an alias
+    (`from pkg.runner import Runner as RunnerV1`, then `RunnerV1(...)`) is a use of the class."""
     skip: set[int] = set()
+    aliases: dict[str, set[str]] = {}
     for node in ast.walk(tree):
         kind = type(node)
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
@@ -909,15 +911,12 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
             skip.update(id(n) for n in ast.walk(node.args[1]))
         elif kind is ast.ExceptHandler and node.type is not None:
             skip.update(id(n) for n in ast.walk(node.type))
-    out: set[tuple[str, str]] = set()
-    _class_uses(tree.body, None, skip, out)
-    # `from pkg.runner import Runner as RunnerV1`, then `RunnerV1(...)`: a use of `Runner`.
-    aliases: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
-        if type(node) is ast.ImportFrom:
+        elif kind is ast.ImportFrom:
             for alias in node.names:
                 if alias.asname and alias.asname != alias.name:
                     aliases.setdefault(alias.asname, set()).add(alias.name)
+    out: set[tuple[str, str]] = set()
+    _class_uses(tree.body, None, skip, out)
     if aliases:
         out.update((original, guard) for name, guard in list(out) for original in aliases.get(name, ()))
     return out
