@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-24"
+INDEX_VERSION = "repo-index-25"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -3196,7 +3196,11 @@ def _file_edges(path: str, edges) -> tuple:
     platforms = path_platforms(_below_project_root(path))
     if platforms:
         guard = guards.ON_PLATFORMS + "+".join(sorted(platforms))
-        edges = tuple((caller, callee, guard) if caller == MARK_CALLER and not arguments and callee.startswith(BUILT_MARK) else (caller, callee, arguments)
+
+        def there(arguments: str) -> str:  # "" or a query made outside any branch: on the file's platforms
+            return guard if not arguments else arguments + guard if arguments[:1] == guards.QUERY and arguments[-1:] == "\t" else arguments
+
+        edges = tuple((caller, callee, there(arguments)) if caller == MARK_CALLER and callee.startswith(BUILT_MARK) else (caller, callee, arguments)
                       for caller, callee, arguments in edges)
     if not host_file(path):
         return tuple(edges)
@@ -3902,7 +3906,7 @@ class _CallGraphTiers:
         self._searching: set[str] = set()
         self._given_fields = None  # guards.GivenFields, on first use
         self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
-        self._class_guards: dict[str, frozenset[str]] = {}  # class -> where it is used (`_uses_of`)
+        self._class_guards: dict[tuple[str, str], frozenset[str]] = {}  # (class, method asked) -> where it is used (`_uses_of`)
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -4152,25 +4156,53 @@ class _CallGraphTiers:
         return TierVerdict(Tier.COLD, f"a method of `{cls}`, which the repository builds only on branches for other platforms "
                                       f"({', '.join(where)}) than the targets")
 
-    def _uses_of(self, cls: str) -> frozenset[str]:
+    def _uses_of(self, cls: str, asking: str = "") -> frozenset[str]:
         """The guards of the uses of class `cls` and its subclasses (`guards.class_uses`):
         a registry entry's dotted path stands for the uses of the entry
-        (`Registry.FLASH.get_class()`; one nothing uses may be chosen by name: anywhere)."""
+        (`Registry.FLASH.get_class()`; one nothing uses may be chosen by name: anywhere); a
+        class-level call `Cls.m(...)` counts where `m` may build the class (or is `asking`, the
+        method that hands out the class whose uses are sought); a class another class's method
+        hands out (`return Impl` in `Backend.get_impl_cls`) is used where that class is."""
         memo = self._class_guards
-        if cls in memo:
-            return memo[cls]
+        key = (cls, asking)
+        if key in memo:
+            return memo[key]
+        memo[key] = frozenset()  # asked again while searching (a cycle of classes handed out): nothing more
         if self._children is None:
             self._children = _children_of(self.facts.types.bases)
         anywhere = frozenset((guards.ANY_USE,))
         found: set[str] = set()
         for one in (cls, *_descendants(self._children, cls)):
-            found.update(self.callers.get(BUILT_MARK + one, ()))
+            for guard in self.callers.get(BUILT_MARK + one, ()):
+                head = guard[:1]
+                if head == guards.SELF_BUILT:
+                    continue
+                if head == guards.QUERY:
+                    method, _, where = guard[1:].partition("\t")
+                    if method == asking or self._may_build(one, method):
+                        found.add(where)
+                elif head == guards.HANDED:
+                    owner, _, method = guard[1:].rpartition(".")
+                    found.update(self._uses_of(owner, method))
+                else:
+                    found.add(guard)
         deferred = [g for g in found if g[:1] == guards.REGISTERED]
         found.difference_update(deferred)
         for guard in deferred:
             found.update(self.callers.get(BUILT_MARK + guards.MEMBER + guard[1:], None) or anywhere)
-        memo[cls] = anywhere if self._on_targets(found) else frozenset(found)
-        return memo[cls]
+        memo[key] = anywhere if self._on_targets(found) else frozenset(found)
+        return memo[key]
+
+    def _may_build(self, cls: str, method: str) -> bool:
+        """Whether `cls.method(...)` may build `cls`: the method of its lineage calls or returns
+        its class object (`guards.SELF_BUILT`), or no class of the lineage in the repository
+        defines it (a library's `from_pretrained`)."""
+        lineage = self.facts.types._lineage(cls)
+        mark = guards.SELF_BUILT + method
+        if any(mark in self.callers.get(BUILT_MARK + one, ()) for one in lineage):
+            return True
+        defined = self.facts.methods.get(method, ())
+        return not any(one in defined for one in lineage)
 
     def _on_targets(self, found) -> bool:
         """Whether one of these guards of a class's uses runs on a target platform."""

@@ -4,6 +4,7 @@ its methods' findings are cold for the default CUDA target (synclint/repo.py
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from index_projects import _store, lint, project  # noqa: F401 - _store is an autouse fixture
@@ -91,7 +92,7 @@ BACKEND = """\
     import torch
 
 
-    class PagedBackend:
+    class PagedBackend(BackendBase):
         def forward(self, query: torch.Tensor, seq_lens: torch.Tensor):
             hits = torch.ones(query.shape[0], dtype=torch.bool, device="cuda")
             return query[hits]
@@ -109,6 +110,12 @@ BACKEND = """\
         @classmethod
         def make(cls):
             return PagedImpl()
+
+
+    class BackendBase:
+        @classmethod
+        def page_size(cls, spec):
+            return spec.block_size * cls.bytes_per_token
     """
 
 REGISTRY = """\
@@ -149,11 +156,62 @@ def test_a_class_named_by_a_registry_entry_only_another_platforms_file_uses_is_c
     (cold,) = [v for v in lint(root, "pkg/paged.py", include_cold=True) if v.location.row == 7]
     assert cold.tier == Tier.COLD and "(rocm)" in cold.tier_reason
     assert 7 in [v.location.row for v in lint(root, "pkg/paged.py", target_platforms=("rocm",))]
-    # The implementation the backend hands out is a value anyone may build: still reported.
-    # (Reading a use inside a class as "wherever that class is used" was tried: a runner used
-    # only inside a worker class named by a configuration string went cold by the worker's
-    # subclasses for other platforms.)
-    assert 17 in [v.location.row for v in lint(root, "pkg/paged.py")]
+
+
+def test_the_implementation_a_backend_hands_out_goes_where_the_backend_goes(tmp_path):
+    # `get_impl_cls()` returns the class: it is built where the backend is, here only on
+    # ROCm. Its own `make()` builds it only where `make` is called. (Reading every use inside
+    # a class as "wherever that class is used" was tried: a runner built inside a worker class
+    # named by a configuration string went cold by the worker's subclasses for other
+    # platforms. Only a class a method returns follows the method's class.)
+    root = _registry_project(tmp_path)
+    assert 17 not in [v.location.row for v in lint(root, "pkg/paged.py")]
+    (cold,) = [v for v in lint(root, "pkg/paged.py", include_cold=True) if v.location.row == 17]
+    assert cold.tier == Tier.COLD and "`PagedImpl`" in cold.tier_reason and "(rocm)" in cold.tier_reason
+    assert 17 in [v.location.row for v in lint(root, "pkg/paged.py", target_platforms=("rocm",))]
+
+
+PAGE_SIZE = """\
+    from pkg.paged import PagedBackend, PagedImpl
+
+
+    def page_size(config, spec):
+        if config.cache_dtype == "paged":
+            backend = PagedBackend
+        else:
+            backend = None
+        return backend.page_size(spec)
+    """
+
+
+def _with_module(tmp_path, text):
+    root = _registry_project(tmp_path)
+    (root / "pkg" / "sizes.py").write_text(textwrap.dedent(text))
+    return root
+
+
+def test_a_question_asked_of_a_class_builds_nothing(tmp_path):
+    # A class named to compute a page size (a class-level call, here through a local) is not
+    # built there, nor is what it hands out.
+    shown = [v.location.row for v in lint(_with_module(tmp_path, PAGE_SIZE), "pkg/paged.py")]
+    assert 7 not in shown and 17 not in shown
+
+
+def test_a_class_level_call_that_builds_or_hands_out_counts(tmp_path):
+    # `get_impl_cls()` asked where every platform runs hands the implementation out there
+    # (the backend itself is not built by it); `PagedImpl.make()` builds the implementation.
+    asked = PAGE_SIZE.replace("backend.page_size(spec)", "backend.get_impl_cls()")
+    shown = [v.location.row for v in lint(_with_module(tmp_path, asked), "pkg/paged.py")]
+    assert 17 in shown and 7 not in shown
+    made = PAGE_SIZE.replace("return backend.page_size(spec)", "return PagedImpl.make()")
+    assert 17 in [v.location.row for v in lint(_with_module(tmp_path / "made", made), "pkg/paged.py")]
+
+
+def test_a_class_held_and_passed_on_may_be_built_anywhere(tmp_path):
+    # The local is read another way (handed to a function): whoever takes it may build it.
+    passed = PAGE_SIZE.replace("return backend.page_size(spec)", "return make_layer(backend, spec)")
+    shown = [v.location.row for v in lint(_with_module(tmp_path, passed), "pkg/paged.py")]
+    assert 7 in shown and 17 in shown
 
 
 def test_a_registry_entry_a_target_platform_uses_keeps_the_class_reported(tmp_path):
