@@ -81,6 +81,73 @@ def test_a_helper_in_another_file_returning_a_host_tensor(tmp_path):
     assert found[0][3] == "medium"
 
 
+ASYNC_D2H = """\
+    import torch
+
+
+    def async_d2h(tensor: torch.Tensor) -> torch.Tensor:
+        if tensor.device.type == "cpu":
+            return tensor
+        host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+        host.copy_(tensor, non_blocking=True)
+        return host
+    """
+
+
+def _overlap_project(tmp_path, import_line):
+    return project(
+        tmp_path / "proj",
+        {
+            "common.py": ASYNC_D2H,
+            "output.py": """\
+                import dataclasses
+                from typing import Optional
+
+                import torch
+
+
+                @dataclasses.dataclass
+                class Output:
+                    hidden_states: Optional[torch.Tensor] = None
+
+
+                def run_model(x: torch.Tensor) -> Output:
+                    return Output(hidden_states=torch.zeros(4, device="cuda"))
+                """,
+            "result.py": f"""\
+                {import_line}
+                from output import Output
+
+
+                class Result:
+                    def __init__(self, logits_output: Output):
+                        self.logits_output = logits_output
+
+                    def copy_to_cpu(self):
+                        self.logits_output.hidden_states = _to_host(self.logits_output.hidden_states)
+
+
+                def process(logits_output: Output, reqs):
+                    for i, req in enumerate(reqs):
+                        req.hidden.append(logits_output.hidden_states[i].cpu().tolist())
+                    return _to_host(logits_output.hidden_states).tolist()
+                """,
+        },
+    )
+
+
+def test_a_helper_imported_under_an_alias_returns_what_the_helper_returns(tmp_path):
+    # The overlap scheduler's shape: a result copies the field to the host through the
+    # project's helper, imported as `_to_host`. The field then holds device tensors and host
+    # copies (not a device field), and the helper's own result is host data.
+    root = _overlap_project(tmp_path, "from common import async_d2h as _to_host")
+    assert [f[1:3] for f in findings(root, "result.py")] == []
+    # The field given only device tensors is a device field: the readback in the loop is shown.
+    device_only = _overlap_project(tmp_path / "b", "from common import async_d2h as _to_host").joinpath("result.py")
+    device_only.write_text(device_only.read_text().replace("self.logits_output.hidden_states = _to_host(", "self.kept = _to_host("))
+    assert (15, "SL202") in [f[1:3] for f in findings(device_only.parent, "result.py")]
+
+
 def test_a_device_parameter_through_two_calls(tmp_path):
     root = project(
         tmp_path / "proj",

@@ -573,7 +573,8 @@ class PlaceModel:
                         mask |= self.place(arg, unit) & TENSORS
                     return mask
             local = self._local_function_returns(name, unit, call)
-            return mask | (local if local or name in unit.bound or mask else REPO.ret(name))
+            # `from pkg.common import async_d2h as _async_d2h`: the repository's `async_d2h`.
+            return mask | (local if local or name in unit.bound or mask else REPO.ret(resolved_name(name, self.imports)))
         if type(func) is ast.Attribute:
             method = func.attr
             if is_self_name(func.value) and unit.owner is not None:
@@ -802,7 +803,7 @@ class PlaceModel:
                 q in self.h2d_helpers or q.startswith(("torch.", "numpy.")) for q in self._qualnames(func)
             ):
                 return whole  # as `_call`: a function of the file, a local or a library's answers itself
-            found = REPO.ret_item(name, position)
+            found = REPO.ret_item(resolved_name(name, self.imports), position)
         elif type(func) is ast.Attribute:
             cls = self._receiver_class(func.value, unit)
             if cls is None:
