@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-26"
+INDEX_VERSION = "repo-index-27"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -976,6 +976,10 @@ class _Summarizer:
                     signature = guards.argument_signature(node, own, none_names, lambda e: self._owner(e, unit))
                     signatures.add(signature)
                     self.edges.update((source, callee, signature) for callee in callees)
+                # A lambda handed to a call (`cached_call(key, lambda: self._encode(x))`, `sorted(key=lambda r: f(r))`)
+                # runs when the callee calls it: its calls are this function's, as a nested definition's are.
+                pending.extend((arg.body, source_of(arg.body, source)) for arg in (*node.args, *(k.value for k in node.keywords))
+                               if type(arg) is ast.Lambda)
             pending.extend((child, source_of(child, source)) for child in _children(node))
         # A definition: a node of the call graph, with the parameters that decide its branches.
         self.edges.add(("", caller, ",".join(guards.decisive_parameters(func, own, signatures))))

@@ -1632,3 +1632,46 @@ def test_expert_rebalancing_reached_from_the_forward_is_cold(tmp_path):
     found = tiers(root, "engine/eplb.py")
     assert found[5][0] == "cold" and "maybe_rebalance" in found[5][1]
     assert found[15][0] == "hot"
+
+
+LAMBDA_CALLS = {
+    "enc/cache.py": """\
+        def cached_call(key, compute):
+            return compute()
+        """,
+    "enc/text.py": """\
+        import torch
+        from enc.cache import cached_call
+
+
+        class TextStage:
+            def _encode_prompt(self, prompt, device):
+                return cached_call(prompt, lambda: self._encode_inputs(prompt, device))
+
+            def _encode_inputs(self, prompt, device):
+                mask = torch.ones(len(prompt), device=device)
+                return int(mask.sum().item())
+        """,
+    "enc/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class Head(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return sorted(range(4), key=lambda i: self._score(x, i))
+
+            def _score(self, x: torch.Tensor, i: int):
+                return x[i].sum().item()
+        """,
+}
+
+
+def test_a_lambda_handed_to_a_call_calls_what_it_calls_from_its_function(tmp_path):
+    # The prompt's encoding, computed through a cache helper, runs as often as the encoding
+    # of the prompt (once per request); a sort key a forward hands to `sorted` runs every step.
+    root = project(tmp_path, LAMBDA_CALLS)
+    (text,) = tiers(root, "enc/text.py").values()
+    assert text[0] == "cold" and "_encode_prompt" in text[1]
+    (model,) = tiers(root, "enc/model.py").values()
+    assert model[0] == "hot" and "Head.forward" in model[1]
