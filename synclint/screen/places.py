@@ -268,10 +268,12 @@ def element_class(annotation, imports=None) -> str | None:
 
 
 def resolved_name(name: str, imports=None) -> str:
-    """A local name's last dotted part through the imports (`from m import A as B`: `A`)."""
+    """A local name's last dotted part through the imports (`from m import A as B`: `A`; of
+    a name imported from several places, the least, so that every run reads the same)."""
     if imports:
-        for qual in imports.get(name, ()):
-            return qual.rpartition(".")[2]
+        quals = imports.get(name)
+        if quals:
+            return min(quals).rpartition(".")[2]
     return name
 
 
