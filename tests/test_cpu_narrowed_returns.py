@@ -79,3 +79,18 @@ def test_without_the_cpu_test_the_argument_passes_through(tmp_path):
     found = _found(project(tmp_path / "proj", files))
     # Now `async_d2h` may hand back the device tensor it was given.
     assert [c for (row, col, code), c in found.items() if col < 30] == ["medium"]
+
+
+def test_the_helper_imported_under_another_name_returns_the_same(tmp_path):
+    # `from srv.utils import async_d2h as _async_d2h`, as the overlap scheduler imports it: the
+    # call reads what the repository's `async_d2h` returns, so the field is again not a
+    # device field. (Before, the alias was looked up as a function of its own name, found
+    # nothing, and the pinned host copy counted for nothing.)
+    files = dict(FILES)
+    files["srv/output.py"] = (
+        FILES["srv/output.py"]
+        .replace("from srv.utils import async_d2h, to_device", "from srv.utils import async_d2h as _async_d2h, to_device")
+        .replace("= async_d2h(", "= _async_d2h(")
+    )
+    found = _found(project(tmp_path / "proj", files))
+    assert [c for (row, col, code), c in found.items() if col < 30] in ([], ["low"])
