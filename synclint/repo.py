@@ -2791,10 +2791,9 @@ def find_root(paths) -> Path | None:
         is_file = current.is_file() or not current.exists()
         if is_file:
             current = current.parent
-        for folder in (current, *current.parents):
-            if any((folder / marker).exists() for marker in ROOT_MARKERS):
-                roots.append(folder)
-                break
+        marked = _marked_folder(str(current))
+        if marked:
+            roots.append(Path(marked))
         else:
             installed = _installed_top(current)
             if installed is not None:  # a package (namespace packages too) in site-packages
@@ -3174,13 +3173,18 @@ def _generic_host_methods(tree: ast.Module) -> list[str]:
     return found
 
 
-@lru_cache(maxsize=4096)
-def _project_root_of(folder: str) -> str:
+def _marked_folder(folder: str) -> str:
     """The nearest folder at or above `folder` with a project marker (`ROOT_MARKERS`), or ""."""
-    if any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
-        return folder
-    parent = os.path.dirname(folder)
-    return "" if parent == folder else _project_root_of(parent)
+    while True:
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return ""
+        folder = parent
+
+
+_project_root_of = lru_cache(maxsize=4096)(_marked_folder)  # asked for every file's edges
 
 
 def _below_project_root(path: str) -> str:

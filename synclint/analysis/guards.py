@@ -909,10 +909,14 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
     aliases: dict[str, set[str]] = {}
     out: set[tuple[str, str]] = set()
     uses = _Uses(skip)
+    functions = []
+    holds_a_class = False  # `backend = Cls` somewhere: `_Uses.read_locals` has work to do
     for node in ast.walk(tree):
         kind = type(node)
-        if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            uses.read_locals(node)
+        if kind is ast.Assign:
+            holds_a_class = holds_a_class or _holds_a_class(node)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            functions.append(node)
             args = node.args
             for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
                 if a is not None and a.annotation is not None:
@@ -933,6 +937,9 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
             for alias in node.names:
                 if alias.asname and alias.asname != alias.name:
                     aliases.setdefault(alias.asname, set()).add(alias.name)
+    if holds_a_class:
+        for func in functions:
+            uses.read_locals(func)
     _class_uses(tree.body, None, uses, out)
     if aliases:
         out.update((original, guard) for name, guard in list(out) for original in aliases.get(name, ()))
@@ -1049,25 +1056,36 @@ class _Uses:
         """A local assigned a class (`backend = Cls`) and read only as the object of method
         calls (`backend.page_size(spec)`): each assignment is a query of those methods."""
         held: dict[str, list[ast.Name]] = {}
+        methods: list[ast.Attribute] = []
+        loads: list[ast.Name] = []
         for sub in ast.walk(func):
-            if type(sub) is ast.Assign and len(sub.targets) == 1 and type(sub.targets[0]) is ast.Name \
-                    and type(sub.value) is ast.Name and _capitalised(sub.value.id):
+            kind = type(sub)
+            if kind is ast.Assign and _holds_a_class(sub):
                 held.setdefault(sub.targets[0].id, []).append(sub.value)
+            elif kind is ast.Call and type(sub.func) is ast.Attribute and type(sub.func.value) is ast.Name:
+                methods.append(sub.func)
+            elif kind is ast.Name and type(sub.ctx) is ast.Load:
+                loads.append(sub)
         if not held:
             return
         asked: dict[str, set[str]] = {name: set() for name in held}
         receivers: set[int] = set()
-        for sub in ast.walk(func):
-            if type(sub) is ast.Call and type(sub.func) is ast.Attribute and type(sub.func.value) is ast.Name and sub.func.value.id in asked:
-                receivers.add(id(sub.func.value))
-                asked[sub.func.value.id].add(sub.func.attr)
-        for sub in ast.walk(func):
-            if type(sub) is ast.Name and sub.id in asked and type(sub.ctx) is ast.Load and id(sub) not in receivers:
-                del asked[sub.id]  # read another way: it may be built anywhere
-        for name, methods in asked.items():
-            if methods:
+        for method in methods:
+            if method.value.id in asked:
+                receivers.add(id(method.value))
+                asked[method.value.id].add(method.attr)
+        for load in loads:
+            if id(load) not in receivers:
+                asked.pop(load.id, None)  # read another way: it may be built anywhere
+        for name, called in asked.items():
+            if called:
                 for value in held[name]:
-                    self.queried[id(value)] = tuple(sorted(methods))
+                    self.queried[id(value)] = tuple(sorted(called))
+
+
+def _holds_a_class(node: ast.Assign) -> bool:
+    """`backend = Cls`: a local name assigned a capitalised name."""
+    return len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(node.value) is ast.Name and _capitalised(node.value.id)
 
 
 def _base_name(node: ast.AST) -> str:
