@@ -63,7 +63,7 @@ from pathlib import Path
 from synclint.analysis import coldcode, guards
 from synclint.analysis.platform_words import host_class, host_file, path_platforms
 from synclint.apis import torch_api as api
-from synclint.apis.tensor_members import TENSOR_MEMBERS
+from synclint.apis.tensor_members import ARRAY_ONLY_MEMBERS, TENSOR_MEMBERS
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key, param_key, parsed
 
@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-27"
+INDEX_VERSION = "repo-index-28"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -779,6 +779,8 @@ class _Summarizer:
         self._loop_names: dict[int, dict] = {}  # unit -> loop element names -> what their loops iterate
         self._elements_memo: dict[int, dict] = {}  # unit -> names bound to an element -> what is indexed
         self._fields_memo: dict[int, frozenset] = {}
+        # Calls whose result the code reads as an array (`x.detach().cpu()`: id of `x.detach()`).
+        self._array_results: set[int] = set()
 
     def _flow(self, target: tuple, value, unit, line: int, more: tuple = ()) -> None:
         """`target <- value` (and the same for each of `more`: one evaluation)."""
@@ -980,6 +982,12 @@ class _Summarizer:
                 # runs when the callee calls it: its calls are this function's, as a nested definition's are.
                 pending.extend((arg.body, source_of(arg.body, source)) for arg in (*node.args, *(k.value for k in node.keywords))
                                if type(arg) is ast.Lambda)
+            elif kind is ast.Attribute and node.attr in ARRAY_ONLY_MEMBERS and type(node.value) is ast.Call:
+                # Visited before the calls it reads: `x.detach().float().cpu()` marks both.
+                inner = node.value
+                while type(inner) is ast.Call and type(inner.func) is ast.Attribute and inner.func.attr in TENSOR_MEMBERS:
+                    self._array_results.add(id(inner))
+                    inner = inner.func.value
             pending.extend((child, source_of(child, source)) for child in _children(node))
         # A definition: a node of the call graph, with the parameters that decide its branches.
         self.edges.add(("", caller, ",".join(guards.decisive_parameters(func, own, signatures))))
@@ -1080,8 +1088,10 @@ class _Summarizer:
         cls = self._class_of(obj, unit)
         if cls:
             return (f"{cls}.{method}",)
-        if method in TENSOR_MEMBERS and self._plainly_a_tensor(obj, unit):
-            return ()  # `x_t[:, -pad:].detach()`: torch's method, not a repository's `detach`
+        if method in TENSOR_MEMBERS and (id(call) in self._array_results or self._plainly_a_tensor(obj, unit)):
+            # `x_t[:, -pad:].detach()`, `batch.lens.detach().cpu()`: torch's method, not a
+            # repository's `detach`
+            return ()
         return (f".{method}",)
 
     def _plainly_a_tensor(self, expr, unit) -> bool:

@@ -1588,6 +1588,18 @@ def test_a_tensor_method_does_not_reach_a_repository_method_of_its_name(tmp_path
     files["engine/model.py"] = files["engine/model.py"].replace("head = x.detach()", "head = self.attachment.detach()")
     root = project(tmp_path / "other", files)
     assert tiers(root, "engine/storage.py")[9][0] == "hot"
+    # A field of an object of unknown class whose `detach()` is read as an array
+    # (`.cpu()`, `.float().tolist()`, `.shape`) was a tensor: torch's `detach` again.
+    for read in ("batch.lens.detach().cpu()", "batch.lens.detach().float().tolist()", "batch.lens.detach().shape"):
+        files["engine/model.py"] = TENSOR_METHODS["engine/model.py"].replace(
+            "def forward(self, x: torch.Tensor, pad: int):", "def forward(self, x: torch.Tensor, pad: int, batch):").replace(
+            "head = x.detach()", f"head = {read}")
+        root = project(tmp_path / f"read{len(read)}", files)
+        assert tiers(root, "engine/storage.py")[9] == ("unknown", "no signal says how often this code runs"), read
+    # Read as something else (`.ok`), it may be the attachment's: by name.
+    files["engine/model.py"] = TENSOR_METHODS["engine/model.py"].replace("head = x.detach()", "head = self.attachment.detach().ok")
+    root = project(tmp_path / "field", files)
+    assert tiers(root, "engine/storage.py")[9][0] == "hot"
 
 
 def test_expert_rebalancing_reached_from_the_forward_is_cold(tmp_path):

@@ -87,3 +87,14 @@ TENSOR_MEMBERS = frozenset(
         "vdot", "view", "view_as", "volatile", "vsplit", "where", "xlogy", "xlogy_", "xpu", "zero_"
     }
 )
+
+# Members that only an array has (a tensor, or a NumPy array: never the repository's), read on
+# a call's result: `batch.lens.detach().cpu()` says that `detach()` returned a tensor, so it was
+# torch's `detach`, not a repository method of that name (synclint/repo.py `_callees`).
+ARRAY_ONLY_MEMBERS = frozenset(
+    {
+        "argmax", "bfloat16", "contiguous", "cpu", "cuda", "cumsum", "data_ptr", "dim", "dtype",
+        "flatten", "half", "is_cuda", "item", "numel", "numpy", "shape", "squeeze", "stride",
+        "tolist", "unsqueeze", "view",
+    }
+)
