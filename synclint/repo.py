@@ -1098,8 +1098,10 @@ class _Summarizer:
         """Whether `expr` is an array by its shape alone: a subscript by a slice or by several
         indices (`x[:, 1:]`, `x[i, j]`: a list of objects is indexed by one key, and a slice of
         a sequence is a sequence, whose methods are not the repository's), a call of a torch
-        function (`torch.cat(parts)`), a name annotated a tensor (`x: torch.Tensor`), or a
-        torch.Tensor member read or called on one of these (`x[:, 0].float()`, `torch.cat(p).T`)."""
+        function (`torch.cat(parts)`) or of a callable a field holds (`self.embed_tokens(ids)`:
+        a submodule's output; the repository's methods are not called through fields), a name
+        annotated a tensor (`x: torch.Tensor`), or a torch.Tensor member read or called on one
+        of these (`x[:, 0].float()`, `torch.cat(p).T`)."""
         while True:
             kind = type(expr)
             if kind is ast.Name:
@@ -1118,6 +1120,9 @@ class _Summarizer:
                     return min(self.imports[head.id]).split(".", 1)[0] == "torch"
                 if type(head) is ast.Name and head.id == "torch":
                     return True
+                if (type(head) is ast.Name and head.id == "self" and unit.owner is not None
+                        and func.attr in self._written_fields(unit.owner)):
+                    return True  # `self.embed_tokens(ids)`: what a callable the object holds returns
                 if func.attr not in TENSOR_MEMBERS:
                     return False
                 expr = head

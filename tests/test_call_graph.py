@@ -1596,6 +1596,20 @@ def test_a_tensor_method_does_not_reach_a_repository_method_of_its_name(tmp_path
             "head = x.detach()", f"head = {read}")
         root = project(tmp_path / f"read{len(read)}", files)
         assert tiers(root, "engine/storage.py")[9] == ("unknown", "no signal says how often this code runs"), read
+    # What a callable a field holds returns is a tensor: `self.embed(ids).detach()`.
+    files["engine/model.py"] = '''\
+        import torch
+
+
+        class Sampler:
+            def __init__(self, *, embed):
+                self.embed = embed
+
+            def forward(self, x: torch.Tensor, ids):
+                return x + self.embed(ids).detach()
+        '''
+    root = project(tmp_path / "submodule", files)
+    assert tiers(root, "engine/storage.py")[9] == ("unknown", "no signal says how often this code runs")
     # Read as something else (`.ok`), it may be the attachment's: by name.
     files["engine/model.py"] = TENSOR_METHODS["engine/model.py"].replace("head = x.detach()", "head = self.attachment.detach().ok")
     root = project(tmp_path / "field", files)
