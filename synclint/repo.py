@@ -60,7 +60,7 @@ from itertools import count as numbers
 from operator import itemgetter, or_
 from pathlib import Path
 
-from synclint.analysis import coldcode, guards
+from synclint.analysis import coldcode, guards, receivers
 from synclint.analysis.platform_words import host_class, host_file, path_platforms
 from synclint.apis import torch_api as api
 from synclint.apis.tensor_members import ARRAY_ONLY_MEMBERS, TENSOR_MEMBERS
@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-29"
+INDEX_VERSION = "repo-index-30"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -942,7 +942,7 @@ class _Summarizer:
         cold = {id(n) for n in (func.body if coldcode.memoised(func) else coldcode.cold_subtrees(func))}
         if unit.owner is not None and unit.node is func and coldcode.pipeline_entry(unit.owner.header.node.name, func.name):
             # A pipeline or stage entry: what it calls outside its loops, once per request.
-            cold.update(id(n) for n in coldcode.once_per_request(func, unit.owner.header.node.name))
+            cold.update(id(n) for n in coldcode.once_per_request(func, unit.owner.header.node.name, unit.owner.header.node))
         # A call made only under a condition on a parameter (`if allow_sync: apply_top_k(...)`)
         # comes from `caller [only when allow_sync#2#F#is true]`: a way in only where the
         # callers pass what takes the branch (`_CallGraphTiers._caller`).
@@ -978,6 +978,10 @@ class _Summarizer:
                     signature = guards.argument_signature(node, own, none_names, lambda e: self._owner(e, unit))
                     signatures.add(signature)
                     self.edges.update((source, callee, signature) for callee in callees)
+                    # A call by name: the word its object's name ends in (`markov_head` ->
+                    # `head`), which rules out candidates of other classes (`_CallGraph._unreached`).
+                    self.edges.update((MARK_CALLER, RECEIVER_MARK + callee[1:], f"{_receiver(node)}:{source}")
+                                      for callee in callees if callee[:1] == ".")
                 # A lambda handed to a call (`cached_call(key, lambda: self._encode(x))`, `sorted(key=lambda r: f(r))`)
                 # runs when the callee calls it: its calls are this function's, as a nested definition's are.
                 pending.extend((arg.body, source_of(arg.body, source)) for arg in (*node.args, *(k.value for k in node.keywords))
@@ -1349,6 +1353,17 @@ def _tuple_annotation(annotation, length: int) -> tuple[bool, ...]:
         if len(elements) == length:
             return tuple(places.tensor_annotation(e) for e in elements)
     return (False,) * length
+
+
+def _receiver(call: ast.Call) -> str:
+    """The word the name of the object a method is called on ends in (`planner.plan(x)`,
+    `self._storage_attachment.detach()`: `planner`, `attachment`), or "" where it is no name."""
+    obj = call.func.value if type(call.func) is ast.Attribute else None
+    if type(obj) is ast.Name:
+        return receivers.receiver_word(obj.id)
+    if type(obj) is ast.Attribute:
+        return receivers.receiver_word(obj.attr)
+    return ""
 
 
 def _device_kernel(func) -> bool:
@@ -2909,7 +2924,7 @@ _CODE = ""
 # what summarising a file imports).
 SUMMARY_MODULES = ("repo.py", "lines.py", "analysis/coldcode.py", "analysis/guards.py", "analysis/platform_words.py",
                    "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py",
-                   "apis/tensor_members.py")
+                   "apis/tensor_members.py", "analysis/receivers.py")
 
 
 def _index_code() -> str:
@@ -3154,6 +3169,11 @@ BUILT_MARK = "~new:"
 # `("~", SHAPE_MARK + Cls.m, shape)`: the parameters method `m` takes (guards.shape), for the
 # calls by name that can bind to them (`_CallGraphTiers._ways_in`).
 SHAPE_MARK = "~s:"
+# `("~", RECEIVER_MARK + m, "head:caller")`: `caller` calls `m` by name on an object whose
+# name ends in `head` ("" for anything else); `UNREACHED_MARK + Cls.m` -> the callers whose
+# calls by name of `m` cannot be of a `Cls` (synclint/analysis/receivers.py).
+RECEIVER_MARK = "~r:"
+UNREACHED_MARK = "~u:"
 
 
 def _worker_functions(callers: dict) -> frozenset[str]:
@@ -3716,8 +3736,39 @@ class _CallGraph:
         named = self.functions.union(self.methods)
         self.arguments = {target: tuple(sorted(found)) for target, found in passed.items()}
         graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in defined or callee[:1] in ".?" and callee[1:] in named}
-        graph.update((mark, tuple(sorted(found))) for mark, found in marks.items())
+        graph.update((mark, tuple(sorted(found))) for mark, found in marks.items() if not mark.startswith(RECEIVER_MARK))
+        graph.update(self._unreached(marks))
         return graph
+
+    def _unreached(self, marks: dict) -> dict:
+        """`UNREACHED_MARK + Cls.m` -> the callers whose calls by name of `m` are made on
+        objects named for other classes than `Cls`'s family (receivers.unreached)."""
+        out: dict[str, set[str]] = {}
+        families: dict[str, frozenset[str]] = {}
+        for mark, pairs in marks.items():
+            if not mark.startswith(RECEIVER_MARK):
+                continue
+            method = mark[len(RECEIVER_MARK):]
+            classes = self.methods.get(method)
+            if not classes:
+                continue
+            by_caller: dict[str, set[str]] = {}
+            for pair in pairs:
+                word, _, caller = pair.partition(":")
+                by_caller.setdefault(caller, set()).add(word)
+            candidates = {}
+            for cls in classes:
+                words = families.get(cls)
+                if words is None:
+                    lineage = self.types._lineage(cls)
+                    module = any(one.rpartition(".")[2] == "Module" for one in lineage)
+                    words = families[cls] = receivers.family_words(lineage, self._subclasses(cls), module)
+                candidates[cls] = words
+            tensor_member = method in TENSOR_MEMBERS
+            for caller, words in by_caller.items():
+                for cls in receivers.unreached(words, candidates, tensor_member):
+                    out.setdefault(f"{UNREACHED_MARK}{cls}.{method}", set()).add(caller)
+        return {mark: tuple(sorted(found)) for mark, found in out.items()}
 
     def add_modules(self, paths) -> None:
         """The names of the repository's folders and modules, from its files' paths."""
@@ -4073,7 +4124,9 @@ class _CallGraphTiers:
         self.memo[key] = None  # a cycle of calls passing the parameter on: unknown
         arguments = self.facts.arguments
         short = name.rpartition(".")[2]
-        calls = [*arguments.get(name, ()), *arguments.get("." + short, ()), *arguments.get("?" + short, ())]
+        unreached = self._unreached_by(name)
+        calls = [*arguments.get(name, ()), *(c for c in (*arguments.get("." + short, ()), *arguments.get("?" + short, ()))
+                                             if c[0] not in unreached)]
         found = None
         if calls and depth <= _MAX_PASSED_ON:
             from synclint.analysis.tier import Tier
@@ -4252,12 +4305,22 @@ class _CallGraphTiers:
         for caller in callers.get(node, ()):
             yield self._caller(caller), False
         shapes = callers.get(SHAPE_MARK + node)
+        unreached = self._unreached_by(node)
         for target, by_weak_name in (("." + name, False), ("?" + name, True)):
             if by_weak_name and not weak:
                 continue
             for caller in callers.get(target, ()):
+                if caller in unreached:
+                    continue  # `markov_head.init_state(h)` is no call of `LoRAManager.init_state`
                 if shapes is None or self._may_bind(caller, target, shapes):
                     yield self._caller(caller), by_weak_name
+
+    def _unreached_by(self, node: str) -> frozenset[str]:
+        key = ("u", node)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = frozenset(self.callers.get(UNREACHED_MARK + node, ()))
+        return found
 
     def _may_bind(self, caller: str, target: str, shapes) -> bool:
         """Whether a call of `target` (`.m`, `?m`: by name) that `caller` makes can bind to

@@ -1701,3 +1701,85 @@ def test_a_lambda_handed_to_a_call_calls_what_it_calls_from_its_function(tmp_pat
     assert text[0] == "cold" and "_encode_prompt" in text[1]
     (model,) = tiers(root, "enc/model.py").values()
     assert model[0] == "hot" and "Head.forward" in model[1]
+
+
+RECEIVERS = {
+    "engine/lora.py": """\
+        import torch
+
+
+        class LoRAManager:
+            def __init__(self, ranks: list[int], device):
+                self.init_state(max(ranks))
+                self.device = device
+
+            def init_state(self, max_rank=None):
+                self.update_info(max_rank)
+
+            def update_info(self, max_rank):
+                self.ranks = torch.tensor([max_rank], device=self.device)
+        """,
+    "engine/heads.py": """\
+        import torch
+        from torch import nn
+
+
+        class GatedMarkovHead(nn.Module):
+            def init_state(self, hidden: torch.Tensor):
+                return hidden.new_zeros(hidden.shape)
+        """,
+    "engine/draft.py": """\
+        import torch
+
+
+        def draft_block(*, markov_head, hidden: torch.Tensor):
+            state = markov_head.init_state(hidden)
+            return state
+
+
+        class Drafter:
+            def forward(self, hidden: torch.Tensor, head):
+                return draft_block(markov_head=head, hidden=hidden)
+        """,
+}
+
+
+def test_an_object_named_for_a_class_reaches_only_that_family_by_name(tmp_path):
+    root = project(tmp_path / "proj", RECEIVERS)
+    # `markov_head.init_state(h)` is a Markov head's, not the LoRA manager's, whose only
+    # other way in is its constructor: what it calls is cold.
+    assert tiers(root, "engine/lora.py")[13][0] == "cold"
+    # So does one named by another word of the class's name (`markov` of `GatedMarkovHead`).
+    files = dict(RECEIVERS)
+    files["engine/draft.py"] = files["engine/draft.py"].replace("markov_head", "markov")
+    root = project(tmp_path / "word", files)
+    assert tiers(root, "engine/lora.py")[13][0] == "cold"
+    # An object named for no candidate's class (`drafter_state`) may be either: by name.
+    files = dict(RECEIVERS)
+    files["engine/draft.py"] = files["engine/draft.py"].replace("markov_head", "drafter_state")
+    root = project(tmp_path / "unnamed", files)
+    assert tiers(root, "engine/lora.py")[13][0] == "hot"
+    # ... and so does one named for the manager, or for a base of its family.
+    for name in ("lora_manager", "manager"):
+        files["engine/draft.py"] = RECEIVERS["engine/draft.py"].replace("markov_head", name)
+        root = project(tmp_path / name, files)
+        assert tiers(root, "engine/lora.py")[13][0] == "hot", name
+    files["engine/draft.py"] = RECEIVERS["engine/draft.py"].replace("markov_head", "state_mixin")
+    files["engine/lora.py"] = RECEIVERS["engine/lora.py"].replace(
+        "class LoRAManager:", "class StateMixin:\n            pass\n\n\n        class LoRAManager(StateMixin):")
+    root = project(tmp_path / "mixin", files)
+    assert tiers(root, "engine/lora.py")[17][0] == "hot"
+
+
+def test_a_tensor_method_on_an_object_named_for_no_candidate_is_torchs(tmp_path):
+    # `block.weight.detach()`: a module's parameter, whatever `block` is; torch's `detach`.
+    files = dict(TENSOR_METHODS)
+    files["engine/model.py"] = TENSOR_METHODS["engine/model.py"].replace(
+        "def forward(self, x: torch.Tensor, pad: int):", "def forward(self, x: torch.Tensor, pad: int, block):").replace(
+        "head = x.detach()", "head = block.weight.detach().chunk(2)[0]")
+    root = project(tmp_path / "weight", files)
+    assert tiers(root, "engine/storage.py")[9] == ("unknown", "no signal says how often this code runs")
+    # Named for the attachment, it may be the attachment's.
+    files["engine/model.py"] = files["engine/model.py"].replace("block.weight.detach()", "block.attachment.detach()")
+    root = project(tmp_path / "attachment", files)
+    assert tiers(root, "engine/storage.py")[9][0] == "hot"

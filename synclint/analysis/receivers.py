@@ -1,0 +1,69 @@
+"""What the name of the object a method is called on says of its class.
+
+A call by name (`obj.m()`, `obj` of a class the code does not say) reaches every method `m`
+of the repository. Code names its objects after their classes (`markov_head` holds a
+`GatedMarkovHead`, `self._storage_attachment` a `StorageAttachment`, `indexer` an
+`IndexerKPool`), so where the word the object's name ends in is a word of some candidate
+class's name (or of a base's or a subclass's), the candidates of classes whose names lack it
+are not what the call runs: `markov_head.init_state(h)` is a Markov head's `init_state`,
+not a LoRA manager's.
+
+A torch.Tensor member called by name (`ex.fc13.weight.detach()`) is torch's unless the
+object's word is a word of a candidate class: `weight` names no `StorageAttachment`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]*|[a-z]+")
+
+# What an object of a `torch.nn.Module` class is called in any PyTorch code: every module
+# class answers to these names (`self.model.compute_logits(h)` of a `LlamaForCausalLM`).
+MODULE_WORDS = frozenset({"model", "module"})
+
+
+def receiver_word(name: str) -> str:
+    """The word an object's name ends in, lower case: `markov_head` -> `head`,
+    `self._attn_backend` -> `backend`, `layer2` -> `layer`; "" for a word of fewer than three
+    letters, which says nothing (`x`, `m`, `h`, `io`)."""
+    parts = [p for p in name.strip("_").split("_") if p]
+    if not parts:
+        return ""
+    word = parts[-1].rstrip("0123456789").lower()
+    if len(word) < 3:
+        return ""
+    return word
+
+
+def class_words(cls: str) -> set[str]:
+    """The words of a class's name, lower case: `LoRAManager` -> lo, ra, manager;
+    `IndexerKPool` -> indexer, k, pool; `MHATokenToKVPool` -> mha, token, to, kv, pool."""
+    return {w.lower() for w in _WORDS.findall(cls.rpartition(".")[2])}
+
+
+def family_words(lineage, descendants, module_class: bool) -> frozenset[str]:
+    """The words an object of a class of this family may be named by: the words of the
+    class's name, of each base's and of each subclass's (`self.scheduler` for a method a
+    `SchedulerOutputMixin` defines and `Scheduler` inherits; `indexer` for an
+    `IndexerKPool`), and `model` / `module` for a `torch.nn.Module` class."""
+    words = set().union(*(class_words(one) for one in (*lineage, *descendants)))
+    if module_class:
+        words |= MODULE_WORDS
+    return frozenset(w for w in words if len(w) >= 3)
+
+
+def unreached(receivers, candidates: dict[str, frozenset[str]], tensor_member: bool) -> set[str]:
+    """The candidate classes a caller's calls by name of one method cannot reach, from the
+    words its calls' objects end in (`receivers`; "" for a call on anything else, which
+    may reach every candidate): a class no call's word names, where some candidate's family
+    is named by each call (or, for a torch.Tensor member, always: the call is torch's)."""
+    if not receivers or "" in receivers:
+        return set()
+    out = set()
+    for cls, words in candidates.items():
+        if any(word in words for word in receivers):
+            continue
+        if tensor_member or all(any(word in other for other in candidates.values()) for word in receivers):
+            out.add(cls)
+    return out
