@@ -324,6 +324,83 @@ def test_what_a_pipeline_stage_calls_outside_its_loop_runs_once_per_request(tmp_
     assert found[9][0] == "hot"
 
 
+SEGMENTS = {
+    "gen/stages.py": """\
+        import torch
+
+        from gen.helpers import build_clip_cond, decode_clip, predict
+
+
+        class ClipDenoisingStage:
+            def forward(self, batch, device):
+                frames = []
+                for clip in batch.schedule:
+                    cond = build_clip_cond(clip.sizes, device)
+                    latents = self._denoise_clip(batch, cond)
+                    frames.append(decode_clip(latents, device))
+                    last = int(latents[0, 0].item())
+                return frames, last
+
+            def _denoise_clip(self, batch, cond):
+                self.scheduler.set_timesteps(batch.steps)
+                return self._run_denoising_loop(batch, cond)
+
+            def _run_denoising_loop(self, batch, cond):
+                latents = batch.latents
+                for t in self.scheduler.timesteps:
+                    latents = predict(latents, cond, t)
+                return latents
+        """,
+    "gen/helpers.py": """\
+        import torch
+
+
+        def build_clip_cond(sizes, device):
+            return torch.tensor(sizes, device=device)
+
+
+        def decode_clip(latents: torch.Tensor, device):
+            scale = torch.tensor([0.5, 0.5], device=device)
+            return latents * scale
+
+
+        def predict(latents: torch.Tensor, cond: torch.Tensor, t):
+            if torch.isnan(latents).any():
+                latents = torch.nan_to_num(latents)
+            return latents - cond.mean() * t
+        """,
+}
+
+
+def test_a_stage_loop_over_segments_runs_its_body_once_per_segment(tmp_path):
+    # `for clip in batch.schedule:` calls the method that holds the denoise loop: the rest
+    # of its body (the clip's conditioning, its decoding, a readback) runs once per clip.
+    root = project(tmp_path / "proj", SEGMENTS)
+    found = tiers(root, "gen/helpers.py")
+    assert found[5][0] == "cold" and "ClipDenoisingStage.forward [on a branch that runs once]" in found[5][1]
+    assert found[9][0] == "cold"
+    assert found[14][0] == "hot"
+    local = tiers(root, "gen/stages.py")
+    assert local[13][0] == "cold" and "once per segment" in local[13][1]
+    # A header that names denoising but counts no steps goes over segments too.
+    files = dict(SEGMENTS)
+    files["gen/stages.py"] = SEGMENTS["gen/stages.py"].replace("for clip in batch.schedule:", "for clip in batch.denoising_schedule:")
+    root = project(tmp_path / "named", files)
+    assert tiers(root, "gen/helpers.py")[9][0] == "cold"
+    # A loop whose header names the steps is the denoise loop, whatever it calls.
+    files = dict(SEGMENTS)
+    files["gen/stages.py"] = SEGMENTS["gen/stages.py"].replace("for clip in batch.schedule:", "for step in batch.steps:")
+    root = project(tmp_path / "steps", files)
+    assert tiers(root, "gen/helpers.py")[5][0] == "hot"
+    assert tiers(root, "gen/stages.py")[13][0] == "hot"
+    # A loop that calls no method holding a loop is the denoise loop of this stage.
+    files["gen/stages.py"] = SEGMENTS["gen/stages.py"].replace(
+        "latents = self._denoise_clip(batch, cond)", "latents = predict(batch.latents, cond, clip.t)")
+    root = project(tmp_path / "flat", files)
+    assert tiers(root, "gen/helpers.py")[5][0] == "hot"
+    assert tiers(root, "gen/stages.py")[13][0] == "hot"
+
+
 def test_a_text_encoding_stage_loop_and_a_memoised_caller_run_once(tmp_path):
     files = {
         "gen/stages.py": """\

@@ -342,10 +342,85 @@ def memoised(func: ast.AST) -> bool:
     return any(name.rpartition(".")[2] in MEMO_DECORATORS for name in decorator_names(func))
 
 
-def once_per_request(func: ast.AST, class_name: str) -> list[ast.stmt]:
+def once_per_request(func: ast.AST, class_name: str, class_node: ast.ClassDef | None = None) -> list[ast.stmt]:
     """The statements of a pipeline entry's body that hold no step loop
-    (`step_loop`): they run once per request."""
-    return [stmt for stmt in func.body if not any(isinstance(n, _LOOPS) and step_loop(class_name, n) for n in ast.walk(stmt))]
+    (`step_loop`): they run once per request. With the class (`class_node`), also the
+    statements of a loop over segments (`segment_loop`) that call no method holding the
+    step loop: they run once per clip, chunk or resolution stage."""
+    out = [stmt for stmt in func.body if not any(isinstance(n, _LOOPS) and step_loop(class_name, n) for n in ast.walk(stmt))]
+    if class_node is not None:
+        holding = loop_methods(_method_shapes(class_node))
+        for loop in _own_nodes(func):
+            if isinstance(loop, _LOOPS) and segment_loop(class_name, _loop_header(loop), _self_calls(loop.body), holding):
+                out.extend(stmt for stmt in loop.body if not _self_calls([stmt]) & holding
+                           and not any(isinstance(n, _LOOPS) for n in ast.walk(stmt)))
+    return out
+
+
+# A loop over segments: a generation stage's entry that denoises clip by clip, chunk by
+# chunk or resolution stage by resolution stage calls, in a loop whose header names no
+# steps (`for clip in request.schedule:`, `for stage in range(1, n + 1):`), the method that
+# holds the step loop (`self._denoise_single_clip(...)`, `self._run_stage_steps(...)`);
+# the rest of that loop's body (building the clip's conditioning, decoding it, changing the
+# resolution) runs once per segment, a few times per request.
+_LOOP_WORD = re.compile(r"(^|_)loop(_|$)")
+# A header that counts steps (`for t in timesteps`, `range(num_inference_steps)`); a word
+# of denoising alone (`for clip_denoising_metadata in schedule:`) names what a segment is for.
+_COUNTED_STEP_WORD = re.compile(r"(^|_)(timesteps?|steps?|sigmas?|progress_bar|num_inference_steps)(_|$)", re.I)
+
+
+def loop_methods(methods: dict[str, tuple[bool, frozenset[str]]]) -> frozenset[str]:
+    """The methods of a class that hold a loop, from each method's (whether its body has a
+    loop, the methods it calls on `self`): one whose body has a loop, one that calls (up to
+    three calls deep) a method that does, or one named for a loop (`_run_denoising_loop`,
+    perhaps a base's)."""
+    holding = {name for name, (has_loop, _) in methods.items() if has_loop}
+    for _ in range(3):
+        more = {name for name, (_, called) in methods.items()
+                if name not in holding and any(c in holding or _LOOP_WORD.search(c) for c in called)}
+        if not more:
+            break
+        holding |= more
+    return frozenset(holding)
+
+
+def segment_loop(class_name: str, header: str, called: frozenset[str], holding: frozenset[str]) -> bool:
+    """Whether a loop of a pipeline or stage entry (read as a step loop by `step_loop`) is a
+    loop over segments: its header names no steps and its body calls on `self` a method
+    that holds a loop (`loop_methods`) or is named for one."""
+    if not step_loop(class_name, header) or any(_COUNTED_STEP_WORD.search(w) for w in re.findall(r"[A-Za-z_]\w*", header)):
+        return False
+    return any(name in holding or _LOOP_WORD.search(name) for name in called)
+
+
+def _method_shapes(class_node: ast.ClassDef) -> dict[str, tuple[bool, frozenset[str]]]:
+    out = {}
+    for stmt in class_node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            nodes = list(_own_nodes(stmt))
+            out[stmt.name] = (any(isinstance(n, _LOOPS) for n in nodes), _self_calls(stmt.body))
+    return out
+
+
+def _own_nodes(func: ast.AST):
+    """The nodes of a function's body, not of the functions and classes nested in it."""
+    pending = list(func.body)
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(c for c in ast.iter_child_nodes(node)
+                       if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
+
+
+def _self_calls(stmts) -> frozenset[str]:
+    """The names of the methods the statements call on `self` (`self._denoise(...)`)."""
+    found = set()
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if (type(node) is ast.Call and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name
+                    and node.func.value.id == "self"):
+                found.add(node.func.attr)
+    return frozenset(found)
 
 
 # A stage whose class names a generation loop: its loops are the denoise (or rollout) loop.

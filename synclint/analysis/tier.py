@@ -43,7 +43,17 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from synclint.analysis import guarded_branches, guards, hotpath
-from synclint.analysis.coldcode import CAMEL_WORDS, VAE_WORDS, debug_word, per_step_holder, pipeline_entry, step_loop, vae_function
+from synclint.analysis.coldcode import (
+    CAMEL_WORDS,
+    VAE_WORDS,
+    debug_word,
+    loop_methods,
+    per_step_holder,
+    pipeline_entry,
+    segment_loop,
+    step_loop,
+    vae_function,
+)
 from synclint.analysis.coldcode import worker_functions as worker_functions
 from synclint.analysis.pathkinds import TEST_FILE as _TEST_FILE
 from synclint.analysis.pathkinds import TEST_FOLDERS as _TEST_FOLDERS
@@ -107,12 +117,86 @@ def _pipeline_verdict(chain, index: int, stack) -> TierVerdict | None:
     if not isinstance(owner, cst.ClassDef) or not pipeline_entry(owner.name.value, func.name.value):
         return None
     inside = False
-    for node in stack:
+    for position, node in enumerate(stack):
         if node is func:
             inside = True
         elif inside and isinstance(node, (cst.For, cst.While)) and step_loop(owner.name.value, _loop_header(node)):
+            holding = _loop_methods(owner)
+            header = _loop_header(node)
+            if segment_loop(owner.name.value, header, _self_calls(node.body), holding):
+                statement = _body_statement(node, stack[position + 1:])
+                if statement is not None and not _self_calls(statement) & holding and not _holds_loop(statement):
+                    return TierVerdict(Tier.COLD, f"runs once per segment (in the loop over `{header}` of `{owner.name.value}.{func.name.value}()`, beside the call that runs the denoise loop)")
+                continue
             return TierVerdict(Tier.HOT, f"runs every step (in the loop of `{owner.name.value}.{func.name.value}()`: the denoise loop)")
     return TierVerdict(Tier.COLD, f"`{owner.name.value}.{func.name.value}()` runs once per request (a generation pipeline or stage); only its denoise loop runs every step")
+
+
+def _body_statement(loop, below) -> cst.CSTNode | None:
+    """The statement of `loop`'s body that holds the finding (the first of the nodes
+    `below` it that is one)."""
+    statements = getattr(loop.body, "body", ())
+    return next((node for node in below if any(node is s for s in statements)), None)
+
+
+_LOOP_METHODS: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
+
+
+def _loop_methods(owner: cst.ClassDef) -> frozenset[str]:
+    """coldcode.loop_methods of a class: the methods that hold a loop."""
+    known = _LOOP_METHODS.get(id(owner))
+    if known is not None and known[0] is owner:
+        return known[1]
+    shapes = {}
+    for stmt in owner.body.body:
+        if isinstance(stmt, cst.FunctionDef):
+            shapes[stmt.name.value] = (_holds_loop(stmt.body), _self_calls(stmt.body))
+    if len(_LOOP_METHODS) > 64:
+        _LOOP_METHODS.clear()
+    found = loop_methods(shapes)
+    _LOOP_METHODS[id(owner)] = (owner, found)
+    return found
+
+
+class _SelfCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.loops = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            self.names.add(func.attr.value)
+
+    def visit_For(self, node) -> None:
+        self.loops = True
+
+    def visit_While(self, node) -> None:
+        self.loops = True
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+
+def _visited(node: cst.CSTNode) -> _SelfCalls:
+    visitor = _SelfCalls()
+    node.visit(visitor)
+    return visitor
+
+
+def _self_calls(node: cst.CSTNode) -> frozenset[str]:
+    """The names of the methods `node` calls on `self` (coldcode.segment_loop)."""
+    return frozenset(_visited(node).names)
+
+
+def _holds_loop(node: cst.CSTNode) -> bool:
+    return _visited(node).loops
 
 
 def _loop_header(loop: cst.For | cst.While) -> str:
