@@ -119,6 +119,28 @@ def test_readback_lookalikes_stay_unplaced():
 # --- device-only uses -------------------------------------------------------------------------
 
 
+def test_a_readback_of_a_host_named_source_places_nothing():
+    # `host_idx = host_indices[i].item()`: both names say host (a host pool's indices read
+    # one by one), so the readback shows no device copy; `cpu_` prefixes the same.
+    for source in ("host_indices", "cpu_offsets", "lens_cpu"):
+        _unplaced(f"""
+            def write_page(transfer, {source}, page_size, i):
+                host_idx = {source}[i * page_size].item()
+                reveal({source})
+        """)
+    found = _findings("""
+        def write_pages(host_indices, page_size, n):
+            for i in range(n):
+                host_idx = host_indices[i * page_size].item()
+    """, "SL201")
+    assert found == []  # `low`: hidden at the default confidence
+    _device("""
+        def write_page(indices, page_size, i):
+            host_idx = indices[i * page_size].item()
+            reveal(indices)
+    """, "read back into the host-named `host_idx`")
+
+
 def test_comparison_with_a_device_tensor_places_the_parameter():
     _device("""
         import torch

@@ -55,14 +55,6 @@ def mirror_of(name: str, names) -> str | None:
 # --- a readback into a host-named target ---------------------------------------------------------
 
 
-def host_named(name: str) -> bool:
-    """`x_cpu`, `x_host`, `x_cpu_tensor`, `cpu_x`, `host_x`: a name that says it holds the host copy."""
-    lower = name.lower()
-    if lower in ("cpu", "host") or lower.startswith(("is_", "use_", "num_", "n_")):
-        return False
-    return lower.endswith(api.HOST_COPY_SUFFIXES) or lower.startswith(api.HOST_COPY_PREFIXES)
-
-
 def _readback_source(value: cst.BaseExpression) -> cst.BaseExpression | None:
     """`x` of `x.cpu()`, `x.tolist()`, `x.item()`, `x.to("cpu")`, also under a chain of
     host-side methods (`x.cpu().numpy()`, `x.cpu().tolist()`)."""
@@ -106,14 +98,14 @@ def host_named_readback(small: cst.BaseSmallStatement, env: Env, stmt: cst.CSTNo
     if not isinstance(small, cst.Assign) or len(small.targets) != 1:
         return None
     target = small.targets[0].target
-    if not isinstance(target, cst.Name) or not host_named(target.value):
+    if not isinstance(target, cst.Name) or not api.host_copy_name(target.value):
         return None
     source = _readback_source(small.value)
     if source is None:
         return None
     name = root_name(source)
-    if name is None or name == target.value or name == "self":
-        return None
+    if name is None or name == target.value or name == "self" or api.host_copy_name(name):
+        return None  # `host_idx = host_indices[i].item()`: the source's own name says host
     current = env.get(name)
     if current is None or not _unplaced(current):
         return None

@@ -216,6 +216,17 @@ HOST_MIRROR_SUFFIXES = ("_cpu", "_host", "_np", "_cpu_tensor", "_numpy")
 # that its source is the device copy. Not `_np`/`_list`: they say what type, not where from.
 HOST_COPY_SUFFIXES = ("_cpu", "_host", "_cpu_tensor")
 HOST_COPY_PREFIXES = ("cpu_", "host_")
+
+
+def host_copy_name(name: str) -> bool:
+    """`x_cpu`, `x_host`, `x_cpu_tensor`, `cpu_x`, `host_x`: a name that says it holds the host
+    copy (not `is_cpu`, `use_host_...`, `num_cpu_...`: flags and counts)."""
+    lower = name.lower()
+    if lower in ("cpu", "host") or lower.startswith(("is_", "use_", "num_", "n_")):
+        return False
+    return lower.endswith(HOST_COPY_SUFFIXES) or lower.startswith(HOST_COPY_PREFIXES)
+
+
 # `x.<method>()` with no argument that copies x to the host (for `.to("cpu")` see evidence.py).
 READBACK_EVIDENCE_METHODS = frozenset({"cpu", "tolist", "item"})
 # torch.<name>(...) whose tensor operands must be on one device (a CPU tensor of more than

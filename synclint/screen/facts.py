@@ -487,10 +487,7 @@ _READBACKS = frozenset({"cpu", "tolist", "item"})
 def readback_into_host_name(target: str, value) -> str | None:
     """`x` of `x_cpu = x[...].cpu()` (synclint/analysis/evidence.py `host_named_readback`):
     the name a readback bound to a host-named target shows on the device."""
-    lower = target.lower()
-    if lower in ("cpu", "host") or lower.startswith(("is_", "use_", "num_", "n_")):
-        return None
-    if not (lower.endswith(_api.HOST_COPY_SUFFIXES) or lower.startswith(_api.HOST_COPY_PREFIXES)):
+    if not _api.host_copy_name(target):
         return None
     while type(value) is ast.Call and type(value.func) is ast.Attribute:
         method = value.func.attr
@@ -506,7 +503,7 @@ def readback_into_host_name(target: str, value) -> str | None:
     while True:  # the name under views and reductions
         kind = type(value)
         if kind is ast.Name:
-            return value.id if value.id not in ("self", target) else None
+            return value.id if value.id not in ("self", target) and not _api.host_copy_name(value.id) else None
         if kind is ast.Subscript:
             value = value.value
         elif kind is ast.Call and type(value.func) is ast.Attribute:
