@@ -454,12 +454,26 @@ def test_only_the_denoise_loop_of_a_stage_runs_every_step():
         class Decoder:
             def vae_decode(self, latents, device):
                 return latents / torch.tensor(0.18, device=device)
+        class GlmBeforeDenoisingStage:
+            def forward(self, batch, device):
+                for image in batch.images:
+                    batch.ids.append(torch.tensor(image.grid, device=device))
+                return batch
+        class PreDenoisingRolloutStage:
+            def forward(self, batch, device):
+                for chunk in batch.chunks:
+                    batch.t = torch.tensor(chunk, device=device)
+                return batch
     """
     assert [(t, r.split(" (")[0]) for t, r in _tiers(code, "pkg/stages/wan.py")] == [
         ("cold", "`TextEncodingStage.forward()` runs once per request"),
         ("hot", "runs every step"),
         ("hot", "runs every step"),
         ("cold", "VAE code: encodes or decodes once per generation, not per denoise step"),
+        # A stage named for what runs before the denoise loop loops over images, once per
+        # request; one whose name still holds a loop word of its own (`Rollout`) loops every step.
+        ("cold", "`GlmBeforeDenoisingStage.forward()` runs once per request"),
+        ("hot", "runs every step"),
     ]
 
 

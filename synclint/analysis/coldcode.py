@@ -425,6 +425,9 @@ def _self_calls(stmts) -> frozenset[str]:
 
 # A stage whose class names a generation loop: its loops are the denoise (or rollout) loop.
 _LOOP_STAGE_WORDS = frozenset({"Denoising", "Denoise", "Denoiser", "Rollout", "Sampling", "Sampler", "Refinement", "Step", "Generation"})
+# ... unless the word before says the stage runs around the loop, not in it
+# (`BeforeDenoisingStage`, `PostDenoisingStage`): its loops go over prompts and images.
+_AROUND_WORDS = frozenset({"Before", "After", "Pre", "Post"})
 # A loop over these runs once per denoise step: `for i, t in enumerate(timesteps)`,
 # `for sigma in sigmas`, `while step < num_steps`, `with self.progress_bar(...)`.
 _STEP_WORD = re.compile(r"(^|_)(timesteps?|steps?|sigmas?|progress_bar|num_inference_steps|denois\w*)(_|$)", re.I)
@@ -433,11 +436,13 @@ _STEP_WORD = re.compile(r"(^|_)(timesteps?|steps?|sigmas?|progress_bar|num_infer
 def step_loop(class_name: str, loop_header: str | ast.AST) -> bool:
     """Whether a loop of a pipeline or stage entry runs every step: every loop of a
     `*Pipeline` (its `__call__` holds the denoise loop); in a `*Stage`, a loop of a stage
-    named for a generation loop (`DenoisingStage`, `RolloutStage`) or one whose header names
+    named for a generation loop (`DenoisingStage`, `RolloutStage`; not `BeforeDenoisingStage`, which runs around it) or one whose header names
     steps (`for i, t in enumerate(timesteps)`). The loops of the other stages (text
     encoding, image preprocessing, decoding) go over prompts and images, once per request."""
     words = CAMEL_WORDS.findall(class_name or "")
-    if not words or words[-1] != "Stage" or any(w in _LOOP_STAGE_WORDS for w in words):
+    if not words or words[-1] != "Stage" or any(
+        w in _LOOP_STAGE_WORDS and (i == 0 or words[i - 1] not in _AROUND_WORDS) for i, w in enumerate(words)
+    ):
         return True
     if not isinstance(loop_header, str):
         loop_header = _loop_header(loop_header)
