@@ -362,6 +362,20 @@ def test_tests_and_benchmarks_are_cold():
     assert file_tier("pkg/contest/x.py") is None
 
 
+def test_debugging_tools_are_cold():
+    code = """
+        import torch
+        def compare(n):
+            return torch.zeros(n, device="cuda").abs().max().item()
+    """
+    reason = "in debugging tools (by its folder or file name): runs only while debugging"
+    for path in ("pkg/debug_utils/dump_comparator.py", "pkg/debug/dumper.py", "pkg/utils/gpu_sync_debug.py", "pkg/ops/debug.py"):
+        assert _tier(code, path) == ("cold", reason), path
+    # A word that only contains it, or a serving module with a debug flag in another word: not tools.
+    for path in ("pkg/ops/debugless_attn.py", "pkg/layers/attn_debugs.py", "pkg/models/nodebug_attn.py"):
+        assert _tier(code, path)[0] == "unknown", path
+
+
 def test_vae_code_runs_once_per_generation():
     # A VAE decodes after the denoise loop (and encodes before it): once per generation.
     code = """

@@ -88,6 +88,9 @@ CACHING_DECORATORS = frozenset(
 _BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks|mock|mocks|fake)(_|\.py)")
 # Folders and files (without `.py`) of model and weight loading: run once at start-up.
 _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
+# Folders and file names of debugging tools (`debug_utils/dumper.py`, `debug.py`,
+# `gpu_sync_debug.py`): tensor dumps and comparisons that run only while someone debugs.
+_DEBUG_PART = re.compile(r"(^|_)(debug|debugging|debugger)(_|\.py$|$)")
 
 _VAE_REASON = "VAE code: encodes or decodes once per generation, not per denoise step"
 
@@ -224,13 +227,15 @@ def _diffusion_encoder(filename: str, parts: list[str]) -> bool:
 
 
 def file_tier(filename: str) -> TierVerdict | None:
-    """Tests and benchmarks, by folder or file name; loading, VAE and diffusion
-    condition-encoder code, by folder."""
+    """Tests, benchmarks and debugging tools, by folder or file name; loading, VAE and
+    diffusion condition-encoder code, by folder."""
     parts = re.split(r"[\\/]", filename.lower())
     if any(p in _TEST_FOLDERS for p in parts[:-1]):
         return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
     if parts and (_TEST_FILE.match(parts[-1]) or _BENCH_PART.search(parts[-1])):
         return TierVerdict(Tier.COLD, "in a test, mock or benchmark file")
+    if any(_DEBUG_PART.search(p) for p in parts):
+        return TierVerdict(Tier.COLD, "in debugging tools (by its folder or file name): runs only while debugging")
     if any(p.removesuffix(".py") in _LOADING_PARTS for p in parts):
         return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
     if _vae_words(parts[:-1]) or (parts and _vae_words(re.split(r"[_.\-]", parts[-1].removesuffix(".py")))):
