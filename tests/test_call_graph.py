@@ -13,6 +13,13 @@ from synclint.config import Settings
 from synclint.violation import Confidence
 
 
+def _edited(root: Path, files: dict[str, str], path: str, old: str, new: str) -> Path:
+    """A project of `files` with `old` replaced by `new` in the file at `path`."""
+    changed = dict(files)
+    changed[path] = files[path].replace(old, new)
+    return project(root, changed)
+
+
 def tiers(root: Path, name: str, **settings) -> dict[int, tuple[str, str | None]]:
     settings = Settings(include_cold=True, min_confidence=Confidence.LOW, **settings)
     run = runner.lint_paths([root / name], settings, jobs=1, use_cache=False)
@@ -383,20 +390,15 @@ def test_a_stage_loop_over_segments_runs_its_body_once_per_segment(tmp_path):
     local = tiers(root, "gen/stages.py")
     assert local[13][0] == "cold" and "once per segment" in local[13][1]
     # A header that names denoising but counts no steps goes over segments too.
-    files = dict(SEGMENTS)
-    files["gen/stages.py"] = SEGMENTS["gen/stages.py"].replace("for clip in batch.schedule:", "for clip in batch.denoising_schedule:")
-    root = project(tmp_path / "named", files)
+    root = _edited(tmp_path / "named", SEGMENTS, "gen/stages.py", "for clip in batch.schedule:", "for clip in batch.denoising_schedule:")
     assert tiers(root, "gen/helpers.py")[9][0] == "cold"
     # A loop whose header names the steps is the denoise loop, whatever it calls.
-    files = dict(SEGMENTS)
-    files["gen/stages.py"] = SEGMENTS["gen/stages.py"].replace("for clip in batch.schedule:", "for step in batch.steps:")
-    root = project(tmp_path / "steps", files)
+    root = _edited(tmp_path / "steps", SEGMENTS, "gen/stages.py", "for clip in batch.schedule:", "for step in batch.steps:")
     assert tiers(root, "gen/helpers.py")[5][0] == "hot"
     assert tiers(root, "gen/stages.py")[13][0] == "hot"
     # A loop that calls no method holding a loop is the denoise loop of this stage.
-    files["gen/stages.py"] = SEGMENTS["gen/stages.py"].replace(
-        "latents = self._denoise_clip(batch, cond)", "latents = predict(batch.latents, cond, clip.t)")
-    root = project(tmp_path / "flat", files)
+    root = _edited(tmp_path / "flat", SEGMENTS, "gen/stages.py",
+                   "latents = self._denoise_clip(batch, cond)", "latents = predict(batch.latents, cond, clip.t)")
     assert tiers(root, "gen/helpers.py")[5][0] == "hot"
     assert tiers(root, "gen/stages.py")[13][0] == "hot"
 
@@ -1827,15 +1829,12 @@ def test_an_object_named_for_a_class_reaches_only_that_family_by_name(tmp_path):
     # other way in is its constructor: what it calls is cold.
     assert tiers(root, "engine/lora.py")[13][0] == "cold"
     # So does one named by another word of the class's name (`markov` of `GatedMarkovHead`).
-    files = dict(RECEIVERS)
-    files["engine/draft.py"] = files["engine/draft.py"].replace("markov_head", "markov")
-    root = project(tmp_path / "word", files)
+    root = _edited(tmp_path / "word", RECEIVERS, "engine/draft.py", "markov_head", "markov")
     assert tiers(root, "engine/lora.py")[13][0] == "cold"
     # An object named for no candidate's class (`drafter_state`) may be either: by name.
-    files = dict(RECEIVERS)
-    files["engine/draft.py"] = files["engine/draft.py"].replace("markov_head", "drafter_state")
-    root = project(tmp_path / "unnamed", files)
+    root = _edited(tmp_path / "unnamed", RECEIVERS, "engine/draft.py", "markov_head", "drafter_state")
     assert tiers(root, "engine/lora.py")[13][0] == "hot"
+    files = dict(RECEIVERS)
     # ... and so does one named for the manager, or for a base of its family.
     for name in ("lora_manager", "manager"):
         files["engine/draft.py"] = RECEIVERS["engine/draft.py"].replace("markov_head", name)

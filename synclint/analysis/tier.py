@@ -128,7 +128,8 @@ def _pipeline_verdict(chain, index: int, stack) -> TierVerdict | None:
             header = _loop_header(node)
             if segment_loop(owner.name.value, header, _self_calls(node.body), holding):
                 statement = _body_statement(node, stack[position + 1:])
-                if statement is not None and not _self_calls(statement) & holding and not _holds_loop(statement):
+                inside_statement = _visited(statement) if statement is not None else None
+                if inside_statement is not None and not inside_statement.names & holding and not inside_statement.loops:
                     return TierVerdict(Tier.COLD, f"runs once per segment (in the loop over `{header}` of `{owner.name.value}.{func.name.value}()`, beside the call that runs the denoise loop)")
                 continue
             return TierVerdict(Tier.HOT, f"runs every step (in the loop of `{owner.name.value}.{func.name.value}()`: the denoise loop)")
@@ -153,7 +154,8 @@ def _loop_methods(owner: cst.ClassDef) -> frozenset[str]:
     shapes = {}
     for stmt in owner.body.body:
         if isinstance(stmt, cst.FunctionDef):
-            shapes[stmt.name.value] = (_holds_loop(stmt.body), _self_calls(stmt.body))
+            body = _visited(stmt.body)
+            shapes[stmt.name.value] = (body.loops, frozenset(body.names))
     if len(_LOOP_METHODS) > 64:
         _LOOP_METHODS.clear()
     found = loop_methods(shapes)
@@ -188,6 +190,7 @@ class _SelfCalls(cst.CSTVisitor):
 
 
 def _visited(node: cst.CSTNode) -> _SelfCalls:
+    """One walk of `node`: the methods it calls on `self` and whether it holds a loop."""
     visitor = _SelfCalls()
     node.visit(visitor)
     return visitor
@@ -196,10 +199,6 @@ def _visited(node: cst.CSTNode) -> _SelfCalls:
 def _self_calls(node: cst.CSTNode) -> frozenset[str]:
     """The names of the methods `node` calls on `self` (coldcode.segment_loop)."""
     return frozenset(_visited(node).names)
-
-
-def _holds_loop(node: cst.CSTNode) -> bool:
-    return _visited(node).loops
 
 
 def _loop_header(loop: cst.For | cst.While) -> str:
