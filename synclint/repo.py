@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-30"
+INDEX_VERSION = "repo-index-31"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -980,8 +980,12 @@ class _Summarizer:
                     self.edges.update((source, callee, signature) for callee in callees)
                     # A call by name: the word its object's name ends in (`markov_head` ->
                     # `head`), which rules out candidates of other classes (`_CallGraph._unreached`).
-                    self.edges.update((MARK_CALLER, RECEIVER_MARK + callee[1:], f"{_receiver(node)}:{source}")
-                                      for callee in callees if callee[:1] == ".")
+                    # So does a call of a method of what a field holds (`self.k.detach()`), which
+                    # goes by name where the index does not know the field's class.
+                    # The word of a field's object is kept with the field: it counts only where
+                    # the index does not know the field's class.
+                    self.edges.update((MARK_CALLER, RECEIVER_MARK + method, f"{_receiver(node)}{held}:{source}")
+                                      for method, held in map(_by_name_method, callees) if method)
                 # A lambda handed to a call (`cached_call(key, lambda: self._encode(x))`, `sorted(key=lambda r: f(r))`)
                 # runs when the callee calls it: its calls are this function's, as a nested definition's are.
                 pending.extend((arg.body, source_of(arg.body, source)) for arg in (*node.args, *(k.value for k in node.keywords))
@@ -1353,6 +1357,19 @@ def _tuple_annotation(annotation, length: int) -> tuple[bool, ...]:
         if len(elements) == length:
             return tuple(places.tensor_annotation(e) for e in elements)
     return (False,) * length
+
+
+def _by_name_method(callee: str) -> tuple[str, str]:
+    """The method a call may reach by name, and the field whose object it is called on:
+    (`m`, "") for `.m` (a call on an object of no known class), (`m`, `=Cls.field`) for
+    `Cls.field.m` (a method of what a field holds, by name where the field's class is not
+    known); ("", "") for the rest."""
+    if callee[:1] == ".":
+        return callee[1:], ""
+    if callee.count(".") == 2 and not any(c in callee for c in ":>!|?="):
+        held, _, method = callee.rpartition(".")
+        return method, "=" + held
+    return "", ""
 
 
 def _receiver(call: ast.Call) -> str:
@@ -3755,6 +3772,11 @@ class _CallGraph:
             by_caller: dict[str, set[str]] = {}
             for pair in pairs:
                 word, _, caller = pair.partition(":")
+                word, _, held = word.partition("=")
+                if held:
+                    cls = self.types.field_type(*held.split("."))
+                    if cls and self._of_class(cls, method):
+                        continue  # `self.a.m()` of a field of a known class: resolved, not by name
                 by_caller.setdefault(caller, set()).add(word)
             candidates = {}
             for cls in classes:

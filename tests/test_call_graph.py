@@ -1859,3 +1859,33 @@ def test_a_tensor_method_on_an_object_named_for_no_candidate_is_torchs(tmp_path)
     files["engine/model.py"] = files["engine/model.py"].replace("block.weight.detach()", "block.attachment.detach()")
     root = project(tmp_path / "attachment", files)
     assert tiers(root, "engine/storage.py")[9][0] == "hot"
+
+
+def test_a_tensor_method_on_a_short_name_or_on_arithmetic_is_torchs(tmp_path):
+    # A straight-through estimator in a VAE's quantizer: `(z_q - z_e).detach()` and
+    # `z_q.detach()` of a local the code does not type are torch's, not the attachment's.
+    files = dict(TENSOR_METHODS)
+    files["engine/model.py"] = TENSOR_METHODS["engine/model.py"].replace(
+        "def forward(self, x: torch.Tensor, pad: int):", "def forward(self, x, pad: int):").replace(
+        "tail = x[:, :, -pad:].detach().clone()", "z_q, z_e = self.decode(x)\n                tail = z_e + (z_q - z_e).detach()").replace(
+        "head = x.detach()", "head = z_q.detach()")
+    root = project(tmp_path / "short", files)
+    assert tiers(root, "engine/storage.py")[9] == ("unknown", "no signal says how often this code runs")
+    # Each one alone, on an object named for its class, is still the attachment's by name.
+    for reads in (("(z_q - z_e).detach()", "(z_q - z_e).attachment.detach()"), ("z_q.detach()", "z_q.attachment.detach()")):
+        edited = files["engine/model.py"].replace(*reads)
+        root = project(tmp_path / str(len(reads[1])), {**files, "engine/model.py": edited})
+        assert tiers(root, "engine/storage.py")[9][0] == "hot", reads
+    # A method that is no torch.Tensor member goes by name whatever the object is called.
+    edited = files["engine/model.py"].replace("z_q.detach()", "z_q.release()")
+    storage = TENSOR_METHODS["engine/storage.py"].replace("def detach(self):", "def release(self):")
+    root = project(tmp_path / "member", {**files, "engine/model.py": edited, "engine/storage.py": storage})
+    assert tiers(root, "engine/storage.py")[9][0] == "hot"
+
+    # A field's tensor (`self.k = self.k.detach()` in a KV cache) is torch's too.
+    edited = TENSOR_METHODS["engine/model.py"].replace("head = x.detach()", "self.k = self.k.detach()\n                head = x")
+    root = project(tmp_path / "field", {**files, "engine/model.py": edited})
+    assert tiers(root, "engine/storage.py")[9][0] == "unknown"
+    edited = files["engine/model.py"].replace("head = z_q.detach()", "self.attachment.detach()\n                head = z_q")
+    root = project(tmp_path / "field_named", {**files, "engine/model.py": edited})
+    assert tiers(root, "engine/storage.py")[9][0] == "hot"

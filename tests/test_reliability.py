@@ -391,12 +391,13 @@ def test_r10_diff_without_final_newline_applies_with_git_apply(project, synclint
 # `forward` adds a call of `.pin_memory()`, so `Batch.pin_memory` (called before only from a
 # loading function, so cold) becomes reachable from a hot root, and its finding is reported.
 _INDEX_CHANGING_TREE = {
-    # The fix of `x.new_tensor([0])` writes `x.new_zeros(1)`: a call by name (the class of `x`
-    # is not said) that reaches `Batch.new_zeros`, which only weight loading called before.
+    # The fix of `batch.new_tensor([0])` writes `batch.new_zeros(1)`: a call by name (the class
+    # of `batch` is not said, its name says `Batch`) that reaches `Batch.new_zeros`, which only
+    # weight loading called before.
     "pyproject.toml": "",
     "runner.py": (
-        "import torch\n\n\nclass Runner:\n    def forward(self, x):\n"
-        "        return x.new_tensor([0])\n\n\n"
+        "import torch\n\n\nclass Runner:\n    def forward(self, batch):\n"
+        "        return batch.new_tensor([0])\n\n\n"
         "def load_weights(batch):\n    return batch.new_zeros(1)\n"
     ),
     "batch.py": (

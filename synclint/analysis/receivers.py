@@ -8,8 +8,10 @@ class's name (or of a base's or a subclass's), the candidates of classes whose n
 are not what the call runs: `markov_head.init_state(h)` is a Markov head's `init_state`,
 not a LoRA manager's.
 
-A torch.Tensor member called by name (`ex.fc13.weight.detach()`) is torch's unless the
-object's word is a word of a candidate class: `weight` names no `StorageAttachment`.
+A torch.Tensor member called by name (`ex.fc13.weight.detach()`, `z_q.detach()`,
+`(z_q - z_e).detach()`) is torch's unless the object's word is a word of a candidate class:
+`weight` names no `StorageAttachment`, and neither does a name too short to be a word or
+an expression that is no name.
 """
 
 from __future__ import annotations
@@ -57,7 +59,11 @@ def unreached(receivers, candidates: dict[str, frozenset[str]], tensor_member: b
     """The candidate classes a caller's calls by name of one method cannot reach, from the
     words its calls' objects end in (`receivers`; "" for a call on anything else, which
     may reach every candidate): a class no call's word names, where some candidate's family
-    is named by each call (or, for a torch.Tensor member, always: the call is torch's)."""
+    is named by each call. A torch.Tensor member (`detach`, `to`, `add`) reaches only the
+    classes a call's word names: on anything else (`z_q.detach()`, `(z_q - z_e).detach()`,
+    `h.to(device)`, `weight.detach()`) the call is torch's."""
+    if tensor_member:
+        return {cls for cls, words in candidates.items() if not any(word and word in words for word in receivers)}
     if not receivers or "" in receivers:
         return set()
     out = set()
