@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-31"
+INDEX_VERSION = "repo-index-33"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -729,6 +729,8 @@ def summarize(text: str) -> tuple:
         # What the module assigns to fields, by name (guards.field_values), as marks beside its calls.
         marks = {(MARK_CALLER, FIELD_MARK + field, kind) for field, kind in guards.field_values(tree)}
         marks.update((MARK_CALLER, HOST_MARK, method) for method in _generic_host_methods(tree))
+        marks.update((MARK_CALLER, HANDLER_MARK, method) for method in coldcode.dispatch_handlers(tree))
+        marks.update((MARK_CALLER, HELD_MARK + field, ref) for field, ref in _held_functions(tree, imports))
         # The functions the module hands to an executor, and those it runs as a thread's target.
         for mark, names in ((WORKER_MARK, coldcode.pool_tasks(text)), (THREAD_MARK, coldcode.thread_targets(text))):
             if names:
@@ -990,6 +992,12 @@ class _Summarizer:
                 # runs when the callee calls it: its calls are this function's, as a nested definition's are.
                 pending.extend((arg.body, source_of(arg.body, source)) for arg in (*node.args, *(k.value for k in node.keywords))
                                if type(arg) is ast.Lambda)
+            elif kind is ast.Attribute and type(node.ctx) is ast.Load and coldcode.callable_field(node.attr):
+                # `funcs = config.postprocess_text_funcs`: a read of a field that holds
+                # functions calls what the repository stores there (`HELD_MARK`).
+                self.edges.add((source, HELD_CALL + node.attr, ""))
+                pending.extend((child, source_of(child, source)) for child in _children(node))
+                continue
             elif kind is ast.Attribute and node.attr in ARRAY_ONLY_MEMBERS and type(node.value) is ast.Call:
                 # Visited before the calls it reads: `x.detach().float().cpu()` marks both.
                 inner = node.value
@@ -1357,6 +1365,41 @@ def _tuple_annotation(annotation, length: int) -> tuple[bool, ...]:
         if len(elements) == length:
             return tuple(places.tensor_annotation(e) for e in elements)
     return (False,) * length
+
+
+def _held_functions(tree: ast.Module, imports: dict) -> set[tuple[str, str]]:
+    """(field, function ref) for each function a module stores in a field named for
+    functions (coldcode.callable_field): a class body's field (`F = (f, g)`, `F: tuple =
+    field(default_factory=lambda: (f,))`) or a keyword of a call (`Config(F=f)`). A function
+    is one the module defines at its top level (`f`) or imports from the repository
+    (`pkg>f`), as `_Summarizer._callees` writes a call of it."""
+    own = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def refs(value):
+        for node in ast.walk(value):
+            if type(node) is ast.Name and type(node.ctx) is ast.Load and not node.id[:1].isupper():
+                if node.id in own:
+                    yield node.id
+                elif node.id in imports:
+                    top = min(imports[node.id]).split(".", 1)[0]
+                    if top not in _EXTERNAL:
+                        yield f"{top}>{node.id}"
+
+    found: set[tuple[str, str]] = set()
+    for node in ast.walk(tree):
+        if type(node) is ast.ClassDef:
+            for stmt in node.body:
+                if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.value is not None:
+                    field, value = stmt.target.id, stmt.value
+                elif type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
+                    field, value = stmt.targets[0].id, stmt.value
+                else:
+                    continue
+                if coldcode.callable_field(field):
+                    found.update((field, ref) for ref in refs(value))
+        elif type(node) is ast.keyword and node.arg and coldcode.callable_field(node.arg):
+            found.update((node.arg, ref) for ref in refs(node.value))
+    return found
 
 
 def _by_name_method(callee: str) -> tuple[str, str]:
@@ -3174,6 +3217,15 @@ HOST_MARK = "~host"
 # reaches the model itself (`_CallGraphTiers._serving_loop`).
 WORKER_MARK = "~worker"
 THREAD_MARK = "~thread"
+# `("~", HANDLER_MARK, m)`: the module registers method `m` in a table keyed by message
+# types (coldcode.dispatch_handlers): it runs once per message of its kind, not every step.
+HANDLER_MARK = "~handler"
+# `("~", HELD_MARK + F, ref)`: the module stores function `ref` in a field `F` named for
+# functions (`postprocess_text_funcs = field(default_factory=lambda: (llama_postprocess,))`,
+# `Config(preprocess_fn=resize)`); a function's read of `.F` is the edge `HELD_CALL + F`,
+# which reaches every function stored there (coldcode.callable_field).
+HELD_MARK = "~held:"
+HELD_CALL = "@"
 # `("~", WORKER_PARAM_MARK, "f:1:run")`: function `f` hands its parameter `run` (the second
 # after `self`) to a thread or executor; `("~", PASSED_FUNCTION_MARK, "f:1::Cls.m")`: a call
 # of `f` passes method `m` of class `Cls` there (coldcode.handed_on_workers).
@@ -3740,7 +3792,11 @@ class _CallGraph:
             found = [key for key, n in counts.items() if key[0] and n > 0]
             if not found or callee[:1] == MARK_CALLER:
                 continue
-            targets, name = self.resolve(callee)
+            if callee[:1] == HELD_CALL:  # a read of a field that holds functions: each of them
+                targets, name = tuple(dict.fromkeys(t for ref in sorted(marks.get(HELD_MARK + callee[1:], ()))
+                                                    for t in self.resolve(ref)[0])), ""
+            else:
+                targets, name = self.resolve(callee)
             if name:  # by name: one entry for every definition of the name
                 targets = (*targets, ("." if self._few(name) else "?") + name)
             for target in targets:
@@ -3998,6 +4054,7 @@ class _CallGraphTiers:
         self.host_functions = frozenset(self.callers.get(HOST_MARK, ())) if self.callers else frozenset()
         self.worker_functions = _worker_functions(self.callers) if self.callers else frozenset()
         self.thread_targets = frozenset(self.callers.get(THREAD_MARK, ())) if self.callers else frozenset()
+        self.handlers = frozenset(self.callers.get(HANDLER_MARK, ())) if self.callers else frozenset()
         self._down: dict[str, list[str]] | None = None  # caller -> what it calls (`_serving_loop`)
         self._searching: set[str] = set()
         self._given_fields = None  # guards.GivenFields, on first use
@@ -4029,8 +4086,14 @@ class _CallGraphTiers:
             return True
         name = node.rpartition(".")[2]
         return (name[:1].isupper() or name == "__init__" or self._matches(node, self.cold) or coldcode.vae_function(name)
+                or self._handler(node)
                 or node in self.worker_functions or node in self.thread_targets and not self._serving_loop(node)
                 or self._host_side(node))
+
+    def _handler(self, node: str) -> bool:
+        """Whether `node` is a method registered in a dispatch table keyed by message types
+        (`HANDLER_MARK`), by its name, and no hot root's pattern names it."""
+        return "." in node and node.rpartition(".")[2] in self.handlers and not self._matches(node, self.hot)
 
     def _serving_loop(self, target: str) -> bool:
         """Whether a thread's target runs the model: a call it makes, or one a function it
@@ -4231,6 +4294,11 @@ class _CallGraphTiers:
         if verdict is not None:
             self.memo[name] = verdict
             return verdict
+        if self.callers and self._handler(name):
+            from synclint.analysis.tier import Tier, TierVerdict
+
+            self.memo[name] = verdict = TierVerdict(Tier.COLD, _HANDLER_REASON.format(name.rpartition(".")[2]))
+            return verdict
         verdict = None if not self.callers or self._is_hot(name) or self._is_cold(name) else self._search(name)
         if verdict is None and self.facts.orphans and self.callers and not (self._is_hot(name) or self._is_cold(name)):
             verdict = self._unused(name)
@@ -4419,6 +4487,9 @@ class _CallGraphTiers:
                 return None  # a weak way in from a hot root, a resolved one from a cold root
             return TierVerdict(Tier.HOT, f"runs every step (called by name from {found[1]})")
         if cold_root is not None and not open_entry:
+            root = cold_root.partition(" -> ")[0].partition(":")[0].partition(" ")[0]
+            if self._handler(root):
+                return TierVerdict(Tier.COLD, f"reached only from cold code, here a message handler that runs once per message of its kind ({cold_root})")
             if self._host_side(cold_root.partition(" -> ")[0].partition(":")[0]):
                 return TierVerdict(Tier.COLD, f"reached only from cold code or host-side pre-processing, which runs on the CPU per request ({cold_root})")
             return TierVerdict(Tier.COLD, f"reached only from cold code ({cold_root})")
@@ -4451,6 +4522,10 @@ class _CallGraphTiers:
                 open_entry = True  # a way in the index cannot follow
         shown = _path(parent, cold_root) if cold_root is not None else None
         return ((False, shown) if shown else None), shown, open_entry
+
+
+_HANDLER_REASON = ("`{}()` is registered in a dispatch table keyed by message types: it runs once per message "
+                   "of its kind (a request, a control command), not every step")
 
 
 def _vendored(filename: str) -> bool:

@@ -1889,3 +1889,156 @@ def test_a_tensor_method_on_a_short_name_or_on_arithmetic_is_torchs(tmp_path):
     edited = files["engine/model.py"].replace("head = z_q.detach()", "self.attachment.detach()\n                head = z_q")
     root = project(tmp_path / "field_named", {**files, "engine/model.py": edited})
     assert tiers(root, "engine/storage.py")[9][0] == "hot"
+
+
+DISPATCH = {
+    "server/scheduler.py": """\
+        import torch
+
+        from server.io_struct import FlushCacheReq, GenerateReq, PauseReq
+        from server.pool import release_all
+
+
+        class Dispatcher:
+            def __init__(self, table):
+                self.table = table
+
+
+        class Scheduler:
+            def __init__(self, pool):
+                self.pool = pool
+                self.dispatcher = Dispatcher(
+                    [
+                        (GenerateReq, self.handle_generate_request),
+                        (PauseReq, self.pause_generation),
+                        (FlushCacheReq, self.flush_cache),
+                    ]
+                )
+
+            def handle_generate_request(self, req):
+                self.pool.admit(req)
+
+            def pause_generation(self, req):
+                release_all(self.pool)
+
+            def flush_cache(self, req):
+                return torch.ones(2, device="cuda").sum().item()
+        """,
+    "server/pool.py": """\
+        import torch
+
+
+        def release_all(pool):
+            return int(pool.free_slots.sum().item())
+        """,
+    "server/io_struct.py": """\
+        class GenerateReq:
+            pass
+
+
+        class PauseReq:
+            pass
+
+
+        class FlushCacheReq:
+            pass
+        """,
+}
+
+
+def test_a_method_registered_in_a_table_of_message_types_runs_once_per_message(tmp_path):
+    root = project(tmp_path / "proj", DISPATCH)
+    # What only a pause command reaches runs when one arrives, not every step.
+    ((tier, reason),) = tiers(root, "server/pool.py").values()
+    assert tier == "cold" and "message handler" in reason and "Scheduler.pause_generation -> release_all" in reason, reason
+    # A handler's own lines too.
+    ((tier, reason),) = tiers(root, "server/scheduler.py").values()
+    assert tier == "cold" and "`flush_cache()` is registered in a dispatch table" in reason, reason
+    # Called from the step as well (a hot root's loop), the helper is hot.
+    files = dict(DISPATCH)
+    files["server/step.py"] = """\
+        from server.pool import release_all
+
+
+        def execute_model(pool):
+            return release_all(pool)
+        """
+    root = project(tmp_path / "step", files)
+    ((tier, _),) = tiers(root, "server/pool.py").values()
+    assert tier == "hot"
+
+
+def test_a_single_pair_or_a_table_keyed_by_strings_is_no_dispatch_table(tmp_path):
+    # One (class, method) pair is no table; nor are keys that are no classes.
+    for old, new in (
+        ("""(GenerateReq, self.handle_generate_request),
+                        (PauseReq, self.pause_generation),
+                        (FlushCacheReq, self.flush_cache),""", "(PauseReq, self.pause_generation),"),
+        ("""(GenerateReq, self.handle_generate_request),
+                        (PauseReq, self.pause_generation),
+                        (FlushCacheReq, self.flush_cache),""", """("generate", self.handle_generate_request),
+                        ("pause", self.pause_generation),"""),
+    ):
+        root = _edited(tmp_path / str(len(new)), DISPATCH, "server/scheduler.py", old, new)
+        ((tier, reason),) = tiers(root, "server/pool.py").values()
+        assert tier == "unknown", (new, reason)
+
+
+HELD_FUNCTIONS = {
+    "gen/configs/qwen.py": """\
+        from dataclasses import dataclass, field
+
+        import torch
+
+
+        def qwen_postprocess_text(outputs):
+            return int(outputs.lengths.max().item())
+
+
+        @dataclass
+        class QwenImageConfig:
+            postprocess_text_funcs: tuple = field(default_factory=lambda: (qwen_postprocess_text,))
+        """,
+    "gen/stages/text.py": """\
+        class TextEncodingStage:
+            def encode_text(self, outputs, config):
+                postprocess_funcs = config.postprocess_text_funcs
+                return [postprocess(outputs) for postprocess in postprocess_funcs]
+
+            def forward(self, batch, config):
+                batch.embeds = self.encode_text(batch.outputs, config)
+                return batch
+        """,
+}
+
+
+def test_a_function_stored_in_a_field_named_for_functions_runs_where_the_field_is_read(tmp_path):
+    # A pipeline configuration's text post-processing runs where the text-encoding stage
+    # reads its functions: once per request, outside the denoise loop.
+    root = project(tmp_path / "proj", HELD_FUNCTIONS)
+    ((tier, reason),) = tiers(root, "gen/configs/qwen.py").values()
+    assert tier == "cold" and "TextEncodingStage.forward [on a branch that runs once] -> encode_text -> qwen_postprocess_text" in reason, reason
+    # Stored by a keyword of a construction, and read every step (in a model's forward), it is hot.
+    files = dict(HELD_FUNCTIONS)
+    files["gen/configs/qwen.py"] = HELD_FUNCTIONS["gen/configs/qwen.py"].replace(
+        "postprocess_text_funcs: tuple = field(default_factory=lambda: (qwen_postprocess_text,))", "postprocess_text_funcs: tuple = ()")
+    files["gen/model.py"] = """\
+        from torch import nn
+
+        from gen.configs.qwen import QwenImageConfig, qwen_postprocess_text
+
+        CONFIG = QwenImageConfig(postprocess_text_funcs=(qwen_postprocess_text,))
+
+
+        class Head(nn.Module):
+            def forward(self, outputs):
+                return [f(outputs) for f in CONFIG.postprocess_text_funcs]
+        """
+    root = project(tmp_path / "hot", files)
+    ((tier, reason),) = tiers(root, "gen/configs/qwen.py").values()
+    assert tier == "hot" and "Head.forward -> qwen_postprocess_text" in reason, reason
+    # A field whose name says nothing of functions (`postprocess_text`) links nothing: no caller.
+    files = {path: text.replace("postprocess_text_funcs", "postprocess_text") for path, text in HELD_FUNCTIONS.items()}
+    root = project(tmp_path / "plain", files)
+    ((tier, _),) = tiers(root, "gen/configs/qwen.py").values()
+    assert tier == "unknown"

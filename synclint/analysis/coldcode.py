@@ -546,3 +546,49 @@ def handed_on_workers(tree: ast.Module, text: str) -> tuple[set[str], set[str]]:
                 if type(member) in (ast.FunctionDef, ast.AsyncFunctionDef):
                     read(member, node.name, methods)
     return params, passed
+
+
+def dispatch_handlers(tree: ast.AST) -> frozenset[str]:
+    """The methods a module registers in a table keyed by message types: a list, tuple or
+    dict of at least two entries that each pair a class with a method of the object
+    (`[(TokenizedGenerateReqInput, self.handle_generate_request), (PauseGenerationReqInput,
+    self.pause_generation), ...]`, `{FlushCacheReq: self.flush_cache, ...}`). A server's
+    request loop looks each message up by its type and calls the handler once per message
+    of that kind: a request arriving, a control command (pause, weight update, storage
+    attach), not the step. Only `self.m` handlers count (a field's method, `self.w.handle`,
+    names too little)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if type(node) in (ast.List, ast.Tuple):
+            pairs = [(e.elts[0], e.elts[1]) for e in node.elts if type(e) is ast.Tuple and len(e.elts) == 2]
+        elif type(node) is ast.Dict:
+            pairs = [(k, v) for k, v in zip(node.keys, node.values) if k is not None]
+        else:
+            continue
+        handlers = [_self_method(handler) for key, handler in pairs if _class_ref(key)]
+        handlers = [h for h in handlers if h]
+        if len(handlers) >= 2:
+            found.update(handlers)
+    return frozenset(found)
+
+
+def _class_ref(node: ast.AST) -> bool:
+    """`ReqInput`, `io_struct.ReqInput`: a name of a class (CamelCase)."""
+    name = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else ""
+    return name[:1].isupper() and any(c.islower() for c in name)
+
+
+def _self_method(node: ast.AST) -> str:
+    if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
+        return node.attr
+    return ""
+
+
+# A field named for the functions it holds: `postprocess_text_funcs`, `preprocess_fn`,
+# `on_done_callback`, `step_hooks` (the word ends the name).
+_CALLABLE_FIELD = re.compile(r"(^|_)(funcs|fns|functions|callbacks|hooks|func|fn|callback|hook)$")
+
+
+def callable_field(name: str) -> bool:
+    """Whether a field's name says it holds functions (`postprocess_text_funcs`)."""
+    return bool(_CALLABLE_FIELD.search(name))
