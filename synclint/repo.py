@@ -982,10 +982,8 @@ class _Summarizer:
                     self.edges.update((source, callee, signature) for callee in callees)
                     # A call by name: the word its object's name ends in (`markov_head` ->
                     # `head`), which rules out candidates of other classes (`_CallGraph._unreached`).
-                    # So does a call of a method of what a field holds (`self.k.detach()`), which
-                    # goes by name where the index does not know the field's class.
-                    # The word of a field's object is kept with the field: it counts only where
-                    # the index does not know the field's class.
+                    # So does a call of a method of what a field holds (`self.k.detach()`), kept
+                    # with the field: it goes by name only where the index does not know its class.
                     self.edges.update((MARK_CALLER, RECEIVER_MARK + method, f"{_receiver(node)}{held}:{source}")
                                       for method, held in map(_by_name_method, callees) if method)
                 # A lambda handed to a call (`cached_call(key, lambda: self._encode(x))`, `sorted(key=lambda r: f(r))`)
@@ -4487,10 +4485,10 @@ class _CallGraphTiers:
                 return None  # a weak way in from a hot root, a resolved one from a cold root
             return TierVerdict(Tier.HOT, f"runs every step (called by name from {found[1]})")
         if cold_root is not None and not open_entry:
-            root = cold_root.partition(" -> ")[0].partition(":")[0].partition(" ")[0]
-            if self._handler(root):
+            root = cold_root.partition(" -> ")[0].partition(":")[0]
+            if self._handler(root.partition(" ")[0]):  # less a `[on a branch ...]` note
                 return TierVerdict(Tier.COLD, f"reached only from cold code, here a message handler that runs once per message of its kind ({cold_root})")
-            if self._host_side(cold_root.partition(" -> ")[0].partition(":")[0]):
+            if self._host_side(root):
                 return TierVerdict(Tier.COLD, f"reached only from cold code or host-side pre-processing, which runs on the CPU per request ({cold_root})")
             return TierVerdict(Tier.COLD, f"reached only from cold code ({cold_root})")
         return None
