@@ -729,8 +729,9 @@ def summarize(text: str) -> tuple:
         # What the module assigns to fields, by name (guards.field_values), as marks beside its calls.
         marks = {(MARK_CALLER, FIELD_MARK + field, kind) for field, kind in guards.field_values(tree)}
         marks.update((MARK_CALLER, HOST_MARK, method) for method in _generic_host_methods(tree))
-        marks.update((MARK_CALLER, HANDLER_MARK, method) for method in coldcode.dispatch_handlers(tree))
-        marks.update((MARK_CALLER, HELD_MARK + field, ref) for field, ref in _held_functions(tree, imports))
+        marks.update((MARK_CALLER, HANDLER_MARK, method) for method in coldcode.dispatch_handlers(tree, text))
+        if coldcode.stores_callable_fields(text):
+            marks.update((MARK_CALLER, HELD_MARK + field, ref) for field, ref in _held_functions(tree, imports))
         # The functions the module hands to an executor, and those it runs as a thread's target.
         for mark, names in ((WORKER_MARK, coldcode.pool_tasks(text)), (THREAD_MARK, coldcode.thread_targets(text))):
             if names:

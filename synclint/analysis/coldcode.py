@@ -548,7 +548,13 @@ def handed_on_workers(tree: ast.Module, text: str) -> tuple[set[str], set[str]]:
     return params, passed
 
 
-def dispatch_handlers(tree: ast.AST) -> frozenset[str]:
+# What the text of such a table holds somewhere: a class's name, then `self.m` as the next
+# element (`(PauseReq, self.pause)`, `{FlushReq: self.flush,`); a module without it has none,
+# and its tree is not walked.
+_HANDLER_ENTRY = re.compile(r"[A-Z]\w*\s*[,:]\s*self\.\w+\s*[,)}]")
+
+
+def dispatch_handlers(tree: ast.AST, text: str) -> frozenset[str]:
     """The methods a module registers in a table keyed by message types: a list, tuple or
     dict of at least two entries that each pair a class with a method of the object
     (`[(TokenizedGenerateReqInput, self.handle_generate_request), (PauseGenerationReqInput,
@@ -558,6 +564,8 @@ def dispatch_handlers(tree: ast.AST) -> frozenset[str]:
     attach), not the step. Only `self.m` handlers count (a field's method, `self.w.handle`,
     names too little)."""
     found: set[str] = set()
+    if not _HANDLER_ENTRY.search(text):
+        return frozenset()
     for node in ast.walk(tree):
         if type(node) in (ast.List, ast.Tuple):
             pairs = [(e.elts[0], e.elts[1]) for e in node.elts if type(e) is ast.Tuple and len(e.elts) == 2]
@@ -586,9 +594,18 @@ def _self_method(node: ast.AST) -> str:
 
 # A field named for the functions it holds: `postprocess_text_funcs`, `preprocess_fn`,
 # `on_done_callback`, `step_hooks` (the word ends the name).
-_CALLABLE_FIELD = re.compile(r"(^|_)(funcs|fns|functions|callbacks|hooks|func|fn|callback|hook)$")
+_CALLABLE_WORDS = r"(funcs|fns|functions|callbacks|hooks|func|fn|callback|hook)"
+_CALLABLE_FIELD = re.compile(rf"(^|_){_CALLABLE_WORDS}$")
+# Such a field stored to in a module's text (`F: tuple = ...`, `F = (f,)`, `Cls(F=f)`): a
+# module without one stores no function in a field, and its tree is not walked for them.
+_CALLABLE_STORE = re.compile(rf"{_CALLABLE_WORDS}\s*[:=]")
 
 
 def callable_field(name: str) -> bool:
     """Whether a field's name says it holds functions (`postprocess_text_funcs`)."""
     return bool(_CALLABLE_FIELD.search(name))
+
+
+def stores_callable_fields(text: str) -> bool:
+    """Whether a module's text may store functions in a field named for them."""
+    return bool(_CALLABLE_STORE.search(text))
