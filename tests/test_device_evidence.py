@@ -370,3 +370,121 @@ def test_device_use_sees_fields_assigned_in_later_methods():
             def clear(self):
                 self.release_pages = torch.empty((0,), dtype=torch.int64, device=self.device)
     """, "used with a device tensor in one operation")
+
+
+# --- an input of a submodule ----------------------------------------------------------------
+
+
+def test_a_tensor_given_to_a_submodule_of_an_nn_module_is_on_the_device():
+    # A vision encoder's helper checks its patches, then runs its own SAM encoder on them.
+    _device("""
+        import torch
+        from torch import nn
+
+        class DeepEncoderModel(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.sam_model = build_sam_vit_b(config)
+                self.projector = nn.Linear(config.hidden, config.hidden)
+
+            def _encode_local_features(self, patches: torch.Tensor, crop_shape: torch.Tensor):
+                reveal(torch.sum(patches))
+                local_features = self.sam_model(patches)
+                return self.projector(local_features)
+    """, "passed to `self.sam_model`, a submodule of this nn.Module")
+
+
+def test_the_submodule_input_turns_an_emptiness_check_into_a_default_finding():
+    found = _findings("""
+        import torch
+        from torch import nn
+
+        class DeepEncoderModel(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.sam_model = build_sam_vit_b(config)
+
+            def _encode_local_features(self, patches: torch.Tensor):
+                if torch.sum(patches).item() == 0:
+                    return None
+                return self.sam_model(patches)
+    """, "SL2")
+    assert found == [(11, "SL201", "medium")]
+
+
+def test_submodule_input_lookalikes_stay_unplaced():
+    # Not an nn.Module: a processor's encoder may run anywhere.
+    _unplaced("""
+        import torch
+
+        class ImageProcessor:
+            def __init__(self):
+                self.encoder = build_encoder()
+
+            def run(self, pixels: torch.Tensor):
+                reveal(pixels)
+                return self.encoder(pixels)
+    """)
+    # A method of the class, not a submodule: it says nothing of its own.
+    _unplaced("""
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+            def prepare(self, ids: torch.Tensor):
+                reveal(ids)
+                return self.rope_index(ids)
+
+            def rope_index(self, ids: torch.Tensor):
+                return ids.cumsum(0)
+    """)
+    # A field assigned a function, not built by a call (a host-side callback).
+    _unplaced("""
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def __init__(self, postprocess):
+                super().__init__()
+                self.postprocess = postprocess
+
+            def finish(self, ids: torch.Tensor):
+                reveal(ids)
+                return self.postprocess(ids)
+    """)
+    # A tensor the method never hands to a submodule.
+    _unplaced("""
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+            def count(self, ids: torch.Tensor, x: torch.Tensor):
+                reveal(ids)
+                return self.proj(x)
+    """)
+
+
+def test_only_the_input_of_a_submodule_is_placed():
+    # A vision tower takes its grid sizes beside the pixels: often kept on the host.
+    _unplaced("""
+        import torch
+        from torch import nn
+
+        class VisionLanguageModel(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.visual = VisionTower(config)
+
+            def _get_image_features(self, pixel_values: torch.Tensor, grid_thw: torch.Tensor):
+                image_embeds = self.visual(pixel_values, grid_thw=grid_thw)
+                reveal(grid_thw)
+                return image_embeds
+    """)

@@ -1232,6 +1232,53 @@ def test_a_list_of_parts_concatenated_gives_no_host_vote(tmp_path):
     assert ("allocator.py", 6, "SL402", "medium") in findings(root, "allocator.py")
 
 
+def test_a_list_held_in_a_field_concatenated_gives_no_host_vote(tmp_path):
+    # So of a list kept in a field and appended to elsewhere (an allocator's free group):
+    # `torch.cat(self.free_group)` is unknown, not a host tensor.
+    root = project(
+        tmp_path / "proj",
+        {
+            "allocator.py": """\
+                import torch
+
+
+                class Allocator:
+                    def __init__(self):
+                        self.free_group = []
+                        self.grouping = False
+
+                    def free(self, free_index: torch.Tensor):
+                        if self.grouping:
+                            self.free_group.append(free_index)
+                            return None
+                        pages = torch.unique(free_index // 16)
+                        return pages
+
+                    def free_group_end(self):
+                        self.grouping = False
+                        if self.free_group:
+                            self.free(torch.cat(self.free_group))
+                """,
+            "cache.py": """\
+                import torch
+
+
+                class Cache:
+                    def __init__(self, allocator, table):
+                        self.allocator = allocator
+                        self.table = table.cuda()
+
+                    def release(self, row: int, start: int):
+                        self.allocator.free(self.table[row][start:])
+
+                    def drop(self, row: int):
+                        self.allocator.free(self.table[row])
+                """,
+        },
+    )
+    assert ("allocator.py", 13, "SL402", "medium") in findings(root, "allocator.py")
+
+
 def test_a_flow_that_reads_its_own_field_back_votes_with_what_it_adds(tmp_path):
     # `to_cpu_nonblocking()` builds a copy whose field is the old field or its host copy: the
     # field's own value is no vote for the device, the host copy is a vote for the host, so

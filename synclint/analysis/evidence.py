@@ -16,7 +16,9 @@ reason shown by `--explain`:
   `minimum`/`maximum` beside one (PyTorch raises on a CPU and a device tensor there), or is
   passed to a Triton kernel launch (`kernel[grid](x, ...)`) or a custom op (`torch.ops.ns.op(x)`),
   which take device pointers, or to a function of the same file (`self.plan(x)`) whose
-  parameter is a device tensor by this same evidence, or is written through a tensor index
+  parameter is a device tensor by this same evidence, or, in a method of an nn.Module, to one
+  of its submodules (`self.sam_model(patches)`: inputs live where the module runs), or is
+  written through a tensor index
   with a gather or slice of a device tensor (`ids[mask] = table[-ids[mask]]`: PyTorch's
   indexed write raises for a host target unless the value has one element). A parameter
   with no annotation counts only for the launches, and only where the function also indexes
@@ -311,6 +313,7 @@ class _Uses:
             return
         launch = qual.startswith("torch.ops.") or self._kernel_launch(func)
         if not launch:
+            self._submodule_input(call, env)
             self._passed_on(call, env)
             return
         what = "a custom op (`torch.ops`)" if qual.startswith("torch.ops.") else "a GPU kernel launch"
@@ -323,6 +326,32 @@ class _Uses:
             elif (isinstance(arg, cst.Name) and isinstance(self.candidates.get(arg.value), cst.Param)
                   and self.candidates[arg.value].annotation is None):
                 self.launched.setdefault(arg.value, call)
+
+    def _submodule_input(self, call: cst.Call, env: Env) -> None:
+        """`self.sam_model(patches)` in a method of an nn.Module: a submodule the class builds
+        (`self.sam_model = build_sam(...)`) is called on the argument, and a module's inputs live
+        where its weights do: a device tensor. The forward() rule's reason, for any method
+        that hands its tensor to a layer of its own."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return
+        chain = self.chain
+        if len(chain) < 2 or not isinstance(chain[-2], cst.ClassDef):
+            return
+        attr = func.attr.value
+        if attr not in submodule_fields(chain[-2], self.analysis):
+            return
+        # The module's input: its first positional argument (`self.visual(pixel_values,
+        # grid_thw=grid_thw)`: the sizes beside it may stay on the host, and often do).
+        first = call.args[0] if call.args else None
+        if first is None or first.star or first.keyword is not None:
+            return
+        name = self._derived(first.value, env)
+        if name is not None and name not in self.found:
+            self.found[name] = placed(
+                Place.DEVICE, MEDIUM, call,
+                f"`{name}` is passed to `self.{attr}`, a submodule of this nn.Module: inputs live where the module runs (inferred)",
+            )
 
     def _passed_on(self, call: cst.Call, env: Env) -> None:
         """`self.plan(x)` / `plan(x)` of a function of this file whose parameter is a device
@@ -389,6 +418,43 @@ class _Uses:
             return True
         grid_name = grid.value if isinstance(grid, cst.Name) else grid.attr.value if isinstance(grid, cst.Attribute) else ""
         return "grid" in grid_name.lower()
+
+
+def submodule_fields(class_def: cst.ClassDef, analysis: PlacementAnalysis) -> frozenset[str]:
+    """The fields of an nn.Module subclass that hold what a call built (`self.proj =
+    nn.Linear(...)`, `self.encoder = build_encoder(cfg)`) and that the class defines no method
+    of: its submodules. Empty for a class that is no nn.Module."""
+    cache = analysis.__dict__.setdefault("_submodule_fields", {})
+    found = cache.get(id(class_def))
+    if found is None:
+        from synclint.analysis.sources import is_module_class
+
+        found = frozenset()
+        if is_module_class(class_def, analysis.imports):
+            members = [s for s in getattr(class_def.body, "body", ()) if isinstance(s, cst.FunctionDef)]
+            methods = {m.name.value for m in members}
+            built: set[str] = set()
+            for member in members:
+                for node in _walk_assignments(member):
+                    for target in node.targets:
+                        t = target.target
+                        if (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                                and isinstance(node.value, cst.Call)):
+                            built.add(t.attr.value)
+            found = frozenset(built - methods)
+        cache[id(class_def)] = found
+    return found
+
+
+def _walk_assignments(func: cst.FunctionDef):
+    pending: list = [func.body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Assign):
+            yield node
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not func:
+            continue
+        pending.extend(children(node))
 
 
 def _jit_functions(module: cst.Module) -> frozenset[str]:

@@ -631,11 +631,12 @@ class PlaceModel:
             return 0  # a module, not a tensor
         mask = 0
         if name in _CONCATENATIONS and call.args and type(call.args[0]) not in (ast.List, ast.Tuple):
-            if not LIST_ELEMENTS and type(call.args[0]) is ast.Name and not self.place(call.args[0], unit) & TENSORS:
+            if not LIST_ELEMENTS and (type(call.args[0]) is ast.Attribute or (type(call.args[0]) is ast.Name and not self.place(call.args[0], unit) & TENSORS)):
                 # The repository index reads a list as one value, not its elements: of
                 # `parts = []; parts.append(kv[a:b]); free(torch.cat(parts))` it knows
                 # nothing, and a guess of "host" would vote against the device tensors
-                # the other calls of `free` pass.
+                # the other calls of `free` pass. So of a list held in a field
+                # (`self.free_group = []`, appended to elsewhere: `torch.cat(self.free_group)`).
                 return 0
             # `torch.stack(parts)` of a comprehension or a name: the analysis may find a host
             # element in it (rules/helpers.py `concatenated_host_tensor`); assume it may.
@@ -937,6 +938,8 @@ class PlaceModel:
         if type(func) is ast.Attribute:
             if unit.owner is not None:
                 callees = [m for m in unit.owner.members if m.method and m.name == func.attr and m is not unit]
+                if not callees and _submodule(func.attr, unit.owner):
+                    return True  # `self.encoder(x)`: inputs live where the module runs (evidence.py)
         else:
             callees = [u for u in self.by_name.get(func.id, ()) if isinstance(u.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and u is not unit]
         for callee in callees:
@@ -1038,6 +1041,16 @@ def _truth_leaves(expr):
     if kind is ast.UnaryOp and type(expr.op) is ast.Not:
         return _truth_leaves(expr.operand)
     return [expr]
+
+
+def _submodule(attr: str, owner) -> bool:
+    """A field some method of the class assigns what a call built (`self.encoder =
+    build_encoder(cfg)`) and no method of that name: a submodule where the class is an
+    nn.Module (synclint/analysis/evidence.py `submodule_fields`; the screen does not ask
+    whether it is one, and so may keep more, never less)."""
+    if any(m.method and m.name == attr for m in owner.members):
+        return False
+    return any(type(value) is ast.Call for m in owner.members for value in m.self_writes.get(attr, ()))
 
 
 _CONCATENATIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "column_stack"})
