@@ -11,6 +11,7 @@ import textwrap
 from synclint.analysis.reveal import reveal_placements
 from synclint.config import Settings
 from synclint.engine import lint_source
+from synclint.analysis.placement import Place
 from synclint.violation import Confidence
 
 
@@ -163,3 +164,61 @@ def test_lookalikes_are_not_reported():
     """
     assert [f for f in _findings(code) if f[1] == "SL402"] == []
     _same_with_and_without_the_screen(code)
+
+
+# --- the elements of a comprehension concatenated ---------------------------------------------
+
+# A vision transformer's positions: a helper concatenates a meshgrid per image, built with
+# `torch.arange` and no device, and the forward moves the result with a blocking copy.
+_MESHGRID = """
+import torch
+from torch import nn
+
+
+def position_meshgrid(patch_embeds_list: list[torch.Tensor]) -> torch.Tensor:
+    positions = torch.cat(
+        [
+            torch.stack(
+                torch.meshgrid(torch.arange(p.shape[-2]), torch.arange(p.shape[-1]), indexing="ij"),
+                dim=-1,
+            ).reshape(-1, 2)
+            for p in patch_embeds_list
+        ]
+    )
+    return positions
+
+
+class VisionTransformer(nn.Module):
+    def forward(self, images: list[torch.Tensor]) -> torch.Tensor:
+        patch_embeds_list = [self.patch_conv(img.unsqueeze(0)) for img in images]
+        positions = position_meshgrid(patch_embeds_list).to(self.device)
+        return self.freqs_cis[positions[:, 0], positions[:, 1]]
+"""
+
+
+def test_a_concatenated_comprehension_holds_what_its_element_says():
+    assert (22, "SL103", "medium") in _findings(_MESHGRID)
+    _same_with_and_without_the_screen(_MESHGRID)
+    answers = _answers("""
+        import torch
+        def host_offsets(lens: list[int]):
+            reveal(torch.cat([torch.arange(n) for n in lens]))
+        def device_rows(rows: list[torch.Tensor]):
+            reveal(torch.stack([r.cuda() for r in rows]))
+    """)
+    assert answers[0].placement.is_(Place.HOST) and answers[0].placement.confidence == Confidence.HIGH
+    assert answers[1].placement.on_device
+
+
+def test_comprehension_lookalikes_stay_unplaced():
+    # The element is the loop variable itself, or computed from it: where it lives is the
+    # list's business, not the comprehension's.
+    answers = _answers("""
+        import torch
+        def gather(parts: list[torch.Tensor], ids: torch.Tensor):
+            reveal(torch.cat([p for p in parts]))
+            reveal(torch.cat([p * 2 for p in parts]))
+            reveal(torch.stack([ids[i] for i in range(4)]))
+    """)
+    assert not answers[0].placement.known and not answers[1].placement.known
+    assert not answers[2].placement.is_host_data  # `ids` may be on the device

@@ -19,6 +19,7 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.nodes import visit
+from synclint.analysis.scopeenv import FlowEnv
 from synclint.analysis.values import (
     TENSOR_PLACES,
     UNKNOWN,
@@ -558,9 +559,25 @@ class Evaluator:
         for e in exprs:
             if isinstance(e, (cst.List, cst.Tuple)) and e.elements:
                 out.extend(self._eval(el.value, env) for el in e.elements if not isinstance(el, cst.StarredElement))
+            elif isinstance(e, (cst.ListComp, cst.GeneratorExp)):
+                out.append(self._comprehension_element(e, env))
             else:
                 out.append(self._eval(e, env))
         return out
+
+    def _comprehension_element(self, comp, env: Env) -> Placement:
+        """What an element of `[f(p) for p in ps]` holds, where the element says it whatever
+        its loop variables hold (`torch.arange(p.shape[0])`: a host tensor; `t.cuda()`: a
+        device one): the element with every `for` target unknown, and nothing placed where it
+        reads one (`[t for t in ts]`)."""
+        inner = FlowEnv(env)
+        comp_for = comp.for_in
+        while comp_for is not None:
+            for name in _names_in(comp_for.target):
+                inner[name] = UNKNOWN
+            comp_for = comp_for.inner_for_in
+        value = self._eval(comp.elt, inner)
+        return value if value.is_tensor else UNKNOWN
 
     def _combine(self, operands, env: Env, node, what: str, values: list[Placement] | None = None) -> Placement:
         """Arithmetic/comparison: a device operand makes a device result, and so on."""
