@@ -141,9 +141,11 @@ DEFAULT_COLD_FUNCTIONS = (
 # (see synclint/analysis/platforms.py for the conventions that say where code runs).
 DEFAULT_TARGET_PLATFORMS = ("cuda",)
 
-# `with <call>():` blocks whose body syncs on purpose: vLLM's convention (`gpu_sync_allowed`)
-# and synclint's own tracer context.
-DEFAULT_ALLOW_CONTEXTS = ("gpu_sync_allowed", "synclint.trace.allowed")
+# `with <call>():` blocks whose body syncs on purpose: synclint's own tracer context. Not
+# vLLM's `gpu_sync_allowed()`: it marks the syncs vLLM's runtime check tolerates, which still
+# drain the queue, and vLLM's engineers go on to remove them (docs/recall.md, "vLLM's own
+# history"); a project that wants them silent names it in `extend-allow-contexts`.
+DEFAULT_ALLOW_CONTEXTS = ("synclint.trace.allowed",)
 
 # Functions (fnmatch on the name) where syncing is expected: warm-up, profiling, logging.
 DEFAULT_ALLOW_FUNCTIONS = (

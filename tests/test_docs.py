@@ -60,7 +60,7 @@ def test_the_reference_stands_alone():
 
 def test_default_allow_contexts_exist_or_are_documented_as_a_projects_convention():
     """Every dotted default allow-context names something that exists (synclint's own
-    tracer context); the undotted `gpu_sync_allowed` is vLLM's and the README says so."""
+    tracer context); an undotted one would be a project's convention, which the README names."""
     import importlib
 
     from synclint.config import DEFAULT_ALLOW_CONTEXTS

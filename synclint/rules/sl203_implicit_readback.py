@@ -113,8 +113,8 @@ class ImplicitReadback(Rule):
     Error messages are not reported: an f-string in a `raise` or in a `lambda:` passed as a
     lazy message is formatted only when the check fails.
     Checks that run once (validation at load time) are reported like hot code:
-    put them in an allowed function or an allow-context (vLLM's convention,
-    `with gpu_sync_allowed():`, is one by default), or use `# noqa: SL203`.
+    put them in an allowed function or an allow-context (`extend-allow-contexts`, for
+    example vLLM's `gpu_sync_allowed`), or use `# noqa: SL203`.
     Python `sum()` over a device tensor is not reported: it adds tensors on the device and
     does not sync.
     """

@@ -59,8 +59,8 @@ class ExplicitSyncHotPath(Rule):
     ## Fix safety
     No fix: an explicit synchronization is often intended (timing, a hand-off to another
     process); where to wait instead is a design decision. Intended ones belong in an
-    allow-context (for example vLLM's convention, `with gpu_sync_allowed():`, which is in the
-    default `allow-contexts`) or an allow-function.
+    allow-context (`extend-allow-contexts`, for example vLLM's `gpu_sync_allowed`) or an
+    allow-function.
 
     ## Known false positives
     A `.synchronize()` method of an object that is not a CUDA event or stream: `high`
