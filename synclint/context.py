@@ -28,9 +28,11 @@ class LintContext:
         workers: frozenset[str] = frozenset(),
         function_tiers: tier.FunctionTiers | None = None,
         host_fields: frozenset[str] = frozenset(),
+        device_fields: frozenset[str] = frozenset(),
     ) -> None:
         self.module = module
         self.host_fields = host_fields
+        self.device_fields = device_fields
         self.filename = filename
         self.workers = workers
         if function_tiers is None:  # the repository's call graph, where an index is installed
@@ -107,7 +109,7 @@ class LintContext:
 
             self._placements = PlacementAnalysis(
                 self.module, self.imports, self.host_fields, h2d_helpers(getattr(self.settings, "h2d_helper", None)),
-                function_tiers=self.function_tiers,
+                function_tiers=self.function_tiers, device_fields=self.device_fields,
             )
         return self._placements
 

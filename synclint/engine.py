@@ -23,7 +23,7 @@ import libcst as cst
 
 from synclint import prefilter, screen, suppressions
 from synclint.analysis import tier
-from synclint.analysis.host_fields import host_fields
+from synclint.analysis.host_fields import device_fields, host_fields
 from synclint.analysis.imports import ImportTable
 from synclint.apis.torch_api import h2d_helpers
 from synclint.fix.layout import Layout
@@ -335,7 +335,7 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
         return _filtered(result, settings)
     result.parsed = True
     findings = run_rules(
-        module, rules, settings, filename, tier.worker_functions(text), function_tiers, host_fields(text)
+        module, rules, settings, filename, tier.worker_functions(text), function_tiers, host_fields(text), device_fields(text)
     )
     if findings:
         result.violations.extend(to_violations(module, findings, filename, settings, text))
@@ -377,6 +377,7 @@ def run_rules(
     workers: frozenset[str] = frozenset(),
     function_tiers: FunctionTiers | None = None,
     host_fields: frozenset[str] = frozenset(),
+    device_fields: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """Run `rules` over `module`. `workers`: functions the file runs on a worker thread
     (`tier.worker_functions` of the whole text); `function_tiers`: a repository's verdicts
@@ -384,7 +385,8 @@ def run_rules(
     imports = ImportTable()
     imports.collect_top_level(module)
     ctx = LintContext(
-        module, settings, imports, filename=filename, workers=workers, function_tiers=function_tiers, host_fields=host_fields
+        module, settings, imports, filename=filename, workers=workers, function_tiers=function_tiers, host_fields=host_fields,
+        device_fields=device_fields,
     )
     BatchedVisitor(ctx, rules).walk(module)
     return ctx.findings

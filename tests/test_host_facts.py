@@ -206,6 +206,60 @@ def test_fields_kept_on_the_host():
     assert any("kept on the host (`keep_on_cpu=True`)" in step for step in answer.provenance)
 
 
+def test_multimodal_fields_not_kept_on_the_host_are_moved_to_the_device():
+    # vLLM's model runner moves a batch's multimodal fields to the device, except those
+    # declared `keep_on_cpu=True`: a model's `**kwargs` hold them.
+    code = """
+        import torch
+        from torch import nn
+        from vllm.multimodal.inputs import MultiModalFieldConfig
+
+        class OcrProcessor:
+            def _get_mm_fields_config(self, hf_inputs, hf_processor_mm_kwargs):
+                return dict(
+                    pixel_values=MultiModalFieldConfig.batched("image"),
+                    images_spatial_crop=MultiModalFieldConfig.batched("image", keep_on_cpu=True),
+                )
+
+        class OcrModel(nn.Module):
+            def _parse_and_validate_image_input(self, **kwargs: object):
+                pixel_values = kwargs.pop("pixel_values", None)
+                images_spatial_crop = kwargs.pop("images_spatial_crop", None)
+                if pixel_values is None:
+                    return None
+                if torch.sum(pixel_values).item() == 0:
+                    return None
+                return pixel_values, images_spatial_crop.tolist()
+
+            def embed(self, options: dict, **kwargs: object):
+                sizes = options.pop("pixel_values")  # not the model's `**kwargs`
+                return sizes.tolist()
+    """
+    assert _rows(code) == [(19, "SL201")]
+    answer = _one("""
+        import torch
+        def encode(**kwargs):
+            reveal(kwargs.pop("pixel_values"))
+    """)
+    assert not answer.placement.maybe_device or answer.placement.confidence == Confidence.LOW  # no declaration
+    answer = _one("""
+        import torch
+        FIELDS = dict(pixel_values=MultiModalFieldConfig.batched("image"))
+        def encode(**kwargs):
+            reveal(kwargs.get("pixel_values"))
+    """)
+    assert answer.placement.on_device and answer.placement.confidence == Confidence.MEDIUM
+    assert any("moved to the device by vLLM's model runner" in step for step in answer.provenance)
+    # A field config of another framework says nothing of where its fields go.
+    answer = _one("""
+        import torch
+        FIELDS = dict(pixel_values=FieldConfig.batched("image"))
+        def encode(**kwargs):
+            reveal(kwargs.get("pixel_values"))
+    """)
+    assert not answer.placement.on_device
+
+
 def test_empty_data_copies_nothing():
     code = """
         import torch

@@ -10,7 +10,9 @@ runner may move a host field to the device for a CUDA graph (docs/precision.md).
 A field is declared by a keyword or a dict key whose value is a call
 (`image_grid_thw=MultiModalFieldConfig.batched("image", keep_on_cpu=True)`,
 `"grid": FieldConfig(..., keep_on_cpu=True)`); it is kept on the host where that call says
-`keep_on_cpu=True`.
+`keep_on_cpu=True`. The others that a module declares with vLLM's `MultiModalFieldConfig`
+(`pixel_values=MultiModalFieldConfig.batched("image")`) are moved to the device by vLLM's
+model runner before the model reads them from its `**kwargs` (`device_fields`).
 """
 
 from __future__ import annotations
@@ -18,15 +20,17 @@ from __future__ import annotations
 import re
 
 _FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
+# vLLM's multimodal field declarations (`pixel_values=MultiModalFieldConfig.batched("image")`).
+_MULTIMODAL_FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*MultiModalFieldConfig\.\w+\(""")
 _MODALITIES = frozenset({"image", "video", "audio", "vision", "speech", "visual"})
 _KEEP_ON_HOST = re.compile(r"\bkeep_on_cpu\s*=\s*True\b")
 
 
-def _declarations(text: str):
+def _declarations(text: str, pattern: re.Pattern = _FIELD_CALL):
     """(name, kept on the host) for each field declaration of the text: kept where the
     call's own arguments say `keep_on_cpu=True` (not a call inside them: of
     `FIELDS = dict(grid=FieldConfig(..., keep_on_cpu=True))` only `grid` is kept)."""
-    for match in _FIELD_CALL.finditer(text):
+    for match in pattern.finditer(text):
         depth, i = 1, match.end()
         own = []  # the spans of the call's text at its own depth
         start = i
@@ -59,3 +63,14 @@ def host_fields(text: str) -> frozenset[str]:
     if "keep_on_cpu" not in text:
         return frozenset()
     return frozenset(n for name, kept in _declarations(text) if kept for n in _with_encoder_name(name))
+
+
+def device_fields(text: str) -> frozenset[str]:
+    """The multimodal fields this module declares with vLLM's `MultiModalFieldConfig` and
+    does not keep on the host: vLLM's model runner moves every such field of a batch to the
+    device before the model reads it (`**kwargs` of `embed_multimodal`, `_parse_and_validate_*`)."""
+    if "MultiModalFieldConfig" not in text:
+        return frozenset()
+    kept = host_fields(text)
+    found = {name for name, on_host in _declarations(text, _MULTIMODAL_FIELD_CALL) if not on_host}
+    return frozenset(found - kept)

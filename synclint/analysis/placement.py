@@ -71,7 +71,7 @@ class PlacementAnalysis:
     """
 
     def __init__(self, module: cst.Module, imports: ImportTable, host_fields: frozenset[str] = frozenset(), h2d_helpers: dict | None = None,
-                 function_tiers=None) -> None:
+                 function_tiers=None, device_fields: frozenset[str] = frozenset()) -> None:
         from synclint.apis.torch_api import H2D_HELPERS
 
         # The repository's call graph (synclint/repo.py `_CallGraphTiers`), where an index is
@@ -81,6 +81,8 @@ class PlacementAnalysis:
         self.module = module
         # Fields the framework keeps on the host (`keep_on_cpu=True`): synclint/analysis/host_fields.py.
         self.host_fields = host_fields
+        # Multimodal fields vLLM's model runner moves to the device (`**kwargs` of the model).
+        self.device_fields = device_fields
         self.imports = imports
         # Host-to-device helpers (qualified name -> device keyword, position): their result
         # is a tensor on that device, so a fix that calls one keeps later findings.

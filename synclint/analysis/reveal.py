@@ -52,9 +52,9 @@ def reveal_placements(source: str, settings: Settings | None = None) -> list[Rev
     module = cst.parse_module(source)
     imports = ImportTable()
     imports.collect_top_level(module)
-    from synclint.analysis.host_fields import host_fields
+    from synclint.analysis.host_fields import device_fields, host_fields
 
-    ctx = LintContext(module, settings or Settings(), imports, host_fields=host_fields(source))
+    ctx = LintContext(module, settings or Settings(), imports, host_fields=host_fields(source), device_fields=device_fields(source))
     probe = _RevealProbe()
     BatchedVisitor(ctx, (probe,)).walk(module)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)

@@ -304,6 +304,18 @@ class Evaluator:
             return placed(Place.HOST, MEDIUM, node, f"the field `{name}` is kept on the host (`keep_on_cpu=True`)")
         return None
 
+    def _device_field(self, name: str | None, kwargs: cst.BaseExpression, node) -> Placement | None:
+        """`kwargs.pop("pixel_values", None)` of the function's own `**kwargs`, in a module that
+        declares `pixel_values` with vLLM's `MultiModalFieldConfig` (not `keep_on_cpu`)."""
+        if name is None or name not in self.analysis.device_fields or not isinstance(kwargs, cst.Name):
+            return None
+        func = next((s for s in reversed(self.chain) if isinstance(s, cst.FunctionDef)), None)
+        star = func.params.star_kwarg if func is not None else None
+        if not isinstance(star, cst.Param) or star.name.value != kwargs.value:
+            return None
+        reason = f"the multimodal field `{name}` is moved to the device by vLLM's model runner (declared with `MultiModalFieldConfig`, not `keep_on_cpu`)"
+        return placed(Place.DEVICE, MEDIUM, node, reason)
+
     def _attribute(self, expr: cst.Attribute, env: Env) -> Placement:
         attr = expr.attr.value
         kept = self._host_field(attr, expr)
@@ -882,6 +894,10 @@ class Evaluator:
             kept = self._host_field(string_value(call.args[0].value), call)
             if kept is not None:
                 return kept
+        if method in ("pop", "get") and call.args and self.analysis.device_fields:
+            moved = self._device_field(string_value(call.args[0].value), func.value, call)
+            if moved is not None:
+                return moved
         base = resolve_by_method(self._eval(func.value, env), method, call)
         if method == "cuda":
             return placed(Place.DEVICE, HIGH, call, "`.cuda()`")

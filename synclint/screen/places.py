@@ -336,6 +336,8 @@ class PlaceModel:
         self.h2d_helpers = api.H2D_HELPERS if h2d_helpers is None else h2d_helpers
         self.class_defines = class_defines  # (class, name) -> class-level units binding it
         self.imports = imports  # local name -> dotted names (`F` -> torch.nn.functional)
+        # Multimodal fields vLLM moves to the device (analysis/host_fields.py `device_fields`).
+        self.device_fields: frozenset[str] = frozenset()
         self._taint: dict[int, dict[str, int]] = {}
         # Scopes whose fixpoint is under way (`taint`): id -> (their places so far, their
         # position on `_open_stack`). A scope that read an unfinished scope below it stays
@@ -772,6 +774,9 @@ class PlaceModel:
                     return moved  # a device or a tensor target: where it sends the tensor
                 return (self.place(base, unit) & TENSORS) | moved
             return self.place(base, unit) & TENSORS
+        if method in ("pop", "get") and self.device_fields and call.args and type(call.args[0]) is ast.Constant \
+                and call.args[0].value in self.device_fields and type(base) is ast.Name:
+            return DEVICE  # `kwargs.pop("pixel_values")` (the analysis also asks that it be `**kwargs`)
         if method in api.NEW_METHODS:
             for kw in call.keywords:
                 if kw.arg == "device":
