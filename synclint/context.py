@@ -17,6 +17,12 @@ from synclint.rules.base import Finding, FixSpec
 from synclint.violation import Confidence, Severity
 
 
+
+# Contexts that mark the syncs a project's own runtime check lets pass (vLLM's
+# `gpu_sync_allowed()`): not allow-contexts by default (synclint/config.py), so their syncs
+# are reported, with the context named in the message.
+TOLERATED_CONTEXTS = frozenset({"gpu_sync_allowed"})
+
 class LintContext:
     def __init__(
         self,
@@ -221,6 +227,9 @@ class LintContext:
         if _in_device_kernel(self.chain):
             return  # the body of a `@triton.jit` / `@cute.jit` kernel runs on the device: no host to wait
         verdict = self.tier_verdict()
+        tolerated = self._tolerated_by()
+        if tolerated:
+            message = f"{message} (inside `{tolerated}()`: a sync the runtime check tolerates, and one still)"
         self.findings.append(
             Finding(
                 code=rule.code,
@@ -237,6 +246,19 @@ class LintContext:
                 indents=self._indents() if fix is not None else (),
             )
         )
+
+    def _tolerated_by(self) -> str | None:
+        """The context around the node that marks syncs a project's runtime check lets pass
+        (vLLM's `with gpu_sync_allowed():`, not an allow-context here): named in the message,
+        so that the finding says why it is reported although the code marks it."""
+        for node in self.stack:
+            if isinstance(node, cst.With):
+                for item in node.items:
+                    target = item.item.func if isinstance(item.item, cst.Call) else item.item
+                    last = (dotted_name(target) or "").rpartition(".")[2]
+                    if last in TOLERATED_CONTEXTS:
+                        return last
+        return None
 
     def tier_verdict(self) -> tier.TierVerdict:
         """How often the code being visited runs (synclint/analysis/tier.py)."""

@@ -100,3 +100,13 @@ def test_config_can_drop_the_default_functions(tmp_path):
     # `_dummy_run` (and the function nested in it) is reported again (a cold tier: warm-up)
     assert (21, "SL201") in rows and (23, "SL201") in rows
     assert (9, "SL201") not in rows  # the context named still allows its body
+
+
+def test_a_sync_inside_vllms_context_says_why_it_is_reported(tmp_path):
+    project = _write(tmp_path)
+    settings = load_settings([project], None)
+    run = lint_paths([project], settings.replace(select=("SL2",)), use_cache=False)
+    messages = {v.location.row: v.message for v in run.violations}
+    assert "inside `gpu_sync_allowed()`" in messages[9]
+    assert "inside `gpu_sync_allowed()`" in messages[10]
+    assert "gpu_sync_allowed" not in messages[7] and "gpu_sync_allowed" not in messages[13]
