@@ -2983,7 +2983,7 @@ _CODE = ""
 # what summarising a file imports).
 SUMMARY_MODULES = ("repo.py", "lines.py", "analysis/coldcode.py", "analysis/guards.py", "analysis/platform_words.py",
                    "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py",
-                   "apis/tensor_members.py", "analysis/receivers.py")
+                   "apis/tensor_members.py", "analysis/receivers.py", "analysis/host_fields.py")
 
 
 def _index_code() -> str:

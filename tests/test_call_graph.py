@@ -900,6 +900,51 @@ def test_a_branch_that_runs_once_every_n_steps_is_cold(tmp_path):
     assert found[18] == ("cold", "reached only from cold code (ExpertBalancer.step [on a branch that runs once] -> rearrange)")
 
 
+def test_a_profiling_branch_is_cold(tmp_path):
+    # A model runner's profiling run (made once at start-up) asks for a dummy rearrangement;
+    # otherwise the rearrangement runs once every N steps: cold both ways. A profiler object's
+    # step (`if self.profiler is not None:`) is no profiling switch.
+    files = {
+        "engine/eplb.py": """\
+            import torch
+
+
+            class ExpertBalancer:
+                def step(self, expert_load: torch.Tensor, is_dummy: bool = False, is_profile: bool = False):
+                    if is_profile:
+                        self.rearrange(expert_load, is_profile=True)
+                        return
+                    self.expert_rearrangement_step += 1
+                    if self.expert_rearrangement_step >= self.expert_rearrangement_step_interval:
+                        self.expert_rearrangement_step = 0
+                        self.rearrange(expert_load)
+                    if self.profiler is not None:
+                        return int(expert_load.cuda().max().item())
+                    return 0
+
+                def rearrange(self, expert_load: torch.Tensor, is_profile: bool = False):
+                    return expert_load.cuda().tolist()
+            """,
+        "engine/runner.py": """\
+            import torch
+
+            from engine.eplb import ExpertBalancer
+
+
+            class Runner:
+                def __init__(self):
+                    self.eplb = ExpertBalancer()
+
+                def execute_model(self, load: torch.Tensor, is_profile: bool):
+                    self.eplb.step(load, is_profile=is_profile)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/eplb.py")
+    assert found[14][0] == "hot"
+    assert found[18][0] == "cold" and "reached only from cold code" in found[18][1], found[18]
+
+
 def test_a_hint_filled_by_a_conditional_expression_is_given_when_passed_on(tmp_path):
     # `bounds = hint if hint is not None else <compute>` is never None: an implementation that
     # passes `bounds` on to its fallback gives the fallback its hint, whatever its own callers

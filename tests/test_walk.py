@@ -16,11 +16,13 @@ FILES = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "examples").r
 SETTINGS = Settings(min_confidence=Confidence.LOW)
 
 
-def _with_libcst_visit(module, rules, settings, filename="", workers=frozenset(), function_tiers=None, host_fields=frozenset()):
+def _with_libcst_visit(module, rules, settings, filename="", workers=frozenset(), function_tiers=None, host_fields=frozenset(),
+                       device_fields=frozenset()):
     imports = engine.ImportTable()
     imports.collect_top_level(module)
     ctx = engine.LintContext(
-        module, settings, imports, filename=filename, workers=workers, function_tiers=function_tiers, host_fields=host_fields
+        module, settings, imports, filename=filename, workers=workers, function_tiers=function_tiers, host_fields=host_fields,
+        device_fields=device_fields,
     )
     module.visit(engine.BatchedVisitor(ctx, rules))
     return ctx.findings

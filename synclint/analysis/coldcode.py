@@ -8,7 +8,9 @@ The signals, each a branch of one function:
 - an `except` handler;
 - a training-only branch (`if self.training:`, the `else` of `if not self.training:`);
 - a debug-only branch (`if self.debug_mode:`, `if os.environ.get("X_DEBUG") == "1":`,
-  `if logger.isEnabledFor(logging.DEBUG):`, the `else` of `if not debug:`);
+  `if logger.isEnabledFor(logging.DEBUG):`, the `else` of `if not debug:`), and a
+  profiling-only one (`if is_profile: self.rearrange(is_profile=True)`: the profiling run
+  made once at start-up);
 - a cache miss: `if key not in cache:` / `if self._cache is None:` (a name with `cache` or
   `memo` in it), `v = table.get(k)` then `if v is None:` where the body stores `table[k]`
   (or `table` is named like a cache);
@@ -66,13 +68,15 @@ def thread_targets(text: str) -> frozenset[str]:
     return frozenset(_THREAD_PATTERN.findall(text)) if "Thread" in text else frozenset()
 
 
-_DEBUG_WORD = re.compile(r"(^|_)debug(_|$)")
+# A debug or profiling switch: `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `is_profile` (a profiling
+# run, made once at start-up to size memory), not `debugger` or `profiler`.
+_DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling)(_|$)")
 _INIT_WORD = re.compile(r"(^|_)(init|initialize|initialise|setup|build|create|compute|load)(_|$)")
 
 
 def debug_word(text: str) -> bool:
-    """An identifier or string that names a debug switch: `debug`, `debug_mode`,
-    `X_KPOOL_DEBUG_BOUNDS`, `DEBUG` (not `debugger`)."""
+    """An identifier or string that names a debug or profiling switch: `debug`, `debug_mode`,
+    `X_KPOOL_DEBUG_BOUNDS`, `DEBUG`, `is_profile` (not `debugger`, `profiler`)."""
     return bool(_DEBUG_WORD.search(text.lower()))
 
 
