@@ -143,8 +143,8 @@ DEFAULT_TARGET_PLATFORMS = ("cuda",)
 
 # `with <call>():` blocks whose body syncs on purpose: synclint's own tracer context. Not
 # vLLM's `gpu_sync_allowed()`: it marks the syncs vLLM's runtime check tolerates, which still
-# drain the queue, and vLLM's engineers go on to remove them (docs/recall.md, "vLLM's own
-# history"); a project that wants them silent names it in `extend-allow-contexts`.
+# drain the queue, and vLLM's engineers go on to remove them (docs/recall.md, "A second
+# engine"); a project that wants them silent names it in `extend-allow-contexts`.
 DEFAULT_ALLOW_CONTEXTS = ("synclint.trace.allowed",)
 
 # Functions (fnmatch on the name) where syncing is expected: warm-up, profiling, logging.

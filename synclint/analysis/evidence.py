@@ -33,6 +33,7 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.analysis.nodes import children
+from synclint.analysis.sources import is_module_class
 from synclint.analysis.values import Env, Place, Placement, placed
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
@@ -424,11 +425,9 @@ def submodule_fields(class_def: cst.ClassDef, analysis: PlacementAnalysis) -> fr
     """The fields of an nn.Module subclass that hold what a call built (`self.proj =
     nn.Linear(...)`, `self.encoder = build_encoder(cfg)`) and that the class defines no method
     of: its submodules. Empty for a class that is no nn.Module."""
-    cache = analysis.__dict__.setdefault("_submodule_fields", {})
+    cache = analysis.submodule_fields
     found = cache.get(id(class_def))
     if found is None:
-        from synclint.analysis.sources import is_module_class
-
         found = frozenset()
         if is_module_class(class_def, analysis.imports):
             members = [s for s in getattr(class_def.body, "body", ()) if isinstance(s, cst.FunctionDef)]

@@ -83,6 +83,7 @@ class PlacementAnalysis:
         self.host_fields = host_fields
         # Multimodal fields vLLM's model runner moves to the device (`**kwargs` of the model).
         self.device_fields = device_fields
+        self.submodule_fields: dict[int, frozenset[str]] = {}  # id(ClassDef) -> evidence.submodule_fields
         self.imports = imports
         # Host-to-device helpers (qualified name -> device keyword, position): their result
         # is a tensor on that device, so a fix that calls one keeps later findings.
