@@ -191,9 +191,7 @@ class LintContext:
 
     def enter_with(self, node: cst.With) -> None:
         allowed = self._allowed[-1]
-        for item in node.items:
-            target = item.item.func if isinstance(item.item, cst.Call) else item.item
-            text = self.qualname(target) or dotted_name(target) or ""
+        for text in self._context_names(node):
             last = text.split(".")[-1]
             if any(text == c or last == c.split(".")[-1] for c in self.settings.allow_contexts):
                 allowed = True
@@ -253,12 +251,19 @@ class LintContext:
         so that the finding says why it is reported although the code marks it."""
         for node in self.stack:
             if isinstance(node, cst.With):
-                for item in node.items:
-                    target = item.item.func if isinstance(item.item, cst.Call) else item.item
-                    last = (dotted_name(target) or "").rpartition(".")[2]
+                for text in self._context_names(node):
+                    last = text.rpartition(".")[2]
                     if last in TOLERATED_CONTEXTS:
                         return last
         return None
+
+    def _context_names(self, node: cst.With) -> list[str]:
+        """The dotted names of the contexts a `with` enters (`with gpu_sync_allowed():`)."""
+        names = []
+        for item in node.items:
+            target = item.item.func if isinstance(item.item, cst.Call) else item.item
+            names.append(self.qualname(target) or dotted_name(target) or "")
+        return names
 
     def tier_verdict(self) -> tier.TierVerdict:
         """How often the code being visited runs (synclint/analysis/tier.py)."""

@@ -890,14 +890,11 @@ class Evaluator:
 
     def _method(self, call: cst.Call, func: cst.Attribute, env: Env) -> Placement:
         method = func.attr.value
-        if method in ("pop", "get") and call.args and self.analysis.host_fields:
-            kept = self._host_field(string_value(call.args[0].value), call)
-            if kept is not None:
-                return kept
-        if method in ("pop", "get") and call.args and self.analysis.device_fields:
-            moved = self._device_field(string_value(call.args[0].value), func.value, call)
-            if moved is not None:
-                return moved
+        if method in ("pop", "get") and call.args and (self.analysis.host_fields or self.analysis.device_fields):
+            key = string_value(call.args[0].value)
+            field = self._host_field(key, call) or self._device_field(key, func.value, call)
+            if field is not None:
+                return field
         base = resolve_by_method(self._eval(func.value, env), method, call)
         if method == "cuda":
             return placed(Place.DEVICE, HIGH, call, "`.cuda()`")
