@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-33"
+INDEX_VERSION = "repo-index-34"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -1265,10 +1265,18 @@ class _Summarizer:
         # object, `self.sub(x)`), or `.m` (any method `m`): resolved in the solve.
         refs = () if built or type(func) is not ast.Attribute else tuple(
             r for r in self._callees(call, unit) if "." in r and ">" not in r)
+        # Where the code says the class (`self.m(x)`, a typed object), the call runs that
+        # class's `m` (or a base's, an override's): its arguments go to those methods alone,
+        # not to every function of the name `m` (a module-level `m`, other classes' `m`).
+        by_class = bool(refs) and all(_class_method(r) for r in refs)
         for position, arg in enumerate(call.args):
             if type(arg) is ast.Starred:
                 break
-            self._flow(("P", key, position), arg, unit, call.lineno, tuple(("QP", r, position) for r in refs))
+            qualified = tuple(("QP", r, position) for r in refs)
+            if by_class:
+                self._flow(qualified[0], arg, unit, call.lineno, qualified[1:])
+            else:
+                self._flow(("P", key, position), arg, unit, call.lineno, qualified)
             self._element_flows(("EP", key, position), arg, unit, call.lineno)
             if type(arg) is ast.Name and arg.id in loops:
                 for iterable in loops[arg.id]:
@@ -1280,7 +1288,11 @@ class _Summarizer:
                 self._flow(("AP", built, position), arg, unit, call.lineno)
         for kw in call.keywords:
             if kw.arg is not None:
-                self._flow(("p", key, kw.arg), kw.value, unit, call.lineno, tuple(("Qp", r, kw.arg) for r in refs))
+                qualified = tuple(("Qp", r, kw.arg) for r in refs)
+                if by_class:
+                    self._flow(qualified[0], kw.value, unit, call.lineno, qualified[1:])
+                else:
+                    self._flow(("p", key, kw.arg), kw.value, unit, call.lineno, qualified)
                 self._element_flows(("Ep", key, kw.arg), kw.value, unit, call.lineno)
                 if type(kw.value) is ast.Name and kw.value.id in loops:
                     for iterable in loops[kw.value.id]:
@@ -1399,6 +1411,13 @@ def _held_functions(tree: ast.Module, imports: dict) -> set[tuple[str, str]]:
         elif type(node) is ast.keyword and node.arg and coldcode.callable_field(node.arg):
             found.update((node.arg, ref) for ref in refs(node.value))
     return found
+
+
+def _class_method(callee: str) -> bool:
+    """Whether a callee of `_Summarizer._callees` names the class whose method runs
+    (`Cls.m`: `self.m()`, a typed object), not a field's object or a method by name."""
+    cls, dot, method = callee.partition(".")
+    return bool(cls) and bool(dot) and method.isidentifier()
 
 
 def _by_name_method(callee: str) -> tuple[str, str]:
@@ -2150,12 +2169,14 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
             # its parameters by that name).
             aliased = tuple(f.rpartition(".")[2] for f in qualified.graph.aliased_by(ref))
             for function in (*qualified.methods_of(ref), *dict.fromkeys(aliased)):
+                if target[0] == "Qp":
+                    # by its keyword: a keyword-only parameter too (signatures list the
+                    # positional ones), as a call by name gives it
+                    if function in signatures:
+                        flows.append((("p", function, slot), local, symbols, where))
+                    continue
                 for params in sorted(signatures.get(function, ())):
-                    if target[0] == "Qp":
-                        if slot in params:
-                            flows.append((("p", function, slot), local, symbols, where))
-                            break
-                    elif slot < len(params):
+                    if slot < len(params):
                         flows.append((("p", function, params[slot]), local, symbols, where))
             continue
         if target[0] == "P":
@@ -2374,11 +2395,17 @@ class _SolvedTargets:
 
 
 def _bare(symbols: tuple) -> tuple:
-    """A method's own parameters (`("p", "Cls.m", x)`) by the method's name: the relay of
-    loop elements and number parameters keys parameters so."""
+    """A method's own parameters (`("p", "Cls.m", x)`) also by the method's name: the relay of
+    loop elements and number parameters keys parameters so, and reads both (the calls through
+    the class give the first, the calls by name the second)."""
     if not any(s[0] == "p" and "." in s[1] for s in symbols):
         return symbols
-    return tuple(dict.fromkeys(("p", s[1].rpartition(".")[2], s[2]) if s[0] == "p" and "." in s[1] else s for s in symbols))
+    out = []
+    for s in symbols:
+        out.append(s)
+        if s[0] == "p" and "." in s[1]:
+            out.append(("p", s[1].rpartition(".")[2], s[2]))
+    return tuple(dict.fromkeys(out))
 
 
 def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirrored, definitions) -> tuple:

@@ -88,6 +88,52 @@ def test_a_call_of_unknown_class_reaches_every_method_of_the_name(tmp_path):
     assert facts.values[("p", "DevicePool.free", "free_index")][0] != repo.DEVICE
 
 
+ROPE = """\
+    import torch
+
+
+    def rope_index(grid: torch.Tensor, merge: int):
+        sizes = grid.cpu().tolist()
+        return [s // merge for s in sizes]
+
+
+    class Processor:
+        def positions(self, grid_rows):
+            return rope_index(torch.tensor(grid_rows), 2)
+    """
+
+VISION = """\
+    import torch
+    from torch import nn
+
+
+    class VisionModel(nn.Module):
+        def rope_index(self, grid: torch.Tensor, merge: int):
+            return grid.prod(-1) // merge
+
+        def forward(self, pixels: torch.Tensor, grid: torch.Tensor):
+            return self.rope_index(grid.to(pixels.device), 2)
+    """
+
+
+def test_a_call_through_its_class_gives_nothing_to_a_function_of_the_same_name(tmp_path):
+    # `self.rope_index(grid)` runs the model's own method, never the processor's module-level
+    # `rope_index`: the function is given the host grid alone, and its `.cpu()` is no sync.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/rope.py": ROPE, "pkg/vision.py": VISION})
+    facts = repo.build(root, use_cache=False)
+    assert facts.values[("p", "VisionModel.rope_index", "grid")][0] == repo.DEVICE
+    assert facts.values[("p", "rope_index", "grid")][0] == repo.HOST
+    assert [v for v in _violations(root, "pkg/rope.py") if v.code == "SL202"] == []
+    # The look-alike: a call by name on an object of unknown class may run either, and gives both.
+    vision = VISION + """
+
+    def embed(model, pixels: torch.Tensor, grid: torch.Tensor):
+        return model.rope_index(grid.to(pixels.device), 2)
+    """
+    root = project(tmp_path / "by_name", {"pkg/__init__.py": "", "pkg/rope.py": ROPE, "pkg/vision.py": vision})
+    assert repo.build(root, use_cache=False).values[("p", "rope_index", "grid")][0] & repo.DEVICE
+
+
 def test_a_module_forward_whose_callers_pass_host_data_is_not_assumed_on_the_device(tmp_path):
     # `self.merger(x, meta.grid_thw_cpu)`: the merger's forward is given the host mirror, so its
     # `int(grid_h)` reads host data; the same forward of a module nothing calls is assumed on
@@ -315,8 +361,10 @@ def test_a_method_reads_its_parameter_as_the_calls_through_its_class_pass_it(tmp
     facts = repo.build(root, use_cache=False)
     assert facts.field_fact("StepSyncInfo", "gathered")[0] == repo.DEVICE
     assert facts.field_fact("HostSyncInfo", "gathered")[0] == repo.HOST
-    orphan = facts.field_fact("OrphanSyncInfo", "gathered")  # the name's join, at most: low
-    assert orphan is None or orphan[0] & repo.AMBIGUOUS
+    # The calls through their classes give the orphan nothing; what the calls by name pass
+    # (a host buffer) is all it may be given: never a device field.
+    orphan = facts.field_fact("OrphanSyncInfo", "gathered")
+    assert orphan is None or not orphan[0] & repo.DEVICE
 
 
 def test_a_method_of_a_name_few_classes_define_still_reads_the_calls_of_its_name(tmp_path):
