@@ -488,3 +488,65 @@ def test_only_the_input_of_a_submodule_is_placed():
                 reveal(grid_thw)
                 return image_embeds
     """)
+
+
+# --- the parameters of a submodule's submodule -------------------------------------------------
+
+
+def test_the_weight_of_a_nested_submodule_is_on_the_module_device():
+    # `device = self.embeddings.position_embedding.weight.device` in a vision transformer: the
+    # parameters move with the module, however deep the submodule sits.
+    _device(
+        """
+        import torch
+        from torch import nn
+
+        class VisionTransformer(nn.Module):
+            def interpolate(self, grid):
+                return reveal(self.embeddings.position_embedding.weight)
+        """,
+        "a parameter of a submodule moves with the module",
+    )
+    code = """
+        import torch
+        from torch import nn
+
+        class VisionTransformer(nn.Module):
+            def interpolate(self, grid):
+                device = self.embeddings.position_embedding.weight.device
+                for t, h, w in grid:
+                    shapes = torch.tensor([[t, h, w]], device=device)
+        """
+    assert (9, "SL101", "medium") in _findings(code, "SL101")
+
+
+def test_nested_weight_lookalikes_stay_unplaced():
+    # Not in a module class, not rooted at `self`, a field that holds a placed host tensor:
+    # nothing says these are a module's parameters on the device.
+    _unplaced(
+        """
+        class Exporter:
+            def dump(self):
+                return reveal(self.state.layer.weight)
+        """
+    )
+    _unplaced(
+        """
+        def dump(checkpoint):
+            return reveal(checkpoint.layer.norm.weight)
+        """
+    )
+    _unplaced(
+        """
+        import torch
+        from torch import nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = torch.zeros(4)
+
+            def read(self):
+                return reveal(self.table.rows.weight)
+        """
+    )

@@ -332,6 +332,9 @@ class Evaluator:
         if attr in api.PARAMETER_ATTRIBUTES:
             if self._is_submodule(expr.value, env):
                 return placed(Place.DEVICE, MEDIUM, expr, "a parameter of an nn.Module moves with the module (inferred)")
+            if self._is_submodule(_first_field(expr.value), env):
+                # `self.embeddings.position_embedding.weight`: a submodule's submodule
+                return placed(Place.DEVICE, MEDIUM, expr, "a parameter of a submodule moves with the module (inferred)")
             if base.on_device:  # `.weight` of a module placed on the device
                 return base.at_most(MEDIUM).because(expr, "a parameter of a module on the device")
         if attr in api.SAME_PLACE_ATTRIBUTES and base.is_tensor:
@@ -1080,3 +1083,12 @@ def _config_object(expr: cst.BaseExpression) -> bool:
     name = _last_name(expr).lower()
     return name in ("config", "cfg", "conf") or name.endswith(("_config", "_cfg"))
 
+
+
+def _first_field(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`self.a` of an attribute chain `self.a.b.c` (two links or more), else None."""
+    if not isinstance(expr, cst.Attribute) or not isinstance(expr.value, cst.Attribute):
+        return None
+    while isinstance(expr.value, cst.Attribute):
+        expr = expr.value
+    return expr if isinstance(expr.value, cst.Name) and expr.value.value == "self" else None
