@@ -550,3 +550,44 @@ def test_nested_weight_lookalikes_stay_unplaced():
                 return reveal(self.table.rows.weight)
         """
     )
+
+
+# --- `getattr(obj, "device", default)` -------------------------------------------------------
+
+
+def test_getattr_of_a_device_is_the_objects_device():
+    # A flag all-reduced over the device group: `device` read with `getattr`, as `group.device`
+    # would be, and `int(flag.item())` waits for the collective.
+    code = """
+        import torch
+
+        def all_ranks_ready(group, has_result: int, fallback: torch.Tensor):
+            device = getattr(group, "device", fallback.device)
+            flag = torch.tensor((has_result,), dtype=torch.int32, device=device)
+            torch.distributed.all_reduce(flag, group=group)
+            return int(flag.item()) == group.size()
+        """
+    assert (8, "SL201", "medium") in _findings(code, "SL201")
+
+
+def test_getattr_lookalikes():
+    # The device of a host tensor is the CPU; another attribute, a name not a literal, or a
+    # host default beside it: no accelerator is proven.
+    host = """
+        import torch
+
+        def ready(has_result: int):
+            cpu_flag = torch.zeros(1)
+            flag = torch.tensor((has_result,), device=getattr(cpu_flag, "device"))
+            return int(flag.item())
+        """
+    assert _findings(host, "SL201") == []
+    for call in ('getattr(group, "rank", 0)', "getattr(group, name)", 'getattr(group, "device", "cpu")'):
+        code = f"""
+            import torch
+
+            def ready(group, name, has_result: int):
+                flag = torch.tensor((has_result,), device={call})
+                return int(flag.item())
+            """
+        assert [f for f in _findings(code, "SL201") if f[2] != "low"] == [], call

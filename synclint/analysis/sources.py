@@ -484,6 +484,25 @@ class Evaluator:
             return Placement(frozenset({Place.ACCEL_DEVICE, Place.CPU_DEVICE}), MEDIUM, evidence)
         return placed(Place.ACCEL_DEVICE, MEDIUM, expr, "`.device` of a model or tensor, assumed an accelerator (inferred)")
 
+    def _getattr_device(self, call: cst.Call, env: Env) -> Placement | None:
+        """`getattr(group, "device", t.device)`: the object's `.device` (an accelerator unless
+        the object is placed on the host), or the default's where it may not have one."""
+        args = call.args
+        if not 2 <= len(args) <= 3 or any(a.keyword is not None or a.star for a in args):
+            return None
+        if string_value(args[1].value) != "device":
+            return None
+        base = self._eval(args[0].value, env)
+        if base.is_(Place.HOST, Place.PINNED):
+            found = placed(Place.CPU_DEVICE, base.confidence, call, "the device of a host tensor")
+        elif base.is_(Place.DEVICE):
+            found = placed(Place.ACCEL_DEVICE, base.confidence, call, "the device of a device tensor")
+        else:
+            found = placed(Place.ACCEL_DEVICE, MEDIUM, call, '`getattr(x, "device")` of a model or tensor, assumed an accelerator (inferred)')
+        if len(args) == 3:
+            found = join(found, self._eval(args[2].value, env))
+        return found
+
     def _self_attribute(self, expr: cst.Attribute, attr: str) -> Placement:
         attrs = self._self_attributes()
         if attr in attrs:
@@ -654,6 +673,10 @@ class Evaluator:
             self.chain = saved
 
     def _plain_call(self, name: str, call: cst.Call, env: Env) -> Placement:
+        if name == "getattr" and name not in env:
+            found = self._getattr_device(call, env)
+            if found is not None:
+                return found
         if name not in env:
             if name in api.SCALAR_BUILTINS:
                 return placed(Place.SCALAR, HIGH, call, f"`{name}()` gives host data")
