@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-34"
+INDEX_VERSION = "repo-index-35"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -2025,6 +2025,7 @@ def _describe(mask: int) -> str:
 
 # What a device tensor is not: host tensors, numpy arrays, Python lists and scalars.
 _HOST_DATA = HOST | NUMPY | LIST | SCALAR
+_HOST_TENSORS = HOST | NUMPY | LIST  # host data a tensor method may be called on
 # A fact's flags: a device tensor by weak evidence only (the name also holds host data or
 # Python values elsewhere): low; RESOLVABLE: the other values are Python values only (ints,
 # lists), so a tensor method called on it (`x.max()`, `x.tolist()`) says it is the tensor.
@@ -2721,8 +2722,8 @@ def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict
     The solve joins every value a target is given, so one odd assignment anywhere (`batch.x =
     max_len` in a rarely used backend, a flow the screen could not tell apart) makes a field
     and, through it, every parameter it is passed to, "device or host" for good. Here each
-    flow votes with what it alone gives: a device tensor only, or no device tensor at all;
-    flows that give both abstain. A declared tensor with `_DOMINANT_MIN` or more device votes
+    flow votes with what it alone gives: a device tensor and no host data (a Python value
+    beside it is no host tensor), or no device tensor at all; flows that give both abstain. A declared tensor with `_DOMINANT_MIN` or more device votes
     and at most a `_DOMINANT_RATIO`-th as many others (or device votes and no other) is
     pinned to the device, and what it
     flows into is solved again (a few rounds: each pins more). Returns the new solution and
@@ -2743,7 +2744,9 @@ def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict
             votes = tally.get(target)
             if votes is None:
                 votes = tally[target] = [0, 0, None, None]
-            if mask == DEVICE:
+            # A device tensor or a Python value (`req_to_token` of a pool some subclass sets to
+            # a number) is no host tensor: a device vote. Host data beside a device tensor abstains.
+            if mask & DEVICE and not mask & _HOST_TENSORS:
                 votes[0] += 1
                 votes[2] = votes[2] or where
             elif not mask & DEVICE:

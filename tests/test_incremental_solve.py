@@ -121,7 +121,10 @@ def _text(name: str) -> str:
         # A function appended that nothing calls: nothing else is solved again.
         ("util.py", lambda t: t + "\n\ndef added(x):\n    return x\n", "incremental"),
         # A function appended that passes a device tensor on: the parameter it reaches.
-        ("util.py", lambda t: t + "\n\ndef added(size):\n    table = torch.ones(size, device='cuda')\n    return helper(table, None)\n", "incremental"),
+        ("util.py", lambda t: t + "\n\ndef added(size):\n    table = torch.ones(size, device='cuda')\n    return clamp(table, 0, 1)\n", "incremental"),
+        # ... to a parameter the vote pinned (`helper`'s `x`, given a device tensor or a Python
+        # value): what reads it may change between the vote's rounds, solved whole.
+        ("util.py", lambda t: t + "\n\ndef added(size):\n    table = torch.ones(size, device='cuda')\n    return helper(table, None)\n", "full"),
         # A field given host data now: the field and what reads it.
         ("batch_info.py", lambda t: t.replace(".to(device, non_blocking=True)", ""), "incremental"),
         # A host field given the device again, in another way.

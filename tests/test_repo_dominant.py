@@ -333,3 +333,77 @@ def test_a_field_of_a_configuration_object_is_a_python_value(tmp_path):
         """
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/state.py": state, "pkg/model.py": model})
     assert findings(root, "pkg/model.py") == [("model.py", 20, "SL208")]
+
+
+ALLOCATOR = """\
+    import torch
+
+
+    class PagedAllocator:
+        def __init__(self, size: int, page_size: int, device):
+            self.page_size = page_size
+            self.free_pages = torch.arange(size // page_size, device=device)
+
+        def free(self, free_index: torch.Tensor):
+            pages = torch.unique(free_index // self.page_size)
+            self.free_pages = torch.cat((self.free_pages, pages))
+    """
+
+CACHES = """\
+    import torch
+
+
+    class ReqToTokenPool:
+        def __init__(self, size: int, context_len: int, device):
+            self.req_to_token = torch.zeros((size, context_len), dtype=torch.int32, device=device)
+
+        def clear(self):
+            self.req_to_token = 0
+
+
+    class ChunkCache:
+        def __init__(self, pool: ReqToTokenPool, allocator):
+            self.pool = pool
+            self.allocator = allocator
+
+        def finish(self, req_idx: int, n: int):
+            self.allocator.free(self.pool.req_to_token[req_idx, :n])
+
+        def release(self, req_idx: int, start: int, end: int):
+            self.allocator.free(self.pool.req_to_token[req_idx, start:end])
+
+        def abort(self, req_idx: int):
+            self.allocator.free(self.pool.req_to_token[req_idx])
+
+
+    class TreeNode:
+        def __init__(self, value):
+            self.value = value
+
+
+    def evict(allocator, node: TreeNode):
+        allocator.free(node.value)
+
+
+    def split(key_cpu: torch.Tensor):
+        return TreeNode(key_cpu)
+    """
+
+
+def test_device_tensors_beside_python_values_outvote_a_mixed_field(tmp_path):
+    # `req_to_token` is a device tensor reset to a number by one method (device or a Python
+    # value: no host tensor), and `TreeNode.value` is given host keys somewhere: the device
+    # votes of the three `free(req_to_token[...])` calls outweigh it.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/allocator.py": ALLOCATOR, "pkg/caches.py": CACHES})
+    facts = repo.build(root, use_cache=False)
+    assert facts.values[("p", "free", "free_index")][0] == repo.DEVICE
+    assert ("allocator.py", 10, "SL402") in findings(root, "pkg/allocator.py")
+
+
+def test_one_vote_of_device_or_python_values_is_not_a_majority(tmp_path):
+    # The look-alike: a single such call against the host node's, no majority: `low`, hidden.
+    caches = CACHES.replace(
+        "        def release(self, req_idx: int, start: int, end: int):\n            self.allocator.free(self.pool.req_to_token[req_idx, start:end])\n", ""
+    ).replace("        def abort(self, req_idx: int):\n            self.allocator.free(self.pool.req_to_token[req_idx])\n", "")
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/allocator.py": ALLOCATOR, "pkg/caches.py": caches})
+    assert ("allocator.py", 10, "SL402") not in findings(root, "pkg/allocator.py")
