@@ -2723,10 +2723,10 @@ def _dominant(flows: list[tuple], value: dict, tensors: set) -> tuple[dict, dict
     max_len` in a rarely used backend, a flow the screen could not tell apart) makes a field
     and, through it, every parameter it is passed to, "device or host" for good. Here each
     flow votes with what it alone gives: a device tensor and no host data (a Python value
-    beside it is no host tensor), or no device tensor at all; flows that give both abstain. A declared tensor with `_DOMINANT_MIN` or more device votes
-    and at most a `_DOMINANT_RATIO`-th as many others (or device votes and no other) is
-    pinned to the device, and what it
-    flows into is solved again (a few rounds: each pins more). Returns the new solution and
+    beside it is no host tensor), or no device tensor at all; flows that give both abstain.
+    A declared tensor with `_DOMINANT_MIN` or more device votes and at most a
+    `_DOMINANT_RATIO`-th as many others (or device votes and no other) is pinned to the
+    device, and what it flows into is solved again (a few rounds: each pins more). Returns the new solution and
     target -> (device votes, other votes, an example of each)."""
     pinned: dict[tuple, tuple] = {}
     for _ in range(4):

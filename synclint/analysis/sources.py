@@ -325,7 +325,7 @@ class Evaluator:
         if qual is not None and qual.startswith("torch.") and qual[6:] in api.DTYPES:
             return placed(Place.OTHER, HIGH, expr, "a dtype")
         if attr == "device":
-            return self._device_attribute(expr, env)
+            return self._device_of(expr.value, expr, env)
         if isinstance(expr.value, cst.Name) and expr.value.value == "self" and "self" not in env:
             return self._self_attribute(expr, attr)
         base = self._eval(expr.value, env)
@@ -466,12 +466,14 @@ class Evaluator:
                 return facts.returns_class(base, func.attr.value)
         return None
 
-    def _device_attribute(self, expr: cst.Attribute, env: Env) -> Placement:
-        if isinstance(expr.value, cst.Name) and expr.value.value == "self" and "self" not in env:
+    def _device_of(self, obj: cst.BaseExpression, expr: cst.BaseExpression, env: Env) -> Placement:
+        """`obj.device` (`expr`: the expression that reads it, `obj.device` or `getattr(obj,
+        "device")`)."""
+        if isinstance(obj, cst.Name) and obj.value == "self" and "self" not in env:
             assigned = self._self_attributes().get("device")
             if assigned is not None and assigned.is_(Place.ACCEL_DEVICE, Place.CPU_DEVICE):
                 return assigned
-        base = resolve_by_method(self._eval(expr.value, env), "device", expr, "`.device` is a tensor's")
+        base = resolve_by_method(self._eval(obj, env), "device", expr, "`.device` is a tensor's")
         if base.is_(Place.DEVICE):
             return placed(Place.ACCEL_DEVICE, base.confidence, expr, "the device of a device tensor")
         if base.is_(Place.HOST, Place.PINNED):
@@ -492,13 +494,7 @@ class Evaluator:
             return None
         if string_value(args[1].value) != "device":
             return None
-        base = self._eval(args[0].value, env)
-        if base.is_(Place.HOST, Place.PINNED):
-            found = placed(Place.CPU_DEVICE, base.confidence, call, "the device of a host tensor")
-        elif base.is_(Place.DEVICE):
-            found = placed(Place.ACCEL_DEVICE, base.confidence, call, "the device of a device tensor")
-        else:
-            found = placed(Place.ACCEL_DEVICE, MEDIUM, call, '`getattr(x, "device")` of a model or tensor, assumed an accelerator (inferred)')
+        found = self._device_of(args[0].value, call, env)
         if len(args) == 3:
             found = join(found, self._eval(args[2].value, env))
         return found
@@ -1105,7 +1101,6 @@ def _config_object(expr: cst.BaseExpression) -> bool:
     """`config`, `hf_config`, `self.model_config`, `cfg`: an object named as a configuration."""
     name = _last_name(expr).lower()
     return name in ("config", "cfg", "conf") or name.endswith(("_config", "_cfg"))
-
 
 
 def _first_field(expr: cst.BaseExpression) -> cst.BaseExpression | None:
