@@ -926,6 +926,12 @@ class Evaluator:
             return placed(Place.HOST, HIGH, call, "`.cpu()`")
         if method == "pin_memory":
             return placed(Place.PINNED, HIGH, call, "`.pin_memory()`")
+        if method == "type":
+            kind = self._legacy_type(call, env)
+            if kind == "cpu":
+                return placed(Place.HOST, HIGH, call, "`.type(torch.<T>Tensor)`: a CPU tensor type")
+            if kind == "cuda":
+                return placed(Place.DEVICE, HIGH, call, "`.type(torch.cuda.<T>Tensor)`: a CUDA tensor type")
         if method in api.NUMPY_RESULT_METHODS:
             return placed(Place.NUMPY, HIGH, call, f"`.{method}()`")
         if method in ("size", "stride") and positional(call):
@@ -961,6 +967,15 @@ class Evaluator:
                 return placed(Place.HOST, base.confidence, call, f"`.{method}()` of a pinned tensor")
             return base
         return UNKNOWN
+
+    def _legacy_type(self, call: cst.Call, env: Env) -> str | None:
+        """"cpu" / "cuda" for `t.type(torch.BoolTensor)` / `t.type(torch.cuda.BoolTensor)`
+        (also as a string), else None."""
+        args = positional(call)
+        target = args[0].value if len(args) == 1 else getattr(kwarg(call, "dtype"), "value", None)
+        if target is None:
+            return None
+        return api.legacy_tensor_type(string_value(target) or self.qualname(target, env))
 
     def _to(self, call: cst.Call, base: Placement, env: Env) -> Placement:
         non_blocking = _is_true(getattr(kwarg(call, "non_blocking"), "value", None))

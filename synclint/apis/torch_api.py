@@ -54,6 +54,24 @@ SCALAR_RESULT_METHODS = frozenset(
 )
 SEQUENCE_RESULT_METHODS = frozenset({"tolist", "size", "stride"})
 NUMPY_RESULT_METHODS = frozenset({"numpy"})
+# The legacy tensor types (`torch.FloatTensor`, ...): `t.type(torch.BoolTensor)` is a CPU
+# tensor (a copy to the host of a device tensor); `torch.cuda.BoolTensor` is a CUDA one.
+LEGACY_TENSOR_TYPES = frozenset({
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+})
+
+
+def legacy_tensor_type(name: str | None) -> str | None:
+    """"cpu" for `torch.BoolTensor` (or the string "torch.BoolTensor"), "cuda" for
+    `torch.cuda.BoolTensor`, else None (a dtype, anything else)."""
+    if not name:
+        return None
+    if name.startswith("torch.cuda.") and name[11:] in LEGACY_TENSOR_TYPES:
+        return "cuda"
+    if name.startswith("torch.") and name[6:] in LEGACY_TENSOR_TYPES:
+        return "cpu"
+    return None
 # `x.new_*(...)` make a tensor on x's device.
 NEW_METHODS = frozenset({"new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"})
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.placement import Place
+from synclint.analysis.sources import string_value
+from synclint.apis.torch_api import legacy_tensor_type
 from synclint.rules.base import Rule
 from synclint.rules.helpers import device_confidence, is_true, kwarg, method_name, positional, receiver
 
@@ -19,7 +21,9 @@ class HostCopyReadback(Rule):
 
     ## What it does
     Reports a copy of a (possibly) device tensor to host memory that the host waits for:
-    `t.tolist()`, `t.numpy()`, `t.cpu()`, and `t.to("cpu")` without `non_blocking=True`.
+    `t.tolist()`, `t.numpy()`, `t.cpu()`, `t.to("cpu")` without `non_blocking=True`, and
+    `t.type(torch.BoolTensor)` (a legacy tensor type names a CPU tensor: `torch.BoolTensor`
+    is the CPU one, `torch.cuda.BoolTensor` the CUDA one).
     In a chain such as `t.cpu().numpy()` only the copy (`.cpu()`) is reported.
 
     ## Why it stalls
@@ -67,8 +71,9 @@ class HostCopyReadback(Rule):
     code = "SL202"
     name = "host-copy-readback"
     summary = "a device tensor copied to the host with a blocking copy"
-    triggers = ("tolist", "numpy", "cpu")
-    shape_words = ("tolist", "numpy", "cpu", "to")
+    triggers = ("tolist", "numpy", "cpu", "BoolTensor", "FloatTensor", "LongTensor", "IntTensor", "HalfTensor",
+                "DoubleTensor", "ByteTensor", "CharTensor", "ShortTensor", "BFloat16Tensor")
+    shape_words = ("tolist", "numpy", "cpu", "to", "type")
     device_only = True
     device_sites = ("receiver",)
 
@@ -80,12 +85,14 @@ class HostCopyReadback(Rule):
             message = _READBACK_METHODS[method]
         elif method == "to" and _is_blocking_to_cpu(node, ctx):
             message = '`.to("cpu")` without `non_blocking=True` copies a device tensor to the host with a blocking copy'
+        elif method == "type" and _is_cpu_tensor_type(node, ctx):
+            message = "`.type(torch.<T>Tensor)` converts to a CPU tensor type: a blocking copy of a device tensor to the host"
         else:
             return
         value = ctx.placement(receiver(node))
         if value.known and not value.maybe_device:
             return  # already host data: the call copies nothing across the bus
-        if not value.known and method == "to":
+        if not value.known and method in ("to", "type"):
             return  # `.to("cpu")` of an unknown value is too common on host objects to guess
         ctx.report(
             self,
@@ -94,6 +101,16 @@ class HostCopyReadback(Rule):
             confidence=device_confidence(value),
             placement=value,
         )
+
+
+def _is_cpu_tensor_type(call: cst.Call, ctx) -> bool:
+    """`x.type(torch.BoolTensor)`, `x.type("torch.FloatTensor")`: a legacy CPU tensor type
+    (`torch.cuda.BoolTensor` is a CUDA one; `x.type(torch.bool)` a dtype)."""
+    args = positional(call)
+    target = args[0].value if len(args) == 1 else getattr(kwarg(call, "dtype"), "value", None)
+    if target is None:
+        return False
+    return legacy_tensor_type(string_value(target) or ctx.qualname(target)) == "cpu"
 
 
 def _is_blocking_to_cpu(call: cst.Call, ctx) -> bool:
