@@ -927,7 +927,7 @@ class Evaluator:
         if method == "pin_memory":
             return placed(Place.PINNED, HIGH, call, "`.pin_memory()`")
         if method == "type":
-            kind = self._legacy_type(call, env)
+            kind = legacy_type(call, lambda target: self.qualname(target, env))
             if kind == "cpu":
                 return placed(Place.HOST, HIGH, call, "`.type(torch.<T>Tensor)`: a CPU tensor type")
             if kind == "cuda":
@@ -967,15 +967,6 @@ class Evaluator:
                 return placed(Place.HOST, base.confidence, call, f"`.{method}()` of a pinned tensor")
             return base
         return UNKNOWN
-
-    def _legacy_type(self, call: cst.Call, env: Env) -> str | None:
-        """"cpu" / "cuda" for `t.type(torch.BoolTensor)` / `t.type(torch.cuda.BoolTensor)`
-        (also as a string), else None."""
-        args = positional(call)
-        target = args[0].value if len(args) == 1 else getattr(kwarg(call, "dtype"), "value", None)
-        if target is None:
-            return None
-        return api.legacy_tensor_type(string_value(target) or self.qualname(target, env))
 
     def _to(self, call: cst.Call, base: Placement, env: Env) -> Placement:
         non_blocking = _is_true(getattr(kwarg(call, "non_blocking"), "value", None))
@@ -1116,6 +1107,16 @@ def _config_object(expr: cst.BaseExpression) -> bool:
     """`config`, `hf_config`, `self.model_config`, `cfg`: an object named as a configuration."""
     name = _last_name(expr).lower()
     return name in ("config", "cfg", "conf") or name.endswith(("_config", "_cfg"))
+
+
+def legacy_type(call: cst.Call, qualname) -> str | None:
+    """"cpu" / "cuda" for `t.type(torch.BoolTensor)` / `t.type(torch.cuda.BoolTensor)` (also
+    as a string, or `dtype=`), else None; `qualname` resolves a name through the imports."""
+    args = positional(call)
+    target = args[0].value if len(args) == 1 else getattr(kwarg(call, "dtype"), "value", None)
+    if target is None:
+        return None
+    return api.legacy_tensor_type(string_value(target) or qualname(target))
 
 
 def _first_field(expr: cst.BaseExpression) -> cst.BaseExpression | None:

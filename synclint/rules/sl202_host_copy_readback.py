@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.placement import Place
-from synclint.analysis.sources import string_value
-from synclint.apis.torch_api import legacy_tensor_type
+from synclint.analysis.sources import legacy_type
+from synclint.apis.torch_api import LEGACY_TENSOR_TYPES
 from synclint.rules.base import Rule
 from synclint.rules.helpers import device_confidence, is_true, kwarg, method_name, positional, receiver
 
@@ -71,8 +71,7 @@ class HostCopyReadback(Rule):
     code = "SL202"
     name = "host-copy-readback"
     summary = "a device tensor copied to the host with a blocking copy"
-    triggers = ("tolist", "numpy", "cpu", "BoolTensor", "FloatTensor", "LongTensor", "IntTensor", "HalfTensor",
-                "DoubleTensor", "ByteTensor", "CharTensor", "ShortTensor", "BFloat16Tensor")
+    triggers = ("tolist", "numpy", "cpu", *sorted(LEGACY_TENSOR_TYPES))
     shape_words = ("tolist", "numpy", "cpu", "to", "type")
     device_only = True
     device_sites = ("receiver",)
@@ -85,7 +84,7 @@ class HostCopyReadback(Rule):
             message = _READBACK_METHODS[method]
         elif method == "to" and _is_blocking_to_cpu(node, ctx):
             message = '`.to("cpu")` without `non_blocking=True` copies a device tensor to the host with a blocking copy'
-        elif method == "type" and _is_cpu_tensor_type(node, ctx):
+        elif method == "type" and legacy_type(node, ctx.qualname) == "cpu":
             message = "`.type(torch.<T>Tensor)` converts to a CPU tensor type: a blocking copy of a device tensor to the host"
         else:
             return
@@ -101,16 +100,6 @@ class HostCopyReadback(Rule):
             confidence=device_confidence(value),
             placement=value,
         )
-
-
-def _is_cpu_tensor_type(call: cst.Call, ctx) -> bool:
-    """`x.type(torch.BoolTensor)`, `x.type("torch.FloatTensor")`: a legacy CPU tensor type
-    (`torch.cuda.BoolTensor` is a CUDA one; `x.type(torch.bool)` a dtype)."""
-    args = positional(call)
-    target = args[0].value if len(args) == 1 else getattr(kwarg(call, "dtype"), "value", None)
-    if target is None:
-        return False
-    return legacy_tensor_type(string_value(target) or ctx.qualname(target)) == "cpu"
 
 
 def _is_blocking_to_cpu(call: cst.Call, ctx) -> bool:

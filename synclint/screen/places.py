@@ -760,7 +760,9 @@ class PlaceModel:
         if method == "cpu" or method == "pin_memory":
             return HOST
         if method == "type" and len(call.args) == 1:
-            kind = api.legacy_tensor_type(self._dotted(call.args[0]))
+            arg = call.args[0]
+            names = [arg.value] if type(arg) is ast.Constant and type(arg.value) is str else self._qualnames(arg)
+            kind = next((k for k in map(api.legacy_tensor_type, names) if k), None)
             if kind is not None:
                 return HOST if kind == "cpu" else DEVICE  # `t.type(torch.BoolTensor)`: a CPU tensor type
         if method in api.NUMPY_RESULT_METHODS:
@@ -938,21 +940,6 @@ class PlaceModel:
             old = places.get(target.id, 0) if type(target) is ast.Name else 0
             return (old | self.place(operand, unit)) & TENSORS
         return self.place(value, unit)
-
-    def _dotted(self, expr) -> str | None:
-        """`torch.cuda.BoolTensor` as written, or through an import (`BoolTensor` of `from
-        torch import BoolTensor`), or a string's text."""
-        if type(expr) is ast.Constant:
-            return expr.value if type(expr.value) is str else None
-        parts = []
-        while type(expr) is ast.Attribute:
-            parts.append(expr.attr)
-            expr = expr.value
-        if type(expr) is not ast.Name:
-            return None
-        quals = self.imports.get(expr.id) if self.imports else None
-        head = min(quals) if quals else expr.id
-        return ".".join([head, *reversed(parts)])
 
     def _callee_takes_device(self, call: ast.Call, unit) -> bool:
         """A method of the class or a function of the file called here may take a device
