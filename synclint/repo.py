@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-36"
+INDEX_VERSION = "repo-index-37"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -1223,19 +1223,22 @@ class _Summarizer:
             if type(node) is ast.Name and type(node.ctx) is not ast.Load:
                 stores[node.id] += 1
             elif type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
-                if _element(node.value):
-                    out.setdefault(node.targets[0].id, []).append(node.value.value)
+                whole = _zero_dim_of(node.value)
+                if whole is not None:
+                    out.setdefault(node.targets[0].id, []).append(whole)
         found = self._elements_memo[id(unit)] = {n: v for n, v in out.items() if stores[n] == len(v)}
         return found
 
-    def _element_flows(self, target: tuple, arg, unit, line: int) -> None:
-        """`f(counts[rank])`, or a name bound to such an element: what is indexed flows to
-        `target` (an "element" relay, read by `_loop_numbers` for number parameters)."""
-        if _element(arg):
-            self._flow(target, arg.value, unit, line)
+    def _element_flows(self, target: tuple, arg, unit, line: int, more: tuple = ()) -> None:
+        """`f(counts[rank])`, `f(pids.max() + 1)`, or a name bound to such an element or
+        reduction: the tensor it is taken from flows to `target` (an "element" relay, read by
+        `_loop_numbers` for number parameters)."""
+        whole = _zero_dim_of(arg)
+        if whole is not None:
+            self._flow(target, whole, unit, line, more)
         elif type(arg) is ast.Name:
             for indexed in self._element_names(unit).get(arg.id, ()):
-                self._flow(target, indexed, unit, line)
+                self._flow(target, indexed, unit, line, more)
 
     def _call(self, call: ast.Call, unit) -> None:
         func = call.func
@@ -1277,7 +1280,8 @@ class _Summarizer:
                 self._flow(qualified[0], arg, unit, call.lineno, qualified[1:])
             else:
                 self._flow(("P", key, position), arg, unit, call.lineno, qualified)
-            self._element_flows(("EP", key, position), arg, unit, call.lineno)
+            # through the class too (`self.rotary(pids.max() + 1)` runs `Rotary.forward`)
+            self._element_flows(("EP", key, position), arg, unit, call.lineno, tuple(("QE", r, position) for r in refs))
             if type(arg) is ast.Name and arg.id in loops:
                 for iterable in loops[arg.id]:
                     self._flow(("LP", key, position), iterable, unit, call.lineno)
@@ -1293,7 +1297,7 @@ class _Summarizer:
                     self._flow(qualified[0], kw.value, unit, call.lineno, qualified[1:])
                 else:
                     self._flow(("p", key, kw.arg), kw.value, unit, call.lineno, qualified)
-                self._element_flows(("Ep", key, kw.arg), kw.value, unit, call.lineno)
+                self._element_flows(("Ep", key, kw.arg), kw.value, unit, call.lineno, tuple(("Qe", r, kw.arg) for r in refs))
                 if type(kw.value) is ast.Name and kw.value.id in loops:
                     for iterable in loops[kw.value.id]:
                         self._flow(("Lp", key, kw.arg), iterable, unit, call.lineno)
@@ -1323,6 +1327,25 @@ class _Summarizer:
             return None
         name = places.resolved_name(func.id, self.imports)
         return name if self.recorder.is_class(name) else None
+
+
+# Tensor reductions that give a 0-dim tensor when called with no dimension.
+_WHOLE_REDUCTIONS = frozenset({"max", "min", "sum", "amax", "amin", "prod", "argmax", "argmin"})
+
+
+def _zero_dim_of(expr):
+    """The tensor whose element or whole reduction `expr` is, shifted by a constant or not
+    (`counts[rank]`, `pids.max() + 1`, `torch.sum(lens)`), else None."""
+    while type(expr) is ast.BinOp and (type(expr.left) is ast.Constant or type(expr.right) is ast.Constant):
+        expr = expr.right if type(expr.left) is ast.Constant else expr.left
+    if _element(expr):
+        return expr.value
+    if type(expr) is not ast.Call or expr.keywords or type(expr.func) is not ast.Attribute or expr.func.attr not in _WHOLE_REDUCTIONS:
+        return None
+    owner = expr.func.value
+    if type(owner) is ast.Name and owner.id == "torch":
+        return expr.args[0] if len(expr.args) == 1 and type(expr.args[0]) is not ast.Starred else None
+    return owner if not expr.args else None
 
 
 def _element(expr) -> bool:
@@ -2160,6 +2183,18 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
     """One file's flows, their targets resolved by the repository's signatures and fields."""
     for index, (target, local, symbols, _line) in enumerate(summary_flows):
         where = (path, index)
+        if target[0] in ("QE", "Qe"):  # an element or reduction passed through the class
+            _, ref, slot = target
+            if qualified is None:
+                continue
+            for function in qualified.methods_of(ref):
+                if target[0] == "Qe":
+                    loop_flows.append((("p", function, slot), local, symbols, where, ELEMENT))
+                    continue
+                for params in sorted(signatures.get(function, ())):
+                    if slot < len(params):
+                        loop_flows.append((("p", function, params[slot]), local, symbols, where, ELEMENT))
+            continue
         if target[0] in ("QP", "Qp"):
             _, ref, slot = target
             if qualified is None:
@@ -2826,11 +2861,14 @@ def _loop_numbers(own_flows, loop_flows, value, tensors, lines) -> tuple[dict, d
             continue
         mask = local
         for symbol in symbols:
-            mask |= value.get(symbol, 0)
+            given = value.get(symbol, 0)
+            if how and given & PLACES == PLACES:
+                continue  # a parameter given everything (by a crowded name): it says nothing
+            mask |= given
         if how:  # `f(counts[rank])`: what is indexed must be a device tensor, and nothing else
             if mask & PLACES == DEVICE:
                 cites[target] = (f"{_what(target)} is annotated a number, but a caller passes it an "
-                                 f"element of a device tensor", where)
+                                 f"element or a reduction of a device tensor", where)
         elif mask & DEVICE:
             cites[target] = (f"{_what(target)} is annotated a number, but a caller passes it the "
                              f"element of a loop over a tensor that may be on the device", where)
@@ -3211,7 +3249,7 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
 _STATE_VERSION = "state-3"
 _MAX_INCREMENTAL_TARGETS = 4000
 _CALL_TARGETS = ("P", "p", "LP", "Lp", "EP", "Ep", "SP", "Sp", "AP")
-_RELAY_TARGETS = ("LP", "Lp", "EP", "Ep", "SP", "Sp")
+_RELAY_TARGETS = ("LP", "Lp", "EP", "Ep", "SP", "Sp", "QE", "Qe")
 
 
 def _contributions(path: str, summary: tuple) -> tuple:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from synclint.analysis.reveal import reveal_placements
 from synclint.config import Settings
 from synclint.engine import lint_source
@@ -364,3 +366,66 @@ def test_a_container_of_field_declarations_is_no_field():
     assert host_fields(text) == {"image_grid_thw", "grid_thw"}
     # The keyword of the call itself still counts, over several lines.
     assert host_fields('x = dict(\n    sizes=FieldConfig.batched(\n        "image",\n        keep_on_cpu=True,\n    ),\n)') == {"sizes"}
+
+
+# A vision tower whose forward moves sizes derived from its `grid_thw` input to the device
+# itself: the grid is the processor's host tensor, whatever "the inputs of forward() live where
+# the module runs" would say.
+MOVED_GRID = """\
+    import torch
+    from torch import nn
+
+
+    class VisionTransformer(nn.Module):
+        def forward(self, x: torch.Tensor, grid_thw: torch.Tensor) -> torch.Tensor:
+            cu_seqlens = (
+                torch.repeat_interleave(grid_thw[:, 1] * grid_thw[:, 2], grid_thw[:, 0])
+                .to(torch.int32)
+                .to(x.device)
+            )
+            lengths = grid_thw.prod(-1).tolist()
+            return self.blocks(x, cu_seqlens, lengths)
+    """
+
+
+def test_a_forward_that_moves_its_input_to_the_device_holds_host_data():
+    assert _rows(MOVED_GRID) == []
+
+
+@pytest.mark.parametrize(
+    "move",
+    [
+        # Only a cast: no move to the device.
+        ".to(torch.int32)\n                .to(x.dtype)",
+        # What is moved is built from the inputs' shapes, not from their data.
+        ".to(torch.int32)\n            )\n            positions = (\n                torch.arange(grid_thw.shape[0] * x.size(0)).to(x.device)",
+    ],
+)
+def test_a_cast_or_a_read_of_the_device_is_no_move(move):
+    code = MOVED_GRID.replace(".to(torch.int32)\n                .to(x.device)", move)
+    row = next(i for i, line in enumerate(textwrap.dedent(code).splitlines(), 1) if "lengths = grid_thw" in line)
+    assert (row, "SL202") in _rows(code)
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "y = torch.repeat_interleave(g[:, 1], g[:, 0]).to(torch.int32).to(x.device)",
+        "y = self.encode(h.size(0), dim=d).to(h.device)\nz = w.to(torch.bfloat16)",
+        "y = [a.cuda() for a in batch]\nz = mask.to(device=dev, non_blocking=True)",
+        "def inner(q):\n    return q.to('cuda')\ny = k.to(dtype)",
+    ],
+)
+def test_the_screen_and_the_analysis_read_the_same_moves(snippet):
+    import ast
+
+    import libcst as cst
+
+    from synclint.analysis.flow import moved_inputs as analysis_moves
+    from synclint.screen.facts import moved_inputs as screen_moves
+
+    code = "def forward(self, x, g, h, d, w, batch, mask, dev, k, dtype):\n" + textwrap.indent(snippet, "    ") + "\n"
+    screen = screen_moves(ast.parse(code).body[0])
+    analysis = analysis_moves(cst.parse_module(code).body[0].body)
+    assert screen == analysis
+    assert "x" not in screen and "h" not in screen and "w" not in screen and "k" not in screen and "q" not in screen

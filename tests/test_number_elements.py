@@ -91,7 +91,7 @@ def test_a_number_parameter_given_an_element_of_a_device_tensor(tmp_path):
     facts = repo.build(root, use_cache=False)
     mask, reason = facts.values[("p", "local_token_count", "tokens_per_group")]
     assert mask == repo.DEVICE | repo.SCALAR
-    assert "a caller passes it an element of a device tensor" in reason
+    assert "a caller passes it an element or a reduction of a device tensor" in reason
     # Without the index the annotation is all there is.
     assert (CLAMP_ROW, "SL208") not in _findings(root, "pkg/batch.py", repository_index=False)
 
@@ -156,3 +156,99 @@ def test_a_name_also_bound_to_a_number_is_no_element(tmp_path):
     )
     root = project(tmp_path, _files(batch))
     assert ("p", "local_token_count", "tokens_per_group") not in repo.build(root, use_cache=False).values
+
+
+# A vision encoder's rotary table, sized by the largest grid position: the position ids are
+# built on the device, and their maximum (a 0-dim device tensor) is passed to a method of the
+# submodule whose parameter is annotated `int` and used as the length of `torch.arange`.
+ROTARY = """\
+    import torch
+    from torch import nn
+
+
+    class VisionRotaryEmbedding(nn.Module):
+        def __init__(self, dim: int, theta: float = 10000.0) -> None:
+            super().__init__()
+            inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+        def forward(self, seqlen: int) -> torch.Tensor:
+            seq = torch.arange(seqlen, device=self.inv_freq.device, dtype=self.inv_freq.dtype)
+            return torch.outer(seq, self.inv_freq)
+
+
+    class TextRotaryEmbedding(nn.Module):
+        def forward(self, seqlen: int) -> torch.Tensor:
+            return torch.arange(seqlen)
+    """
+
+ENCODER = """\
+    import torch
+    from torch import nn
+
+    from pkg.rotary import TextRotaryEmbedding, VisionRotaryEmbedding
+
+
+    class VisionEncoder(nn.Module):
+        def __init__(self, head_dim: int) -> None:
+            super().__init__()
+            self.rotary_pos_emb = VisionRotaryEmbedding(head_dim // 2)
+
+        def forward(
+            self,
+            hidden_states: torch.Tensor,
+            grid_thw: list[tuple[int, int, int]],
+            height_position_ids: torch.Tensor,
+            width_position_ids: torch.Tensor,
+        ) -> torch.Tensor:
+            pids = torch.stack([height_position_ids, width_position_ids], dim=-1)
+            max_grid_size = pids.max() + 1
+            table = self.rotary_pos_emb(max_grid_size)
+            return table[pids].flatten(1)
+
+
+    class TextModel(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rotary = TextRotaryEmbedding()
+
+        def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+            return self.rotary(input_ids.shape[-1])
+    """
+
+ARANGE_ROW = 12
+
+
+def _rotary_files(encoder: str = ENCODER) -> dict[str, str]:
+    return {"pkg/__init__.py": "", "pkg/rotary.py": ROTARY, "pkg/encoder.py": encoder}
+
+
+def test_a_reduction_of_a_device_tensor_passed_through_the_class(tmp_path):
+    assert "torch.arange(seqlen, device=" in textwrap.dedent(ROTARY).splitlines()[ARANGE_ROW - 1]
+    root = project(tmp_path, _rotary_files())
+    assert (ARANGE_ROW, "SL208") in _findings(root, "pkg/rotary.py")
+    values = repo.build(root, use_cache=False).values
+    mask, reason = values[("p", "VisionRotaryEmbedding.forward", "seqlen")]
+    assert mask == repo.DEVICE | repo.SCALAR
+    assert "encoder.py:21" in reason, reason
+    # The other class's `forward(seqlen: int)` is given a Python number only.
+    assert ("p", "TextRotaryEmbedding.forward", "seqlen") not in values
+    assert [row for row, code in _findings(root, "pkg/rotary.py") if code == "SL208"] == [ARANGE_ROW]
+
+
+@pytest.mark.parametrize(
+    "size",
+    [
+        # Read back once, as a Python number, by the caller itself.
+        "int(pids.max()) + 1",
+        # The maximum of the host grid sizes.
+        "max(max(h, w) for _, h, w in grid_thw)",
+        # A host tensor's maximum.
+        "torch.tensor(grid_thw).max() + 1",
+    ],
+)
+def test_a_number_or_a_host_reduction_passed_through_the_class_says_nothing(tmp_path, size):
+    root = project(tmp_path, _rotary_files(ENCODER.replace("max_grid_size = pids.max() + 1", f"max_grid_size = {size}")))
+    assert (ARANGE_ROW, "SL208") not in _findings(root, "pkg/rotary.py")
+    found = repo.build(root, use_cache=False).values.get(("p", "VisionRotaryEmbedding.forward", "seqlen"))
+    assert found is None or not found[0] & repo.DEVICE

@@ -293,6 +293,29 @@ CASES = [
                 geometry = torch.tensor(list(offsets), device=device)
             return geometry
     """, "unknown", "no signal"),
+    ("stale-pool-rebuilt-after-a-get-cold", """
+        import torch
+        class Exchange:
+            def buffers(self, q, sizes):
+                pool = self.pools.get(q.dtype)
+                if pool is not None:
+                    sizes = tuple(map(max, sizes, pool.sizes))
+                if pool is None or pool.sizes != sizes:
+                    fits = torch.tensor([sizes[0]], device=q.device)
+                    pool = self.pools[q.dtype] = (sizes, fits)
+                return pool
+    """, "cold", "once per key"),
+    ("get-rebound-before-the-test-is-not-cold", """
+        import torch
+        class Exchange:
+            def buffers(self, q, sizes):
+                pool = self.pools.get(q.dtype)
+                pool = self.fallback(pool)
+                if pool is None or pool.sizes != sizes:
+                    fits = torch.tensor([sizes[0]], device=q.device)
+                    pool = self.pools[q.dtype] = (sizes, fits)
+                return pool
+    """, "unknown", "no signal"),
     ("worker-thread-cold", """
         import threading
         import torch

@@ -238,7 +238,29 @@ def _runs_once(stmt: ast.If, block: list[ast.stmt]) -> bool:
             if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "get":
                 table = _text(value.func.value)
                 return cache_like(table) or (table + "[]") in stored  # `v = T.get(k); if v is None: T[k] = ...`
+        looked_up = _lookup_before(block, stmt, name)
+        if looked_up is not None:
+            # `v = T.get(k)`, statements that leave `v` as it is, then `if v is None or
+            # v.sizes != sizes: ...; T[k] = v`: a cache miss (or a stale entry) rebuilt
+            return (looked_up + "[]") in stored
     return False
+
+
+def _lookup_before(block: list[ast.stmt], stmt: ast.stmt, name: str) -> str | None:
+    """The table `T` of the last `name = T.get(k)` before `stmt` in `block`, where no
+    statement between them binds `name` again (nested blocks included); else None."""
+    index = next((i for i, sibling in enumerate(block) if sibling is stmt), None)
+    if index is None:
+        return None
+    for sibling in reversed(block[:index]):
+        if type(sibling) is ast.Assign and len(sibling.targets) == 1 and _text(sibling.targets[0]) == name:
+            value = sibling.value
+            if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "get":
+                return _text(value.func.value)
+            return None
+        if any(type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Store for node in ast.walk(sibling)):
+            return None
+    return None
 
 
 def periodic(stmt: ast.If) -> bool:

@@ -47,6 +47,7 @@ class FlowWalker:
         # host tensors) is a candidate too, keyed by its name, with the node its value comes
         # from (`origins`); a name bound to values of two origins is none.
         self.promoted = promoted or {}
+        self._moved_memo: dict[int, frozenset] = {}
         self.origins = origins or {}
         self.candidates: dict[str, cst.CSTNode] = {}
         self._local_origins: dict[str, cst.CSTNode | None] = {}
@@ -78,8 +79,10 @@ class FlowWalker:
             if name in ("self", "cls"):
                 continue
             value = annotation_placement(param.annotation, self.analysis.imports, param)
-            if value is not None and value.is_(Place.HOST, Place.DEVICE) and self._is_module_forward(func) and not repo.convention(name) & (repo.HOST | repo.NUMPY | repo.LIST) and not _given_host_data(func, self.chain, name):
-                # A tensor input of an nn.Module's forward(): it lives where the module runs.
+            if value is not None and value.is_(Place.HOST, Place.DEVICE) and self._is_module_forward(func) and not repo.convention(name) & (repo.HOST | repo.NUMPY | repo.LIST) and not _given_host_data(func, self.chain, name) \
+                    and name not in self._moved_inputs(func):
+                # A tensor input of an nn.Module's forward(): it lives where the module runs
+                # (unless the forward moves it to the device itself: then it holds host data).
                 reason = f"tensor input `{name}` of an nn.Module's forward() (inferred: inputs live where the module runs)"
                 value = placed(Place.DEVICE, MEDIUM, param, reason)
             if (value is None and param.annotation is None) or (value is not None and value.confidence == Confidence.LOW and value.is_(Place.HOST, Place.DEVICE)):
@@ -99,12 +102,17 @@ class FlowWalker:
                             Place.DEVICE, MEDIUM, param,
                             f"parameter `{name}` sits beside its host mirror `{mirror}` (inferred: `{name}` is the device copy)",
                         )
-                    elif param.default is None or _is_none(param.default):
+                    elif (param.default is None or _is_none(param.default)) and name not in self._moved_inputs(func):
+                        # (a parameter the function moves to the device holds host data: its
+                        # uses do not make it a device tensor)
                         self.candidates[name] = param
             if value is not None and value.is_(Place.SCALAR) and param.annotation is not None:
                 # Annotated a number: a caller may still pass a 0-dim device tensor (the
-                # element of a loop over a device tensor, or `counts[rank]`); the repository says so.
-                found = repo.param_fact(_function_key(func, self.chain), name)
+                # element of a loop over a device tensor, `counts[rank]`, `pids.max() + 1`);
+                # the repository says so, for the method through its class or by its name.
+                found = _param_fact(func, self.chain, name)
+                if found is None or found[0] != repo.DEVICE | repo.SCALAR:
+                    found = repo.param_fact(_function_key(func, self.chain), name)
                 if found is not None and found[0] == repo.DEVICE | repo.SCALAR:
                     value = join(value, placed(Place.DEVICE, MEDIUM, param, found[1]))
             if value is None:
@@ -161,6 +169,12 @@ class FlowWalker:
             "the move stays on the host, unless a call the index cannot see passes an accelerator"
         )
         return Placement(frozenset({Place.ACCEL_DEVICE, Place.CPU_DEVICE}), Confidence.LOW, (Evidence(param, reason, Place.CPU_DEVICE.value),))
+
+    def _moved_inputs(self, func: cst.FunctionDef) -> frozenset:
+        found = self._moved_memo.get(id(func))
+        if found is None:
+            found = self._moved_memo[id(func)] = moved_inputs(func.body)
+        return found
 
     def _is_module_forward(self, func: cst.FunctionDef) -> bool:
         class_def = self._method_of()
@@ -777,6 +791,44 @@ def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
             found.add(id(node.func))
         pending.extend(children(node))
     return found
+
+
+# Reads of a tensor's metadata: a name read only so is no data moved (`x.to(h.device)`).
+_METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "size", "dim"})
+
+
+def moved_inputs(body: cst.CSTNode) -> frozenset:
+    """The names whose data `body` moves to a device (`grid_thw.to(x.device)`,
+    `f(grid_thw[:, 1]).to(torch.int32).to(x.device)`, `x.cuda()`; not `.to(torch.int32)`, nor
+    `h` of `y.to(h.device)`), not inside a nested function or class (synclint/screen/facts.py
+    `moved_inputs` reads the `ast` the same way)."""
+    found: set[str] = set()
+    pending = [body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and _moves(node):
+            found.update(_data_names(node.func.value))
+        pending.extend(children(node))
+    return frozenset(found)
+
+
+def _data_names(expr: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+    pending = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name):
+            out.add(node.value)
+        elif isinstance(node, cst.Attribute):
+            if node.attr.value not in _METADATA_ATTRIBUTES:
+                pending.append(node.value)
+        elif isinstance(node, cst.Arg):
+            pending.append(node.value)  # not the keyword's name
+        elif not isinstance(node, (cst.Lambda, cst.FunctionDef)):
+            pending.extend(children(node))
+    return out
 
 
 def _moves(call: cst.Call) -> bool:

@@ -42,6 +42,8 @@ HIGH, MEDIUM, LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 # The environment's entry for `with torch.device(d):` (a key no name can have): where the
 # factories without `device=` inside it build.
 DEVICE_CONTEXT = "<with torch.device>"
+# Displays that build a Python list or tuple: `[n] * count` repeats one.
+SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
 
 
 def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
@@ -260,6 +262,9 @@ class Evaluator:
         if isinstance(expr, (cst.Dict, cst.DictComp, cst.Lambda)):
             return placed(Place.OTHER, HIGH, expr, "a Python object")
         if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.Multiply) and any(isinstance(side, SEQUENCE_DISPLAYS) for side in (expr.left, expr.right)):
+                # `[n] * count`: a list repeated; a tensor count is read as a Python number (SL208).
+                return placed(Place.SEQUENCE, HIGH, expr, "a repeated Python list")
             return self._combine([expr.left, expr.right], env, expr, "arithmetic")
         if isinstance(expr, cst.UnaryOperation):
             if isinstance(expr.operator, cst.Not):

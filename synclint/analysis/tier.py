@@ -513,8 +513,12 @@ def _debug_test(test: cst.BaseExpression) -> bool | None:
 
 
 def _cache_lookup_miss(stmt: cst.If, block) -> bool:
-    """`t = CACHE.get(key)` followed by `if t is None:` (the body fills the cache)."""
+    """`t = CACHE.get(key)` followed by `if t is None:` (the body fills the cache), or by
+    statements that leave `t` as it is and `if t is None or t.sizes != sizes:` whose body
+    stores `CACHE[key]` (a missing or stale entry rebuilt; coldcode._runs_once)."""
     test = stmt.test
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        test = test.left
     if not (
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
@@ -526,35 +530,58 @@ def _cache_lookup_miss(stmt: cst.If, block) -> bool:
         return False
     if not isinstance(block, cst.IndentedBlock):
         return False
-    name, previous = test.left.value, None
-    for sibling in block.body:
-        if sibling is stmt:
-            break
-        previous = sibling
-    if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
+    name = test.left.value
+    index = next((i for i, sibling in enumerate(block.body) if sibling is stmt), None)
+    if index is None:
         return False
-    assign = previous.body[0]
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+    for distance, sibling in enumerate(reversed(block.body[:index])):
+        value = _bound_to(sibling, name)
+        if value is None:
+            if _binds(sibling, name):
+                return False
+            continue
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get"):
+            return False
+        table = _names(value.func.value)
+        if distance == 0 and _cache_like(table):
+            return True
+        # `g = _GEOMETRY.get(key)`, `if g is None: ...; _GEOMETRY[key] = g`: the body fills the table.
+        body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+        for line in body:
+            for small in _small_statements(line):
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        if isinstance(target.target, cst.Subscript) and _names(target.target.value) == table:
+                            return True
         return False
-    value = assign.value
-    if not (
-        assign.targets[0].target.value == name
-        and isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value == "get"
-    ):
-        return False
-    table = _names(value.func.value)
-    if _cache_like(table):
-        return True
-    # `g = _GEOMETRY.get(key)`, `if g is None: ...; _GEOMETRY[key] = g`: the body fills the table.
-    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
-    for line in body:
-        for small in _small_statements(line):
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    if isinstance(target.target, cst.Subscript) and _names(target.target.value) == table:
-                        return True
+    return False
+
+
+def _bound_to(stmt, name: str):
+    """The value of `stmt` where it is the one assignment `name = value`, else None."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    assign = stmt.body[0]
+    if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+            and assign.targets[0].target.value == name:
+        return assign.value
+    return None
+
+
+def _binds(stmt, name: str) -> bool:
+    """Whether `stmt` (nested blocks included) may bind `name`."""
+    pending = [stmt]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name:
+            return True
+        if isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name) and node.target.value == name:
+            return True
+        if isinstance(node, (cst.For, cst.CompFor)) and name in _names(node.target).replace(",", " ").replace("(", " ").replace(")", " ").split():
+            return True
+        if isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name) and node.target.value == name:
+            return True
+        pending.extend(node.children)
     return False
 
 

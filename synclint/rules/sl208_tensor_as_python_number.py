@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.placement import Place
+from synclint.analysis.sources import SEQUENCE_DISPLAYS
 from synclint.apis.torch_api import (
     CLAMP_FUNCTIONS,
     NUMBER_ARGUMENT_FUNCTIONS,
@@ -36,12 +37,17 @@ class TensorAsPythonNumber(Rule):
       `x.expand(t, d)`, `x.new_zeros(t)`, `x.narrow(0, s, t)`, `x.topk(t)`;
     - fill values: `torch.full(shape, t)`, `x.new_full(shape, t)`;
     - `clamp`/`clip` bounds when the other bound is a Python number (`torch.clamp(x, 0, t)`);
+    - the count of a repeated list: `[chunk] * t.sum()` (Python asks the tensor for an
+      integer);
     - indices: `weight[t]` where `t` is a 0-dim device tensor (an element `lens[i]` of a 1-D
       tensor, a whole reduction `scores.argmax()`, the element of a loop over a 1-D tensor,
-      `row[0]` of a row of `nonzero()`, or a parameter annotated `int`/`float` to which a
-      caller in the repository passes the element of a loop over a device tensor or an
-      element `counts[rank]` of one), read or written, whether the indexed tensor is on the
-      device or the host.
+      `row[0]` of a row of `nonzero()`), read or written, whether the indexed tensor is on
+      the device or the host.
+    Any of these may be a parameter annotated `int`/`float` to which a caller in the
+    repository passes the element of a loop over a device tensor, an element `counts[rank]`
+    of one or a whole reduction of one (`self.rotary_pos_emb(pids.max() + 1)`, reaching
+    `forward(self, seqlen: int)` of the submodule's class, whose `torch.arange(seqlen)` is
+    reported).
     Which arguments are read as numbers is a table (`synclint/apis/torch_api.py`).
     `range(t)` and `int(t)` are SL203's, slice bounds `x[:t]` SL304's.
 
@@ -148,6 +154,26 @@ class TensorAsPythonNumber(Rule):
             # `min=torch.tensor(-30.0, device=d)` is SL104's (a tensor built only to be a bound).
             rest = [v for v in values if v not in numbers and not _scalar_tensor_call(v, ctx)]
             self._report_first(node, rest, f"`{shown}` with a Python-number bound reads the tensor bound as a number", ctx)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        if not isinstance(node.operator, cst.Multiply):
+            return
+        if isinstance(node.left, SEQUENCE_DISPLAYS):
+            count = node.right
+        elif isinstance(node.right, SEQUENCE_DISPLAYS):
+            count = node.left
+        else:
+            return
+        value = ctx.placement(count)
+        if not value.maybe_device:
+            return
+        ctx.report(
+            self,
+            node,
+            "repeating a list reads the count as a Python number: a device tensor there is copied to the host, waiting for all queued GPU work",
+            confidence=device_confidence(value),
+            placement=value,
+        )
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         for element in node.slice:

@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass, field
 
 from synclint.apis import torch_api as _api
+from synclint.screen.places import SEQUENCE_DISPLAYS
 
 # Builtins whose argument SL203 reports when it is a device tensor (conversions, text,
 # host comparisons) or SL204 when it sizes something.
@@ -232,6 +233,10 @@ class FactReader:
             elif kind is ast.BinOp:
                 if type(node.op) is ast.Mod:
                     sites.setdefault("text", []).append(node.right)
+                elif type(node.op) is ast.Mult and type(node.left) in SEQUENCE_DISPLAYS:
+                    sites.setdefault("numbers", []).append(node.right)  # `[n] * count` (SL208)
+                elif type(node.op) is ast.Mult and type(node.right) in SEQUENCE_DISPLAYS:
+                    sites.setdefault("numbers", []).append(node.left)
                 unit.device_uses.append(node.left)
                 unit.device_uses.append(node.right)
             elif kind is ast.Compare:
@@ -426,6 +431,7 @@ class FactReader:
         pairs = [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
         key = param_key(func, unit) if type(func) is not ast.Lambda else None
         names = {arg.arg for arg, _ in pairs}
+        moved = None
         for arg, default in pairs:
             name = arg.arg
             unit.bound.add(name)
@@ -444,7 +450,9 @@ class FactReader:
                 if known:
                     unit.bindings.append(((name,), known))
             host_named = name.lower().endswith(_api.HOST_MIRROR_SUFFIXES)  # `grid_thw_cpu`: not on the device
-            if (forward and not host_named and arg.annotation is not None and t.tensor_annotation(arg.annotation)) or name in t.DEVICE_NAMES:
+            if forward and moved is None:
+                moved = moved_inputs(func)
+            if (forward and not host_named and name not in moved and arg.annotation is not None and t.tensor_annotation(arg.annotation)) or name in t.DEVICE_NAMES:
                 unit.bindings.append(((name,), t.DEVICE))
             if arg.annotation is not None:
                 declared = t.annotation_mask(arg.annotation)
@@ -721,3 +729,57 @@ def _reads_and_stores(root: ast.AST, names: dict) -> tuple[list, set]:
             stored.add(node.name)
         pending.extend(ast.iter_child_nodes(node))
     return reads, stored
+
+
+# Reads of a tensor's metadata: a name read only so is no data moved (`x.to(h.device)`).
+METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "size", "dim"})
+
+
+def moved_inputs(func) -> frozenset:
+    """The names whose data a function moves to a device (`grid_thw.to(x.device)`,
+    `f(grid_thw[:, 1]).to(torch.int32).to(x.device)`, `x.cuda()`; not `.to(torch.int32)`, nor
+    `h` of `y.to(h.device)`): a module's `forward` that moves an input holds it on the host,
+    whatever "inputs live where the module runs" says (analysis/flow.py `moved_inputs`, the
+    same reading of the libcst tree)."""
+    found = set()
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in FUNCTIONS or kind is ast.ClassDef or kind is ast.Lambda:
+            continue
+        if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda") and _moves(node):
+            found.update(_data_names(node.func.value))
+        stack.extend(ast.iter_child_nodes(node))
+    return frozenset(found)
+
+
+def _moves(call) -> bool:
+    """`.cuda()`, `.to(device=...)`, `.to(..., non_blocking=...)`, `.to("cuda")`, `.to(d)` of a
+    target not named as a dtype (analysis/flow.py `_moves`)."""
+    if call.func.attr == "cuda":
+        return True
+    if any(k.arg in ("device", "non_blocking") for k in call.keywords):
+        return True
+    first = call.args[0] if call.args and type(call.args[0]) is not ast.Starred else None
+    if type(first) is ast.Constant:
+        return type(first.value) is str
+    name = first.attr if type(first) is ast.Attribute else first.id if type(first) is ast.Name else None
+    return name is not None and name not in _api.DTYPES and "dtype" not in name.lower()
+
+
+def _data_names(expr) -> set:
+    out = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            out.add(node.id)
+        elif kind is ast.Attribute and node.attr in METADATA_ATTRIBUTES:
+            continue
+        elif kind is ast.Lambda or kind in FUNCTIONS:
+            continue
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    return out

@@ -30,6 +30,8 @@ ANYTHING = DEVICE | HOST | NUMPY | LIST | CPU
 # repository index summarises a file (synclint/repo.py), the bits above ANYTHING that stand
 # for what another file decides (a field, a parameter, a function's result).
 TENSORS = ~(LIST | CPU)
+# Displays that build a Python list or tuple: `[n] * count` repeats one.
+SEQUENCE_DISPLAYS = (ast.List, ast.Tuple, ast.ListComp)
 
 
 class NoRepository:
@@ -453,6 +455,9 @@ class PlaceModel:
             head = expr.values[0] if expr.values else None
             return _device_string(str(head.value)) if type(head) is ast.Constant else 0
         if kind is ast.BinOp:
+            if type(expr.op) is ast.Mult and (type(expr.left) in SEQUENCE_DISPLAYS or type(expr.right) in SEQUENCE_DISPLAYS):
+                # `[n] * count`: the list repeated (analysis/sources.py); the count is a number.
+                return self.place(expr.left if type(expr.left) in SEQUENCE_DISPLAYS else expr.right, unit)
             return (self.place(expr.left, unit) | self.place(expr.right, unit)) & TENSORS
         if kind is ast.UnaryOp:
             return 0 if type(expr.op) is ast.Not else self.place(expr.operand, unit) & TENSORS
