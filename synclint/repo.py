@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-37"
+INDEX_VERSION = "repo-index-38"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a branch that runs once (the call
 # graph's cold roots).
@@ -1303,7 +1303,9 @@ class _Summarizer:
                         self._flow(("Lp", key, kw.arg), iterable, unit, call.lineno)
                 elif own:
                     self._flow(("Sp", key, kw.arg), kw.value, unit, call.lineno)
-                if key[:1].isupper():  # `Cls(x=...)`: a dataclass / NamedTuple field
+                if key[:1].isupper() or key.endswith(_CLASS_NAME_SUFFIXES):
+                    # `Cls(x=...)`, `self.metadata_cls(x=...)` (a class held in a field named
+                    # for one): a dataclass / NamedTuple field
                     self._flow(("a", kw.arg), kw.value, unit, call.lineno)
                 if built:
                     self._flow(("A", built, kw.arg), kw.value, unit, call.lineno)
@@ -1346,6 +1348,10 @@ def _zero_dim_of(expr):
     if type(owner) is ast.Name and owner.id == "torch":
         return expr.args[0] if len(expr.args) == 1 and type(expr.args[0]) is not ast.Starred else None
     return owner if not expr.args else None
+
+
+# Names of a variable or field that holds a class (`self.metadata_cls`, `builder_class`).
+_CLASS_NAME_SUFFIXES = ("_cls", "_class")
 
 
 def _element(expr) -> bool:

@@ -591,3 +591,41 @@ def test_getattr_lookalikes():
                 return int(flag.item())
             """
         assert [f for f in _findings(code, "SL201") if f[2] != "low"] == [], call
+
+
+ROUND_TRIP = """\
+    from functools import cached_property
+
+    import torch
+
+
+    class ImageVocabularyMapping:
+        def __init__(self, img2bpe: dict[int, int]):
+            self.img2bpe = img2bpe
+
+        @cached_property
+        def img2bpe_mapping_tensor(self):
+            mapping = torch.zeros(max(self.img2bpe.keys()) + 1, dtype=torch.int)
+            for k, v in self.img2bpe.items():
+                mapping[k] = v
+            return mapping
+
+        def convert_img2bpe(self, img_batch: torch.Tensor) -> torch.Tensor:
+            device = img_batch.device
+            img_tokens = self.img2bpe_mapping_tensor[img_batch.to("cpu")]
+            return img_tokens.to(device)
+    """
+
+
+def test_a_round_trip_through_the_host_shows_a_device_tensor():
+    rows = [(row, code) for row, code, _ in _findings(ROUND_TRIP, "SL")]
+    assert (19, "SL202") in rows
+    assert (20, "SL103") in rows
+
+
+def test_a_copy_to_the_host_with_nothing_moved_back_shows_nothing():
+    code = ROUND_TRIP.replace("return img_tokens.to(device)", "return img_tokens")
+    assert [f for f in _findings(code, "SL") if f[1] in ("SL202", "SL103")] == []
+    # moved to another tensor's device: says nothing of `img_batch`
+    code = ROUND_TRIP.replace("device = img_batch.device", "device = self.weight.device")
+    assert [f for f in _findings(code, "SL") if f[1] == "SL202"] == []

@@ -414,6 +414,7 @@ def test_a_cast_or_a_read_of_the_device_is_no_move(move):
         "y = self.encode(h.size(0), dim=d).to(h.device)\nz = w.to(torch.bfloat16)",
         "y = [a.cuda() for a in batch]\nz = mask.to(device=dev, non_blocking=True)",
         "def inner(q):\n    return q.to('cuda')\ny = k.to(dtype)",
+        "y = w.to('cpu')\nz = k.to(device='cpu')\nv = h.to(torch.device('cpu'))",
     ],
 )
 def test_the_screen_and_the_analysis_read_the_same_moves(snippet):

@@ -22,7 +22,11 @@ reason shown by `--explain`:
   with a gather or slice of a device tensor (`ids[mask] = table[-ids[mask]]`: PyTorch's
   indexed write raises for a host target unless the value has one element). A parameter
   with no annotation counts only for the launches, and only where the function also indexes
-  it (a Python number is passed to kernels too).
+  it (a Python number is passed to kernels too);
+- **a round trip through the host**: a parameter annotated a tensor is copied to the host
+  (`x.to("cpu")`, `x.cpu()`) in a function that moves a value back to its device
+  (`out.to(x.device)`, or `.to(device)` after `device = x.device`): an op run on the host for
+  a tensor that lives on the device.
 """
 
 from __future__ import annotations
@@ -149,9 +153,18 @@ class _Uses:
         self.indexed: set[str] = set()  # unannotated parameters the function indexes
         self.launched: dict[str, cst.CSTNode] = {}  # unannotated parameters passed to a kernel
         self.jit_names = _jit_functions(analysis.module)
+        self.read_back: dict[str, cst.CSTNode] = {}  # candidates copied to the host (`x.to("cpu")`)
+        self.devices_of: dict[str, str] = {}  # `device = x.device`: local -> the tensor named
+        self.moved_back: set[str] = set()  # tensors whose device a value is moved to (`.to(x.device)`)
 
     def run(self, func: cst.FunctionDef) -> dict[str, Placement]:
         self._suite(func.body, None)
+        for name, node in self.read_back.items():
+            if name in self.moved_back and name not in self.found:
+                self.found[name] = placed(
+                    Place.DEVICE, MEDIUM, node,
+                    f"`{name}` is copied to the host and a result moved back to its device: the code treats it as a device tensor (inferred)",
+                )
         for name, node in self.launched.items():
             if name in self.indexed and name not in self.found:
                 self.found[name] = placed(
@@ -201,6 +214,10 @@ class _Uses:
             current = pending.pop()
             if isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
                 continue
+            if isinstance(current, cst.Assign) and len(current.targets) == 1 and isinstance(current.targets[0].target, cst.Name):
+                value = current.value  # `device = x.device`
+                if isinstance(value, cst.Attribute) and value.attr.value == "device" and isinstance(value.value, cst.Name):
+                    self.devices_of[current.targets[0].target.value] = value.value.value
             if env is not None:
                 if isinstance(current, cst.Assign):
                     self._indexed_write(current, env)
@@ -297,7 +314,28 @@ class _Uses:
             return False
         return any(v.on_device and v.confidence >= MEDIUM for v in values)
 
+    def _round_trip(self, call: cst.Call) -> None:
+        """`img = x.to("cpu")` ... `out.to(x.device)` (or `.to(device)` after `device =
+        x.device`): a round trip through the host, written for a tensor on the device."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return
+        source = _readback_source(call)
+        if source is not None:
+            name = root_name(source)
+            if name in self.candidates and isinstance(self.candidates[name], cst.Param) and self.candidates[name].annotation is not None:
+                self.read_back.setdefault(name, call)
+            return
+        if func.attr.value == "to" and call.args:
+            target = call.args[0].value if call.args[0].keyword is None else next(
+                (a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+            if isinstance(target, cst.Attribute) and target.attr.value == "device" and isinstance(target.value, cst.Name):
+                self.moved_back.add(target.value.value)
+            elif isinstance(target, cst.Name) and target.value in self.devices_of:
+                self.moved_back.add(self.devices_of[target.value])
+
     def _call(self, call: cst.Call, env: Env) -> None:
+        self._round_trip(call)
         func = call.func
         qual = self.evaluator.qualname(func, env) or ""
         args = [a.value for a in call.args if not a.star]

@@ -808,10 +808,25 @@ def moved_inputs(body: cst.CSTNode) -> frozenset:
         node = pending.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
             continue
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and _moves(node):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and _moves(node) \
+                and not _to_the_cpu(node):
             found.update(_data_names(node.func.value))
         pending.extend(children(node))
     return frozenset(found)
+
+
+def _to_the_cpu(call: cst.Call) -> bool:
+    """`.to("cpu")`, `.to(device="cpu")`, `.to(torch.device("cpu"))`: a copy to the host."""
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value == "device":
+            value = arg.value
+            if isinstance(value, cst.Call) and value.args:
+                value = value.args[0].value  # `torch.device("cpu")`
+            if string_value(value) == "cpu":
+                return True
+            if arg.keyword is None:
+                break  # only the first positional argument is a destination
+    return False
 
 
 def _data_names(expr: cst.CSTNode) -> set[str]:

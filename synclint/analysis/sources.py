@@ -46,6 +46,19 @@ DEVICE_CONTEXT = "<with torch.device>"
 SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
 
 
+_PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
+
+
+def _is_property(func: cst.FunctionDef) -> bool:
+    """`@property`, `@functools.cached_property`: read as an attribute, computed by the getter."""
+    for decorator in func.decorators:
+        expr = decorator.decorator
+        name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else None
+        if name in _PROPERTY_DECORATORS:
+            return True
+    return False
+
+
 def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
@@ -518,6 +531,12 @@ class Evaluator:
             return placed(Place.ACCEL_DEVICE, MEDIUM, expr, f"`self.{attr}` is named like a device (inferred)")
         if attr in api.PARAMETER_ATTRIBUTES and self._in_module_class():
             return placed(Place.DEVICE, MEDIUM, expr, "a parameter of an nn.Module moves with the module (inferred)")
+        method = self._class_method(attr)
+        if method is not None and _is_property(method):
+            # `@property` / `@cached_property def table(self): ...`: what the getter returns
+            value = self.analysis.returns_of(method, self._enclosing_class())
+            if value.known:
+                return value.because(expr, f"`self.{attr}` is a property: what `{attr}()` returns")
         found = repository_placement(self._self_field(attr), expr)
         return found if found is not None else UNKNOWN
 

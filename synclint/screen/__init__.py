@@ -334,8 +334,9 @@ def _reads(unit: Unit, by_name: dict[str, list[Unit]], exact: bool = True) -> li
     if cls is not None and unit is not cls.header:
         out += [cls.header, *_class_level(cls)]
         for member in cls.members:
-            if member.method and (member.name in unit.self_calls or not unit.self_reads.isdisjoint(member.self_writes)):
-                out.append(member)
+            if member.method and (member.name in unit.self_calls or member.name in unit.self_reads
+                                  or not unit.self_reads.isdisjoint(member.self_writes)):
+                out.append(member)  # a method called, a property read (`self.table`), a writer
     return out
 
 
@@ -375,8 +376,8 @@ def _reaches_device(unit: Unit, by_name) -> bool:
 def _with_context(candidates: list[Unit], units: list[Unit], by_name) -> set[int]:
     """The candidates and everything their analysis reads, transitively: module imports,
     definitions of the names used, the class header and class-level statements, the methods
-    that write a `self.<attr>` they read (the analysis joins every write) and those they call
-    via `self.`,
+    that write a `self.<attr>` they read (the analysis joins every write), those they call
+    via `self.` and those they read as a property (`self.table`),
     and any unit that mentions `compile` (`torch.compile(fn)` makes `fn` hot). Also the
     module's leading docstring and imports and the statement after them (where a fix adds its
     import), and whatever shares a line with a kept unit (`a = 1; b = 2`)."""

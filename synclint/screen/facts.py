@@ -67,6 +67,10 @@ class Unit:
     versions: dict = field(default_factory=dict)
     other_bound: set[str] = field(default_factory=set)  # names bound by evidence, not by a store
     launches: bool = False
+    # A round trip through the host (evidence.py): names copied to the host (`x.to("cpu")`,
+    # `x.cpu()`), and whether a value is moved to a tensor's device (`.to(x.device)`, `.to(d)`).
+    host_copied: set[str] = field(default_factory=set)
+    moves_back: bool = False
     device_source: bool = False
     has_import: bool = False
     import_line: bool = False
@@ -300,6 +304,11 @@ class FactReader:
                 elif value is not None:
                     push(value)
         unit.device_source = device or t.device_identifier(ids) or not unit.self_reads.isdisjoint(t.SELF_DEVICE_ATTRIBUTES)
+        if self.collect is None and unit.moves_back and unit.unplaced_params & unit.host_copied:
+            # copied to the host and a value moved back to a device: may be a device tensor
+            names = unit.unplaced_params & unit.host_copied
+            unit.bindings.append((tuple(sorted(names)), t.DEVICE))
+            unit.other_bound.update(names)
         if self.collect is None and unit.unplaced_params and (unit.device_uses or unit.launches or unit.passed_on):
             # evidence.device_uses may show any of them on the device: a device operand
             # beside one, a kernel launch / custom op taking it, or a function of the file
@@ -334,6 +343,13 @@ class FactReader:
                     unit.device_uses.extend(e for e in arg.elts if type(e) is not ast.Starred)
                 elif type(arg) is not ast.Starred:
                     unit.device_uses.append(arg)
+        if type(func) is ast.Attribute and called in ("cpu", "to"):
+            receiver = func.value
+            if called == "cpu" or _to_the_cpu(node):
+                if type(receiver) is ast.Name:
+                    unit.host_copied.add(receiver.id)
+            elif node.args and (type(node.args[0]) is ast.Name or (type(node.args[0]) is ast.Attribute and node.args[0].attr == "device")):
+                unit.moves_back = True
         if called in NUMBER_ARGUMENT_CALLS:  # arguments read as Python numbers (SL208)
             sites.setdefault("numbers", []).extend([*node.args, *(kw.value for kw in node.keywords)])
         elif type(func) is ast.Name and called in ("list", "tuple"):  # iterated whole (SL207)
@@ -748,7 +764,7 @@ def moved_inputs(func) -> frozenset:
         kind = type(node)
         if kind in FUNCTIONS or kind is ast.ClassDef or kind is ast.Lambda:
             continue
-        if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda") and _moves(node):
+        if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda") and _moves(node) and not _to_the_cpu(node):
             found.update(_data_names(node.func.value))
         stack.extend(ast.iter_child_nodes(node))
     return frozenset(found)
@@ -766,6 +782,18 @@ def _moves(call) -> bool:
         return type(first.value) is str
     name = first.attr if type(first) is ast.Attribute else first.id if type(first) is ast.Name else None
     return name is not None and name not in _api.DTYPES and "dtype" not in name.lower()
+
+
+def _to_the_cpu(call) -> bool:
+    """`.to("cpu")`, `.to(device="cpu")`, `.to(torch.device("cpu"))`: a copy to the host."""
+    values = [call.args[0]] if call.args else []
+    values += [k.value for k in call.keywords if k.arg == "device"]
+    for value in values:
+        if type(value) is ast.Call and value.args:
+            value = value.args[0]  # `torch.device("cpu")`
+        if type(value) is ast.Constant and value.value == "cpu":
+            return True
+    return False
 
 
 def _data_names(expr) -> set:

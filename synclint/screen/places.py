@@ -34,6 +34,18 @@ TENSORS = ~(LIST | CPU)
 SEQUENCE_DISPLAYS = (ast.List, ast.Tuple, ast.ListComp)
 
 
+_PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
+
+
+def _is_property(func) -> bool:
+    """`@property`, `@functools.cached_property` (analysis/sources.py `_is_property`)."""
+    for decorator in getattr(func, "decorator_list", ()):
+        name = decorator.attr if type(decorator) is ast.Attribute else decorator.id if type(decorator) is ast.Name else None
+        if name in _PROPERTY_DECORATORS:
+            return True
+    return False
+
+
 class NoRepository:
     """What the rest of the repository says about a field, a parameter or a function's result,
     as a place mask: nothing, until synclint/repo.py installs what its index found."""
@@ -548,6 +560,8 @@ class PlaceModel:
         joins every write); a registered buffer is on the device."""
         mask = 0
         for member in cls.members:
+            if member.method and member.name == attr and _is_property(member.node):
+                mask |= self._returns(member.node, member)  # `@property def table(self)` (sources.py)
             for value in member.self_writes.get(attr, ()):
                 if type(value) is int:
                     mask |= value
