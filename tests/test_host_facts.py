@@ -415,6 +415,8 @@ def test_a_cast_or_a_read_of_the_device_is_no_move(move):
         "y = [a.cuda() for a in batch]\nz = mask.to(device=dev, non_blocking=True)",
         "def inner(q):\n    return q.to('cuda')\ny = k.to(dtype)",
         "y = w.to('cpu')\nz = k.to(device='cpu')\nv = h.to(torch.device('cpu'))",
+        # a host copy moved back: the copy is what is moved, not `w` or `k`
+        "y = w.type(torch.BoolTensor).flatten(0, 1).to(dev)\nz = k.cpu().to(dev)",
     ],
 )
 def test_the_screen_and_the_analysis_read_the_same_moves(snippet):
