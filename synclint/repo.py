@@ -3392,6 +3392,13 @@ def _file_edges(path: str, edges) -> tuple:
     return (*edges, *((MARK_CALLER, HOST_MARK, callee) for caller, callee, _ in edges if not caller))
 
 
+def _live_relay(target: tuple, number_functions: set) -> bool:
+    """Whether a relay flow's target may reach a parameter declared a Python number: its
+    function (`("EP", "step", 1)`), method (`("Sp", "_get_variance", "t")`) or the method a call
+    through its class runs (`("QE", "Rotary.forward", 0)`), by its last name."""
+    return str(target[1]).rpartition(".")[2] in number_functions
+
+
 def _relay_flows(summary: tuple) -> list:
     """A file's flows into the relay of loop elements and own-method parameters
     (`_loop_numbers`), with their places in the summary and their lines: an edit that leaves
@@ -3452,7 +3459,10 @@ def _save_state(folder: str, tag: str, state: dict, digests: dict, facts: Facts)
         (vendored_names if vend else names).update(nm)
     toff = by_target[0]
     typed = {(k[1], k[2]): toff[i + 1] - toff[i] for i, k in enumerate(keys) if k[0] == "A" and toff[i + 1] > toff[i]}
-    relayed = {t for t, *_ in (*loop_flows, *own_flows)} | {s for _, _, symbols, *_ in (*loop_flows, *own_flows) for s in symbols}
+    # What the relay reads: only its flows into a parameter declared a Python number can give
+    # a fact (`_loop_numbers`), so only theirs make an edit that reaches them a whole solve.
+    live = [f for f in (*loop_flows, *own_flows) if tensors.get(("n", *f[0][1:]), 0) > 0]
+    relayed = {t for t, *_ in live} | {s for _, _, symbols, *_ in live for s in symbols}
     blob = (
         _STATE_VERSION, tuple(paths), tuple(digests[p] for p in paths), tuple(keys),
         tuple(a.tobytes() for a in (ftgt, floc, fsym, fsoff, fpath, findex, file_off, *by_target, *readers, values, plain)),
@@ -3538,6 +3548,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     olds, news = {}, {}
     places: dict[str, dict] = {}  # path -> old place -> new place in its summary of the flows that moved
     touched_keys: set = set()  # declared tensors and tuple results of the changed files
+    number_functions = None  # the last names of the functions with a number parameter, once needed
     for i in changed:
         path = paths[i]
         old = _read(os.path.join(folder, base_digests[i][:2], base_digests[i][2:]))
@@ -3550,7 +3561,14 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
             return None  # a class, a field's class, a host mirror: every file's flows read them
         before, after = _contributions(path, old), _contributions(path, new)
         if before[5] or after[5]:
-            was, now = _relay_flows(old), _relay_flows(new)
+            # Only relay flows into a function with a parameter declared a Python number can
+            # give a fact (`_loop_numbers`); the others (`x.view(t.sum())`, `f(counts[i])` of a
+            # helper without number parameters) are inert, whatever the edit does to them.
+            # (An edit that changes which parameters are declared numbers is solved whole below.)
+            if number_functions is None:
+                number_functions = {k[1].rpartition(".")[2] for k, n in base_counts[2].items() if k[0] == "n" and n > 0}
+            was = [(index, flow) for index, flow in _relay_flows(old) if _live_relay(flow[0], number_functions)]
+            now = [(index, flow) for index, flow in _relay_flows(new) if _live_relay(flow[0], number_functions)]
             if [flow[:3] for _, flow in was] != [flow[:3] for _, flow in now]:
                 return None  # the relay of loop elements and own-method parameters changed: solved whole
             if was != now:  # the same relay flows, moved: what the relay's facts cite moves with them

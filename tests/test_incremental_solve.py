@@ -145,6 +145,11 @@ def _text(name: str) -> str:
         ("sched.py", lambda t: t.replace("torch.linspace(0.0, 1.0, 1000)", "torch.linspace(0.0, 1.0, 1000).cuda()"), "incremental"),
         # A relay flow added (another loop element passed on): solved whole.
         ("sched.py", lambda t: t.replace("    return x\n", "    for s in sched.timesteps:\n        x = sched.step(x, s)\n    return x\n"), "full"),
+        # ... a whole reduction of a device tensor passed to a number parameter: solved whole too.
+        ("sched.py", lambda t: t.replace("    return x\n", "    x = sched.step(x, sched.timesteps.max())\n    return x\n"), "full"),
+        # An element and a reduction passed where no parameter is declared a number (`clamp`'s,
+        # a tensor's `view`): inert for the relay, solved incrementally.
+        ("util.py", lambda t: t + "\n\ndef added(v):\n    v = v.cuda()\n    w = v.view(v.max())\n    return clamp(v[0], 0, w.sum())\n", "incremental"),
         # A function inserted above the relay's flows: the same flows, on other lines and at
         # other places of the summary; what the relay's facts cite moves with them.
         ("sched.py", lambda t: t.replace("class Scheduler:", "def first(v):\n    return v.cuda()\n\n\nclass Scheduler:"), "incremental"),

@@ -793,10 +793,6 @@ def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
     return found
 
 
-# Methods that copy a tensor to the host (or a host type) before it is moved back.
-_HOST_COPIES = frozenset({"cpu", "numpy", "tolist", "item", "type"})
-# Reads of a tensor's metadata: a name read only so is no data moved (`x.to(h.device)`).
-_METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "size", "dim"})
 
 
 def moved_inputs(body: cst.CSTNode) -> frozenset:
@@ -839,10 +835,10 @@ def _data_names(expr: cst.CSTNode) -> set[str]:
         if isinstance(node, cst.Name):
             out.add(node.value)
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-                node.func.attr.value in _HOST_COPIES or (node.func.attr.value == "to" and _to_the_cpu(node))):
+                node.func.attr.value in api.HOST_COPY_METHODS or (node.func.attr.value == "to" and _to_the_cpu(node))):
             continue  # `x.type(torch.BoolTensor).to(d)`: what is moved is a host copy, whatever `x` is
         elif isinstance(node, cst.Attribute):
-            if node.attr.value not in _METADATA_ATTRIBUTES:
+            if node.attr.value not in api.METADATA_ATTRIBUTES:
                 pending.append(node.value)
         elif isinstance(node, cst.Arg):
             pending.append(node.value)  # not the keyword's name

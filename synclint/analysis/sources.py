@@ -46,15 +46,12 @@ DEVICE_CONTEXT = "<with torch.device>"
 SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
 
 
-_PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
-
-
 def _is_property(func: cst.FunctionDef) -> bool:
     """`@property`, `@functools.cached_property`: read as an attribute, computed by the getter."""
     for decorator in func.decorators:
         expr = decorator.decorator
         name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else None
-        if name in _PROPERTY_DECORATORS:
+        if name in api.PROPERTY_DECORATORS:
             return True
     return False
 

@@ -247,6 +247,13 @@ def host_copy_name(name: str) -> bool:
 
 # `x.<method>()` with no argument that copies x to the host (for `.to("cpu")` see evidence.py).
 READBACK_EVIDENCE_METHODS = frozenset({"cpu", "tolist", "item"})
+# Methods that copy a tensor to the host (or a host tensor type) before a value is moved to a
+# device: what `x.type(torch.BoolTensor).to(d)` moves is a host copy, whatever `x` is.
+HOST_COPY_METHODS = frozenset({"cpu", "numpy", "tolist", "item", "type"})
+# Reads of a tensor's metadata, not of its data (`y.to(h.device)` moves no data of `h`).
+METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "size", "dim"})
+# Decorators that make a method read as an attribute (`self.table`), computed by its getter.
+PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 # torch.<name>(...) whose tensor operands must be on one device (a CPU tensor of more than
 # zero dimensions beside a CUDA tensor raises): a device operand places the others.
 SAME_DEVICE_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "minimum", "maximum", "where"})

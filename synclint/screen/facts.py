@@ -747,10 +747,6 @@ def _reads_and_stores(root: ast.AST, names: dict) -> tuple[list, set]:
     return reads, stored
 
 
-# Methods that copy a tensor to the host (or a host type) before it is moved back.
-HOST_COPIES = frozenset({"cpu", "numpy", "tolist", "item", "type"})
-# Reads of a tensor's metadata: a name read only so is no data moved (`x.to(h.device)`).
-METADATA_ATTRIBUTES = frozenset({"device", "dtype", "shape", "ndim", "is_cuda", "size", "dim"})
 
 
 def moved_inputs(func) -> frozenset:
@@ -806,9 +802,9 @@ def _data_names(expr) -> set:
         kind = type(node)
         if kind is ast.Name:
             out.add(node.id)
-        elif kind is ast.Call and type(node.func) is ast.Attribute and (node.func.attr in HOST_COPIES or node.func.attr == "to" and _to_the_cpu(node)):
+        elif kind is ast.Call and type(node.func) is ast.Attribute and (node.func.attr in _api.HOST_COPY_METHODS or node.func.attr == "to" and _to_the_cpu(node)):
             continue  # `x.type(torch.BoolTensor).to(d)`: what is moved is a host copy, whatever `x` is
-        elif kind is ast.Attribute and node.attr in METADATA_ATTRIBUTES:
+        elif kind is ast.Attribute and node.attr in _api.METADATA_ATTRIBUTES:
             continue
         elif kind is ast.Lambda or kind in FUNCTIONS:
             continue

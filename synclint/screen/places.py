@@ -34,14 +34,11 @@ TENSORS = ~(LIST | CPU)
 SEQUENCE_DISPLAYS = (ast.List, ast.Tuple, ast.ListComp)
 
 
-_PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
-
-
 def _is_property(func) -> bool:
     """`@property`, `@functools.cached_property` (analysis/sources.py `_is_property`)."""
     for decorator in getattr(func, "decorator_list", ()):
         name = decorator.attr if type(decorator) is ast.Attribute else decorator.id if type(decorator) is ast.Name else None
-        if name in _PROPERTY_DECORATORS:
+        if name in api.PROPERTY_DECORATORS:
             return True
     return False
 
