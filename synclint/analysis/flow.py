@@ -793,8 +793,6 @@ def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
     return found
 
 
-
-
 def moved_inputs(body: cst.CSTNode) -> frozenset:
     """The names whose data `body` moves to a device (`grid_thw.to(x.device)`,
     `f(grid_thw[:, 1]).to(torch.int32).to(x.device)`, `x.cuda()`; not `.to(torch.int32)`, nor

@@ -747,8 +747,6 @@ def _reads_and_stores(root: ast.AST, names: dict) -> tuple[list, set]:
     return reads, stored
 
 
-
-
 def moved_inputs(func) -> frozenset:
     """The names whose data a function moves to a device (`grid_thw.to(x.device)`,
     `f(grid_thw[:, 1]).to(torch.int32).to(x.device)`, `x.cuda()`; not `.to(torch.int32)`, nor
