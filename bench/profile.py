@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
+import os
 import sys
 import time
 from pathlib import Path
@@ -77,6 +78,11 @@ def main() -> int:
     root = corpus.fetch()
     files = corpus.python_files(root)[:: args.every]
     lines = corpus.count_lines(files)
+    # Paths relative to the corpus root, as `bench/run.py` lints them: an absolute path runs
+    # through this repository's `bench/` folder, which the tiers read as benchmark code (cold),
+    # and the engine would then parse nothing.
+    os.chdir(root)
+    files = [path.relative_to(root) for path in files]
     instrument()
     from synclint.config import Settings
     from synclint.engine import lint_source
