@@ -110,6 +110,7 @@ DEFAULT_COLD_FUNCTIONS = (
     "*warm_up*",
     "_warm*",
     "warm_*",
+    "*prewarm*",
     "*profile*",
     "*capture*",
     "*autotune*",

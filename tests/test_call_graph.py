@@ -2087,3 +2087,73 @@ def test_a_function_stored_in_a_field_named_for_functions_runs_where_the_field_i
     root = project(tmp_path / "plain", files)
     ((tier, _),) = tiers(root, "gen/configs/qwen.py").values()
     assert tier == "unknown"
+
+
+def test_code_after_an_early_return_unless_a_rare_phase_is_cold(tmp_path):
+    # An elastic expert-parallel join runs from the forward every step, but returns at once
+    # unless a scale-up is in progress: what follows that return (and what it calls) runs only
+    # while scaling. A warm-up request's branch likewise. Look-alikes stay hot: an early return
+    # on a model option (`rope_scaling`), on a flag that is true in the steady state
+    # (`warmup_done`), and on the positive test (`if is_scaling(): return`).
+    files = {
+        "engine/elastic.py": """\
+            import torch
+
+
+            class ElasticState:
+                @classmethod
+                def is_scaling(cls) -> bool:
+                    return cls._pending is not None
+
+
+            def rebuild_location_map(physical_to_logical: torch.Tensor):
+                return physical_to_logical.cpu()
+            """,
+        "engine/runner.py": """\
+            import torch
+            from torch import nn
+
+            from engine.elastic import ElasticState, rebuild_location_map
+
+
+            class Runner(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.active_ranks = torch.ones(8, device="cuda")
+                    self.mapping = torch.arange(64, device="cuda")
+
+                def forward(self, batch, logits: torch.Tensor):
+                    self.maybe_join_ranks()
+                    self.sample(batch, logits)
+                    return logits
+
+                def maybe_join_ranks(self):
+                    if not ElasticState.is_scaling():
+                        return
+                    timeout = self.active_ranks.new_tensor(1)
+                    if timeout.item():
+                        return
+                    rebuild_location_map(self.mapping)
+
+                def sample(self, batch, logits: torch.Tensor):
+                    if batch.is_warmup:
+                        print(int(self.mapping.max().item()))
+                    if not self.rope_scaling:
+                        return int(self.mapping.min().item())
+                    if not self.warmup_done:
+                        return int(self.mapping.sum().item())
+                    if ElasticState.is_scaling():
+                        return None
+                    return self.mapping.tolist()
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/runner.py")
+    after = "after `if not ElasticState.is_scaling(): return`: runs only while debugging, profiling, warming up or scaling"
+    assert found[21] == ("cold", after)
+    assert found[22] == ("cold", after)
+    assert found[28] == ("cold", "in a branch of `batch.is_warmup`: runs only while debugging, profiling, warming up or scaling")
+    for row in (30, 32, 35):
+        assert found[row][0] == "hot", (row, found[row])
+    called = tiers(root, "engine/elastic.py")
+    assert called[11][0] == "cold" and "reached only from cold code" in called[11][1], called[11]

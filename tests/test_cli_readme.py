@@ -49,12 +49,14 @@ def test_test_command_is_the_one_ci_runs():
 
 
 def test_configuration_table_lists_every_key_with_its_default():
-    from synclint.config import _KEYS, DEFAULT_EXCLUDE, DEFAULT_HOT_FUNCTIONS
+    from synclint.config import _KEYS, DEFAULT_ALLOW_FUNCTIONS, DEFAULT_COLD_FUNCTIONS, DEFAULT_EXCLUDE, DEFAULT_HOT_FUNCTIONS
 
     table = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([a-z0-9-]+)` \| (.*?) \|", README, flags=re.M)}
     assert set(_KEYS) <= set(table), sorted(set(_KEYS) - set(table))
     assert re.findall(r"`([^`]+)`", table["exclude"]) == list(DEFAULT_EXCLUDE)
     assert re.findall(r"`([^`]+)`", table["hot-functions"]) == list(DEFAULT_HOT_FUNCTIONS)
+    assert re.findall(r"`([^`]+)`", table["cold-functions"]) == list(DEFAULT_COLD_FUNCTIONS)
+    assert re.findall(r"`([^`]+)`", table["allow-functions"]) == list(DEFAULT_ALLOW_FUNCTIONS)
 
 
 def test_configuration_sample_is_valid(tmp_path):

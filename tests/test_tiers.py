@@ -80,6 +80,13 @@ CASES = [
             t = torch.zeros(n, device="cuda")
             return t.sum().item()
     """, "cold", "_warm"),
+    ("prewarm-cold", """
+        import torch
+        class ModelRunner:
+            def prewarm_sampling(self):
+                logits = torch.zeros(2, 8, device="cuda")
+                return int(logits.argmax(-1).max().item())
+    """, "cold", "*prewarm*"),
     ("cached-property-cold", """
         import torch
         from functools import cached_property
@@ -207,7 +214,7 @@ CASES = [
                 if self.debug_mode:
                     assert len(torch.unique(out)) == len(out)
                 return out
-    """, "cold", "debug-only"),
+    """, "cold", "runs only while debugging"),
     ("debug-env-branch-cold", """
         import os
         import torch
@@ -216,7 +223,7 @@ CASES = [
             if os.environ.get("ENGINE_KPOOL_DEBUG_BOUNDS") == "1":
                 max_chunk = int(x.max().item())
             return x
-    """, "cold", "debug-only"),
+    """, "cold", "runs only while debugging"),
     ("debug-log-level-branch-cold", """
         import logging
         import torch
@@ -226,7 +233,7 @@ CASES = [
             if logger.isEnabledFor(logging.DEBUG) and n > 1:
                 logger.debug("max %s", x.max().item())
             return x
-    """, "cold", "debug-only"),
+    """, "cold", "runs only while debugging"),
     ("not-debug-else-cold", """
         import torch
         def step(n, debug):
@@ -235,7 +242,7 @@ CASES = [
                 return x
             else:
                 return x.sum().item()
-    """, "cold", "debug-only"),
+    """, "cold", "runs only while debugging"),
     ("debugger-word-is-not-debug", """
         import torch
         def helper(n, debugger_attached):

@@ -71,13 +71,20 @@ def thread_targets(text: str) -> frozenset[str]:
 # A debug or profiling switch: `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `is_profile` (a profiling
 # run, made once at start-up to size memory), not `debugger` or `profiler`.
 _DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling)(_|$)")
+# A predicate of a rare phase, by its whole name: a warm-up request or run (`batch.is_warmup`)
+# or an elastic scale-up or scale-down in progress (`StateManager.is_scaling()`), the phases
+# the default cold functions name (`*warmup*`, `*scale_up*`). Only these exact forms: not
+# `warmup_done` (true in the steady state) nor `rope_scaling` (a model option).
+_PHASE_PREDICATE = re.compile(r"^_*(is|in)_(warmup|warm_up|warming_up|scaling)$")
 _INIT_WORD = re.compile(r"(^|_)(init|initialize|initialise|setup|build|create|compute|load)(_|$)")
 
 
 def debug_word(text: str) -> bool:
-    """An identifier or string that names a debug or profiling switch: `debug`, `debug_mode`,
-    `X_KPOOL_DEBUG_BOUNDS`, `DEBUG`, `is_profile` (not `debugger`, `profiler`)."""
-    return bool(_DEBUG_WORD.search(text.lower()))
+    """An identifier or string that names a switch on only in a rare phase: debugging or
+    profiling (`debug`, `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `DEBUG`, `is_profile`; not
+    `debugger`, `profiler`), a warm-up or an elastic scaling (`is_warmup`, `is_scaling`)."""
+    low = text.lower()
+    return bool(_DEBUG_WORD.search(low) or _PHASE_PREDICATE.match(low))
 
 
 def cache_like(text: str) -> bool:
@@ -141,6 +148,11 @@ def _debug(test: ast.expr) -> bool | None:
         if type(func) in (ast.Name, ast.Attribute) and _debug(func) is True:
             return True
     return None
+
+
+def leaves(body: list[ast.stmt]) -> bool:
+    """The block always ends in `return` or `raise` (its last statement)."""
+    return bool(body) and type(body[-1]) in (ast.Return, ast.Raise)
 
 
 def _assigned(body: list[ast.stmt]) -> set[str]:
@@ -503,6 +515,11 @@ def cold_subtrees(func: ast.AST) -> list[ast.AST]:
                     out.extend(stmt.body)
                     pending.append(stmt.orelse)
                     continue
+                if debug is False and not stmt.orelse and leaves(stmt.body):
+                    # `if not ElasticEP.is_scaling(): return`: the rest of the block is the switch's branch
+                    out.extend(block[index + 1 :])
+                    pending.append(stmt.body)
+                    break
                 if training is False or debug is False:
                     out.extend(stmt.orelse)
                     pending.append(stmt.body)

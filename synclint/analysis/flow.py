@@ -11,7 +11,7 @@ import libcst as cst
 
 from synclint.analysis import evidence, guarded_branches, guards
 from synclint.analysis.annotations import annotation_placement
-from synclint.analysis.nodes import children
+from synclint.analysis.nodes import always_leaves, children
 from synclint.analysis.scopeenv import FlowEnv
 from synclint import repo
 from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, resolve_by_method, string_value
@@ -215,9 +215,9 @@ class FlowWalker:
                     self._block(stmt.orelse.body, else_env)
             # A branch that always leaves (`return`, `raise`) does not reach what follows:
             # after `if isinstance(x, torch.Tensor): ...; return ...`, x is no tensor.
-            if _leaves(stmt.body) and not (stmt.orelse is not None and _leaves(stmt.orelse)):
+            if always_leaves(stmt.body) and not (stmt.orelse is not None and always_leaves(stmt.orelse)):
                 _adopt(env, else_env)
-            elif stmt.orelse is not None and not isinstance(stmt.orelse, cst.If) and _leaves(stmt.orelse.body):
+            elif stmt.orelse is not None and not isinstance(stmt.orelse, cst.If) and always_leaves(stmt.orelse.body):
                 _adopt(env, then_env)
             else:
                 _merge_into(env, then_env, else_env)
@@ -596,17 +596,6 @@ def _device_owner(expr: cst.BaseExpression) -> str | None:
 
 
 _HOST_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.LongTensor", "torch.Tensor"})
-
-
-def _leaves(body) -> bool:
-    """The block always ends in `return` or `raise` (its last statement)."""
-    statements = body.body if isinstance(body, cst.IndentedBlock) else [body] if isinstance(body, cst.SimpleStatementSuite) else []
-    if not statements:
-        return False
-    last = statements[-1]
-    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
-    return False
 
 
 def _normalised_to_host(stmt: cst.If, imports) -> str | None:

@@ -71,3 +71,14 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             pending.extend((child, False) for child in below)
         else:
             on_leave(current)
+
+
+def always_leaves(body: cst.BaseSuite) -> bool:
+    """The block always ends in `return` or `raise` (its last statement)."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body] if isinstance(body, cst.SimpleStatementSuite) else []
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return False

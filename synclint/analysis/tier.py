@@ -58,6 +58,7 @@ from synclint.analysis.coldcode import worker_functions as worker_functions
 from synclint.analysis.pathkinds import TEST_FILE as _TEST_FILE
 from synclint.analysis.pathkinds import TEST_FOLDERS as _TEST_FOLDERS
 from synclint.analysis.imports import ImportTable, dotted_name
+from synclint.analysis.nodes import always_leaves
 
 
 class Tier(str, enum.Enum):
@@ -512,6 +513,17 @@ def _debug_test(test: cst.BaseExpression) -> bool | None:
     return None
 
 
+def _rare_phase_return(stmt: cst.CSTNode) -> bool:
+    """`if not ElasticEPStateManager.is_scaling(): return`, `if not self.debug: return`: the
+    statements after it run only with the switch on (as coldcode.cold_subtrees reads it)."""
+    return (
+        isinstance(stmt, cst.If)
+        and stmt.orelse is None
+        and _debug_test(stmt.test) is False
+        and always_leaves(stmt.body)
+    )
+
+
 def _cache_lookup_miss(stmt: cst.If, block) -> bool:
     """`t = CACHE.get(key)` followed by `if t is None:` (the body fills the cache), or by
     statements that leave `t` as it is and `if t is None or t.sizes != sizes:` whose body
@@ -635,7 +647,7 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                 return TierVerdict(Tier.COLD, "initialises a value on first use (`if self._x is None: self._x = ...`): runs once")
             debug = _debug_test(node.test)
             if (debug is True and in_body) or (debug is False and in_else):
-                return TierVerdict(Tier.COLD, "in a debug-only branch: runs only when debugging is switched on")
+                return TierVerdict(Tier.COLD, f"in a branch of `{_names(node.test)}`: runs only while debugging, profiling, warming up or scaling")
             if in_body and _periodic(node):
                 return TierVerdict(Tier.COLD, "in a branch that runs once every N calls (a step counter it tests and resets, or `step % N == 0`)")
         elif isinstance(node, cst.IndentedBlock) and i > start:
@@ -644,6 +656,11 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                     break
                 if _memo_hit(sibling):
                     return TierVerdict(Tier.COLD, "after a memo hit returns early: runs once per key")
+                if _rare_phase_return(sibling):
+                    return TierVerdict(
+                        Tier.COLD,
+                        f"after `if {_names(sibling.test)}: return`: runs only while debugging, profiling, warming up or scaling",
+                    )
     return None
 
 
