@@ -60,7 +60,7 @@ from itertools import count as numbers
 from operator import itemgetter, or_
 from pathlib import Path
 
-from synclint.analysis import coldcode, guards, receivers
+from synclint.analysis import astwalk, coldcode, guards, receivers
 from synclint.analysis.platform_words import host_class, host_file, path_platforms
 from synclint.apis import torch_api as api
 from synclint.apis.tensor_members import ARRAY_ONLY_MEMBERS, TENSOR_MEMBERS
@@ -232,7 +232,7 @@ def _module_values(tree: ast.Module) -> frozenset[str]:
     out = set()
     for node in tree.body:
         for target in node.targets if type(node) is ast.Assign else (node.target,) if type(node) is ast.AnnAssign else ():
-            out.update(n.id for n in _walk(target) if type(n) is ast.Name)
+            out.update(n.id for n in astwalk.walk(target) if type(n) is ast.Name)
     return frozenset(out)
 
 
@@ -262,7 +262,7 @@ def _method_aliases(cls: ast.ClassDef, imports, values: frozenset) -> dict[str, 
             local.add(func.args.vararg.arg)
         if func.args.kwarg:
             local.add(func.args.kwarg.arg)
-        for node in _walk(func):
+        for node in astwalk.walk(func):
             kind = type(node)
             if kind is ast.Name and type(node.ctx) is ast.Store:
                 local.add(node.id)
@@ -307,46 +307,6 @@ def _torch_compile(func, imports) -> bool:
     return type(func) is ast.Name and any(q == "torch.compile" for q in imports.get(func.id, ()))
 
 
-# `ast.walk` and `ast.iter_child_nodes`, in the same order, at about twice the speed (a
-# summary walks every function several times; summarising the bench corpus takes 7% less).
-_FIELDS: dict[type, tuple] = {}
-
-
-def _children(node):
-    kind = type(node)
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = _FIELDS[kind] = kind._fields
-    for name in names:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            yield value
-        elif type(value) is list:
-            for item in value:
-                if isinstance(item, ast.AST):
-                    yield item
-
-
-def _walk(node):
-    """Every node under `node` (itself included), breadth first, as `ast.walk`."""
-    todo = deque([node])
-    fields = _FIELDS
-    node_type = ast.AST
-    while todo:
-        node = todo.popleft()
-        kind = type(node)
-        names = fields.get(kind)
-        if names is None:
-            names = fields[kind] = kind._fields
-        for name in names:
-            value = getattr(node, name, None)
-            if isinstance(value, node_type):
-                todo.append(value)
-            elif type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type):
-                        todo.append(item)
-        yield node
 
 def _constructed(value, owner: str, imports, local: dict) -> str | None:
     """`cls(...)`, `Cls(...)` (a capitalised callee), or a name bound to one in the method."""
@@ -400,7 +360,7 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
     chosen: dict[str, str] = {}  # names bound to an entry of a registry of classes
     built = set()
     handed = _never_rebound(func, declared_classes)
-    for node in _walk(func):
+    for node in astwalk.walk(func):
         kind = type(node)
         if kind is ast.Assign and len(node.targets) == 1:
             target = node.targets[0]
@@ -466,7 +426,7 @@ def _never_rebound(func, classes: dict[str, str]) -> dict[str, str]:
     """Those of `classes` (parameter -> class) that the function never rebinds."""
     found = dict(classes)
     if found:
-        for node in _walk(func):
+        for node in astwalk.walk(func):
             if type(node) is ast.Name and type(node.ctx) is ast.Store:
                 found.pop(node.id, None)
     return found
@@ -706,6 +666,11 @@ def summarize(text: str) -> tuple:
     flows: (target, local mask, symbols, line) with target ("a", attr), ("r", function),
     ("P", function, position) or ("p", function, keyword); signatures: (function, params);
     mirrors: tuples of names held together (a class's fields, a function's parameters)."""
+    with astwalk.keeping():  # the readers below walk each function many times over
+        return _summarize(text)
+
+
+def _summarize(text: str) -> tuple:
     try:
         tree = parsed(text, remember=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -957,7 +922,10 @@ class _Summarizer:
             key = id(node)
             if key in cold:
                 return caller + COLD_CALLER
-            guard = ";".join(g for g in (guarded.get(key), on_platforms.get(key)) if g)
+            if not guarded and not on_platforms:
+                return inherited  # most functions: no branch decided by a parameter or a platform
+            condition, platforms = guarded.get(key), on_platforms.get(key)
+            guard = f"{condition};{platforms}" if condition and platforms else condition or platforms
             if guard:
                 if inherited == caller:
                     return f"{caller}{GUARDED_CALLER}{guard}]"
@@ -995,7 +963,7 @@ class _Summarizer:
                 # `funcs = config.postprocess_text_funcs`: a read of a field that holds
                 # functions calls what the repository stores there (`HELD_MARK`).
                 self.edges.add((source, HELD_CALL + node.attr, ""))
-                pending.extend((child, source_of(child, source)) for child in _children(node))
+                pending.extend((child, source_of(child, source)) for child in astwalk.children(node))
                 continue
             elif kind is ast.Attribute and node.attr in ARRAY_ONLY_MEMBERS and type(node.value) is ast.Call:
                 # Visited before the calls it reads: `x.detach().float().cpu()` marks both.
@@ -1003,7 +971,7 @@ class _Summarizer:
                 while type(inner) is ast.Call and type(inner.func) is ast.Attribute and inner.func.attr in TENSOR_MEMBERS:
                     self._array_results.add(id(inner))
                     inner = inner.func.value
-            pending.extend((child, source_of(child, source)) for child in _children(node))
+            pending.extend((child, source_of(child, source)) for child in astwalk.children(node))
         # A definition: a node of the call graph, with the parameters that decide its branches.
         self.edges.add(("", caller, ",".join(guards.decisive_parameters(func, own, signatures))))
         if unit.owner is not None:
@@ -1187,7 +1155,7 @@ class _Summarizer:
         if found is not None:
             return found
         pairs: list[tuple[str, ast.expr]] = []
-        for node in _walk(unit.node) if unit.node is not None else ():
+        for node in astwalk.walk(unit.node) if unit.node is not None else ():
             if type(node) not in (ast.For, ast.AsyncFor, ast.comprehension):
                 continue
             target, iterable = node.target, node.iter
@@ -1219,7 +1187,7 @@ class _Summarizer:
             return found
         out: dict[str, list] = {}
         stores: Counter = Counter()
-        for node in _walk(unit.node) if unit.node is not None else ():
+        for node in astwalk.walk(unit.node) if unit.node is not None else ():
             if type(node) is ast.Name and type(node.ctx) is not ast.Load:
                 stores[node.id] += 1
             elif type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
@@ -1416,7 +1384,7 @@ def _held_functions(tree: ast.Module, imports: dict) -> set[tuple[str, str]]:
     own = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def refs(value):
-        for node in ast.walk(value):
+        for node in astwalk.walk(value):
             if type(node) is ast.Name and type(node.ctx) is ast.Load and not node.id[:1].isupper():
                 if node.id in own:
                     yield node.id
@@ -1426,7 +1394,7 @@ def _held_functions(tree: ast.Module, imports: dict) -> set[tuple[str, str]]:
                         yield f"{top}>{node.id}"
 
     found: set[tuple[str, str]] = set()
-    for node in ast.walk(tree):
+    for node in astwalk.walk(tree):
         if type(node) is ast.ClassDef:
             for stmt in node.body:
                 if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.value is not None:
@@ -1533,7 +1501,7 @@ def _sequence_parameters(node) -> frozenset:
     if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef):
         return frozenset()
     args = node.args
-    rebound = {n.id for n in _walk(node) if type(n) is ast.Name and type(n.ctx) is ast.Store}
+    rebound = {n.id for n in astwalk.walk(node) if type(n) is ast.Name and type(n.ctx) is ast.Store}
     out = set()
     for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
         expr = a.annotation
@@ -3055,7 +3023,7 @@ _CODE = ""
 
 # The modules a summary is computed with (tests/test_index_store.py checks the list against
 # what summarising a file imports).
-SUMMARY_MODULES = ("repo.py", "lines.py", "analysis/coldcode.py", "analysis/guards.py", "analysis/platform_words.py",
+SUMMARY_MODULES = ("repo.py", "lines.py", "analysis/astwalk.py", "analysis/coldcode.py", "analysis/guards.py", "analysis/platform_words.py",
                    "screen/places.py", "screen/facts.py", "screen/__init__.py", "apis/torch_api.py",
                    "apis/tensor_members.py", "analysis/receivers.py", "analysis/host_fields.py")
 

@@ -436,10 +436,20 @@ def test_the_fixpoint_is_the_least_solution(seed):
 
 def test_the_summaries_walk_the_tree_as_ast_does():
     # The summaries' own walks visit what `ast.walk` / `ast.iter_child_nodes` visit, in the
-    # same order (the order of a file's flows is the order explanations cite them in).
+    # same order (the order of a file's flows is the order explanations cite them in), also
+    # where a scope's walk is kept and handed out again while a summary is made.
     import ast
 
+    from synclint.analysis import astwalk
+
     tree = ast.parse(Path(repo.__file__).read_text())
-    assert [id(n) for n in repo._walk(tree)] == [id(n) for n in ast.walk(tree)]
+    expected = [id(n) for n in ast.walk(tree)]
+    assert [id(n) for n in astwalk.walk(tree)] == expected
+    with astwalk.keeping():
+        assert [id(n) for n in astwalk.walk(tree)] == expected
+        assert astwalk.walk(tree) is astwalk.walk(tree)  # kept: walked once
+        func = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
+        assert [id(n) for n in astwalk.walk(func)] == [id(n) for n in ast.walk(func)]
+    assert astwalk.walk(tree) is not astwalk.walk(tree)  # nothing kept outside a summary
     for node in ast.walk(tree):
-        assert [id(c) for c in repo._children(node)] == [id(c) for c in ast.iter_child_nodes(node)]
+        assert [id(c) for c in astwalk.children(node)] == [id(c) for c in ast.iter_child_nodes(node)]

@@ -27,6 +27,8 @@ from __future__ import annotations
 import ast
 import re
 
+from synclint.analysis import astwalk
+
 # `threading.Thread(target=f)`, `Process(target=f)`, `pool.submit(f, ...)`,
 # `loop.run_in_executor(pool, f)`, `asyncio.to_thread(f)`: f runs off the calling thread.
 _WORKER_PATTERNS = (
@@ -171,7 +173,7 @@ def _assigned(body: list[ast.stmt]) -> set[str]:
 def _called(body: list[ast.stmt]) -> list[str]:
     names = []
     for stmt in body:
-        for node in ast.walk(stmt):
+        for node in astwalk.walk(stmt):
             if type(node) is ast.Call:
                 func = node.func
                 names.append(func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else "")
@@ -270,7 +272,7 @@ def _lookup_before(block: list[ast.stmt], stmt: ast.stmt, name: str) -> str | No
             if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "get":
                 return _text(value.func.value)
             return None
-        if any(type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Store for node in ast.walk(sibling)):
+        if any(type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Store for node in astwalk.walk(sibling)):
             return None
     return None
 
@@ -385,13 +387,13 @@ def once_per_request(func: ast.AST, class_name: str, class_node: ast.ClassDef | 
     (`step_loop`): they run once per request. With the class (`class_node`), also the
     statements of a loop over segments (`segment_loop`) that call no method holding the
     step loop: they run once per clip, chunk or resolution stage."""
-    out = [stmt for stmt in func.body if not any(isinstance(n, _LOOPS) and step_loop(class_name, n) for n in ast.walk(stmt))]
+    out = [stmt for stmt in func.body if not any(isinstance(n, _LOOPS) and step_loop(class_name, n) for n in astwalk.walk(stmt))]
     if class_node is not None:
         holding = loop_methods(_method_shapes(class_node))
         for loop in _own_nodes(func):
             if isinstance(loop, _LOOPS) and segment_loop(class_name, _loop_header(loop), _self_calls(loop.body), holding):
                 out.extend(stmt for stmt in loop.body if not _self_calls([stmt]) & holding
-                           and not any(isinstance(n, _LOOPS) for n in ast.walk(stmt)))
+                           and not any(isinstance(n, _LOOPS) for n in astwalk.walk(stmt)))
     return out
 
 
@@ -446,7 +448,7 @@ def _own_nodes(func: ast.AST):
     while pending:
         node = pending.pop()
         yield node
-        pending.extend(c for c in ast.iter_child_nodes(node)
+        pending.extend(c for c in astwalk.children(node)
                        if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
 
 
@@ -454,7 +456,7 @@ def _self_calls(stmts) -> frozenset[str]:
     """The names of the methods the statements call on `self` (`self._denoise(...)`)."""
     found = set()
     for stmt in stmts:
-        for node in ast.walk(stmt):
+        for node in astwalk.walk(stmt):
             if (type(node) is ast.Call and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name
                     and node.func.value.id == "self"):
                 found.add(node.func.attr)
@@ -568,7 +570,7 @@ def handed_on_workers(tree: ast.Module, text: str) -> tuple[set[str], set[str]]:
         for arg in func.args.kwonlyargs:
             if arg.arg in handed:
                 params.add(f"{func.name}:-1:{arg.arg}")
-        for node in ast.walk(func):
+        for node in astwalk.walk(func):
             if type(node) is not ast.Call:
                 continue
             callee = node.func.attr if type(node.func) is ast.Attribute else node.func.id if type(node.func) is ast.Name else None
@@ -609,7 +611,7 @@ def dispatch_handlers(tree: ast.AST, text: str) -> frozenset[str]:
     found: set[str] = set()
     if not _HANDLER_ENTRY.search(text):
         return frozenset()
-    for node in ast.walk(tree):
+    for node in astwalk.walk(tree):
         if type(node) in (ast.List, ast.Tuple):
             pairs = [(e.elts[0], e.elts[1]) for e in node.elts if type(e) is ast.Tuple and len(e.elts) == 2]
         elif type(node) is ast.Dict:

@@ -41,6 +41,7 @@ import functools
 import re
 from collections import Counter
 
+from synclint.analysis import astwalk
 from synclint.analysis.coldcode import debug_switch
 from synclint.analysis.platform_words import PLATFORMS, predicate_platforms
 
@@ -198,7 +199,7 @@ def none_assigned(func: ast.AST) -> Bindings:
     narrowed: set[int] = set()  # `a = b` statements in the body of `if isinstance(b, list):`
     bindings: Counter = Counter()
     fields: dict[str, str] = {}
-    for node in ast.walk(func):
+    for node in astwalk.walk(func):
         kind = type(node)
         if kind is ast.Subscript and type(node.ctx) is not ast.Load and type(node.value) is ast.Name:
             mutated.add(node.value.id)  # `kwargs["x"] = 1`, `del kwargs["x"]`
@@ -223,8 +224,8 @@ def none_assigned(func: ast.AST) -> Bindings:
                 lists[name] = lists.get(name, True) and listed
             for target in node.targets:
                 if type(target) is not ast.Name:  # `a, device = ...`: not a CPU device (nor a list) alone
-                    cpu.update((n.id, False) for n in ast.walk(target) if type(n) is ast.Name)
-                    lists.update((n.id, False) for n in ast.walk(target) if type(n) is ast.Name)
+                    cpu.update((n.id, False) for n in astwalk.walk(target) if type(n) is ast.Name)
+                    lists.update((n.id, False) for n in astwalk.walk(target) if type(n) is ast.Name)
             platforms = _platform_predicate(node.value)
             for name in names:
                 platform.setdefault(name, set()).add(PLATFORM + "+".join(sorted(platforms)) if platforms else "")
@@ -242,7 +243,7 @@ def none_assigned(func: ast.AST) -> Bindings:
         elif kind in (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith):
             targets = [node.target] if kind in (ast.For, ast.AsyncFor) else [i.optional_vars for i in node.items if i.optional_vars is not None]
             for target in targets:
-                names = [n.id for n in ast.walk(target) if type(n) is ast.Name]
+                names = [n.id for n in astwalk.walk(target) if type(n) is ast.Name]
                 rebound.update(names)
                 cpu.update((name, False) for name in names)
                 lists.update((name, False) for name in names)
@@ -509,7 +510,7 @@ def guarded_calls(func: ast.AST, own: dict[str, tuple[int, str]], bindings: Bind
     under a condition on one of its parameters -> `p#position#default#condition`: the calls
     made there reach their callees only when the callers pass what takes the branch."""
     out: dict[int, str] = {}
-    for node in ast.walk(func):
+    for node in astwalk.walk(func):
         kind = type(node)
         if kind not in (ast.If, ast.IfExp):
             continue
@@ -530,9 +531,9 @@ def decisive_parameters(func: ast.AST, own: dict[str, tuple[int, str]], signatur
     `x if p is not None else y`), that `func` passes on to a call (`signatures`), or that
     say where it puts a tensor (`destination_parameters`)."""
     found = set(destination_parameters(func, own))
-    for node in ast.walk(func):
+    for node in astwalk.walk(func):
         if type(node) in (ast.If, ast.IfExp, ast.While):
-            for sub in ast.walk(node.test):
+            for sub in astwalk.walk(node.test):
                 if type(sub) is ast.Name and sub.id in own:
                     found.add(sub.id)
     for signature in signatures:
@@ -551,7 +552,7 @@ def destination_parameters(func: ast.AST, own) -> set[str]:
     callers pass for them says whether the move leaves the host at all (the libcst analysis
     asks: synclint/analysis/flow.py `_bind_parameters`)."""
     found = set()
-    for node in ast.walk(func):
+    for node in astwalk.walk(func):
         if type(node) is not ast.Call:
             continue
         for kw in node.keywords:
@@ -685,7 +686,7 @@ def _walk_statement(stmt: ast.stmt):
     while pending:
         node = pending.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in astwalk.children(node):
             if type(child) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                 pending.append(child)
 
@@ -776,7 +777,7 @@ def _annotated_parameters(func) -> dict[str, str]:
 
 def _optional(annotation) -> bool:
     """`Optional[T]`, `T | None`, `None`, `Union[T, None]`, `Any`, or a string of one."""
-    for node in ast.walk(annotation):
+    for node in astwalk.walk(annotation):
         if type(node) is ast.Constant and (node.value is None or type(node.value) is str and ("None" in node.value or "Optional" in node.value or "Any" in node.value)):
             return True
         if type(node) is ast.Name and node.id in ("Optional", "Any", "None"):
@@ -911,7 +912,7 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
     uses = _Uses(skip)
     functions = []
     holds_a_class = False  # `backend = Cls` somewhere: `_Uses.read_locals` has work to do
-    for node in ast.walk(tree):
+    for node in astwalk.walk(tree):
         kind = type(node)
         if kind is ast.Assign:
             holds_a_class = holds_a_class or _holds_a_class(node)
@@ -920,19 +921,19 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
             args = node.args
             for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
                 if a is not None and a.annotation is not None:
-                    skip.update(id(n) for n in ast.walk(a.annotation))
+                    skip.update(id(n) for n in astwalk.walk(a.annotation))
             if node.returns is not None:
-                skip.update(id(n) for n in ast.walk(node.returns))
+                skip.update(id(n) for n in astwalk.walk(node.returns))
         elif kind is ast.AnnAssign:
-            skip.update(id(n) for n in ast.walk(node.annotation))
+            skip.update(id(n) for n in astwalk.walk(node.annotation))
         elif kind is ast.ClassDef:
             for base in (*node.bases, *(k.value for k in node.keywords)):
-                skip.update(id(n) for n in ast.walk(base))
+                skip.update(id(n) for n in astwalk.walk(base))
             uses.read_methods(node, out)
         elif kind is ast.Call and type(node.func) is ast.Name and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
-            skip.update(id(n) for n in ast.walk(node.args[1]))
+            skip.update(id(n) for n in astwalk.walk(node.args[1]))
         elif kind is ast.ExceptHandler and node.type is not None:
-            skip.update(id(n) for n in ast.walk(node.type))
+            skip.update(id(n) for n in astwalk.walk(node.type))
         elif kind is ast.ImportFrom:
             for alias in node.names:
                 if alias.asname and alias.asname != alias.name:
@@ -979,7 +980,7 @@ def _class_uses(statements, where: frozenset[str] | None, uses: "_Uses", out: se
 def _expression_uses(node: ast.AST, guard: str, uses: "_Uses", out: set) -> None:
     called: set[int] = set()
     skip, handed, queried = uses.skip, uses.handed, uses.queried
-    for sub in ast.walk(node):
+    for sub in astwalk.walk(node):
         if id(sub) in skip:
             continue
         kind = type(sub)
@@ -1034,7 +1035,7 @@ class _Uses:
             if type(item) not in (ast.FunctionDef, ast.AsyncFunctionDef):
                 continue
             own = item.args.args[0].arg if item.args.args and any(_base_name(d) == "classmethod" for d in item.decorator_list) else None
-            for sub in ast.walk(item):
+            for sub in astwalk.walk(item):
                 kind = type(sub)
                 if kind is ast.Return and type(sub.value) is ast.Name:
                     if sub.value.id == own:
@@ -1058,7 +1059,7 @@ class _Uses:
         held: dict[str, list[ast.Name]] = {}
         methods: list[ast.Attribute] = []
         loads: list[ast.Name] = []
-        for sub in ast.walk(func):
+        for sub in astwalk.walk(func):
             kind = type(sub)
             if kind is ast.Assign and _holds_a_class(sub):
                 held.setdefault(sub.targets[0].id, []).append(sub.value)

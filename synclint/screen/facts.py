@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from synclint.analysis import astwalk
 from synclint.apis import torch_api as _api
 from synclint.screen.places import SEQUENCE_DISPLAYS
 
@@ -743,7 +744,7 @@ def _reads_and_stores(root: ast.AST, names: dict) -> tuple[list, set]:
             stored.add(node.name)
         elif kind in (ast.MatchAs, ast.MatchStar) and node.name in names:
             stored.add(node.name)
-        pending.extend(ast.iter_child_nodes(node))
+        pending.extend(astwalk.children(node))
     return reads, stored
 
 
@@ -762,7 +763,7 @@ def moved_inputs(func) -> frozenset:
             continue
         if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda") and _moves(node) and not _to_the_cpu(node):
             found.update(_data_names(node.func.value))
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(astwalk.children(node))
     return frozenset(found)
 
 
@@ -807,5 +808,5 @@ def _data_names(expr) -> set:
         elif kind is ast.Lambda or kind in FUNCTIONS:
             continue
         else:
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(astwalk.children(node))
     return out

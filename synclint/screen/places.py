@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 
+from synclint.analysis import astwalk
 from synclint.apis import torch_api as api
 
 # Places, as bits of a mask.
@@ -1119,7 +1120,7 @@ def cpu_narrowed_returns(func) -> frozenset[int]:
             if name is not None:
                 found.update(id(s.value) for s in node.body if type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == name)
         if isinstance(node, ast.stmt):
-            pending.extend(ast.iter_child_nodes(node))
+            pending.extend(astwalk.children(node))
         elif kind is ast.ExceptHandler or kind is ast.match_case:
             pending.extend(node.body)
     return frozenset(found)
@@ -1166,7 +1167,7 @@ def _return_values(func) -> list:
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
             continue
         if isinstance(node, ast.stmt):
-            pending.extend(ast.iter_child_nodes(node))
+            pending.extend(astwalk.children(node))
         elif kind is ast.ExceptHandler or kind is ast.match_case:
             pending.extend(node.body)
     return out
