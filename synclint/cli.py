@@ -142,11 +142,15 @@ def _overrides(args):
         from synclint.config import _helper
 
         changes["h2d_helper"] = _helper(args.h2d_helper, "--h2d-helper", "command line")
-    from synclint.rules import validate_selectors
-
     for option, selectors in (("--select", args.select), ("--extend-select", args.extend_select), ("--ignore", args.ignore)):
+        if not selectors:
+            continue
+        # Imported only here: the rules import the engine (libcst, the analysis), which a warm
+        # run served from the cache never needs.
+        from synclint.rules import validate_selectors
+
         try:
-            validate_selectors(selectors or (), option)
+            validate_selectors(selectors, option)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
 
@@ -234,6 +238,8 @@ def _diff(outcomes) -> str:
 def _input_problems(errors) -> tuple[list, list[str]]:
     """Discovery problems -> SL002 findings (a path that could not be linted must fail a CI
     gate), except a folder reached twice through a symlink, which is only a note."""
+    if not errors:
+        return [], []  # and the engine (libcst) stays unimported in a run served from the cache
     from synclint.discover import FOLDER_CYCLE
     from synclint.engine import io_error_violation
 

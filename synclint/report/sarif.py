@@ -14,7 +14,6 @@ from pathlib import Path
 from synclint import __version__
 from synclint.report.fingerprint import VERSION as FINGERPRINT_KEY
 from synclint.report.fingerprint import fingerprints
-from synclint.rules import all_rules
 from synclint.violation import ENGINE_CODES, INPUT_CODES, UNUSED_SUPPRESSION
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -85,6 +84,8 @@ def _rules(violations) -> list[dict]:
             "properties": {"tags": ["synclint", "suppression"], "precision": "very-high", "fix": "always"},
         }
     )
+    from synclint.rules import all_rules  # here: the rules import libcst, which other formats never need
+
     for rule in all_rules():
         doc = rule.doc()
         footer = f"\n\n`synclint rule {rule.code}` prints this documentation."
