@@ -93,11 +93,14 @@ class _Ignores:
 
     def __init__(self) -> None:
         self.specs: dict[Path, pathspec.PathSpec | None] = {}
+        self.tops: dict[Path, Path] = {}  # folder -> the repository root above it (one walk up per folder)
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
         resolved = path.absolute()
-        top = _git_root(resolved.parent) or resolved.parent
         folder = resolved.parent
+        top = self.tops.get(folder)
+        if top is None:
+            top = self.tops[folder] = _git_root(folder) or folder
         while True:
             if folder not in self.specs:
                 self.specs[folder] = _load_gitignore(folder)
