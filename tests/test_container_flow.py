@@ -222,3 +222,30 @@ def test_comprehension_lookalikes_stay_unplaced():
     """)
     assert not answers[0].placement.known and not answers[1].placement.known
     assert not answers[2].placement.is_host_data  # `ids` may be on the device
+
+
+def test_a_local_list_of_appended_host_tensors_joins_into_a_host_tensor():
+    source = textwrap.dedent(
+        """\
+        import torch
+        from torch import nn
+
+
+        class Tower(nn.Module):
+            def forward(self, x, grid, tables):
+                host, device, unknown = [], [], []
+                for h, w in grid:
+                    host.append(torch.arange(h * w))
+                    device.append(torch.arange(h * w, device=x.device))
+                for table in tables:
+                    unknown.append(table.positions)
+                a = torch.cat(host).to(x.device)
+                b = torch.cat(device).to(x.device)
+                c = torch.cat(unknown).to(x.device)
+                d = torch.stack(host, dim=0).to(x.device)
+                return a, b, c, d
+        """
+    )
+    found = [(v.location.row, v.code) for v in lint_source(source, "tower.py", Settings(min_confidence=Confidence.LOW)).violations]
+    assert (13, "SL103") in found and (16, "SL103") in found
+    assert not any(row in (14, 15) for row, _ in found)

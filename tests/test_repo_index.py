@@ -1325,3 +1325,67 @@ def test_a_flow_that_reads_its_own_field_back_votes_with_what_it_adds(tmp_path):
     )
     found = [f for f in findings(root, "outputs.py", min_confidence="low") if f[2] == "SL202"]
     assert found == [("outputs.py", 12, "SL202", "low")]
+
+
+# A helper that joins the host tensors it appended to a local list returns a host tensor;
+# a blocking `.to(device)` of its result in a forward is a sync. Look-alikes: a helper that
+# appends device tensors, one that appends what nothing places, one that pins what it joins.
+POSITIONS = """\
+    import torch
+
+
+    def host_positions(grid):
+        parts = []
+        for h, w in grid:
+            parts.append(torch.arange(h * w))
+        return torch.cat(parts)
+
+
+    def device_positions(grid, device):
+        parts = []
+        for h, w in grid:
+            parts.append(torch.arange(h * w, device=device))
+        return torch.cat(parts)
+
+
+    def unknown_positions(tables):
+        parts = []
+        for table in tables:
+            parts.append(table.positions)
+        return torch.cat(parts)
+
+
+    def pinned_positions(grid):
+        parts = []
+        for h, w in grid:
+            parts.append(torch.arange(h * w))
+        return torch.cat(parts).pin_memory()
+    """
+
+
+def test_a_helper_joining_appended_host_tensors_returns_a_host_tensor(tmp_path):
+    root = project(
+        tmp_path / "proj",
+        {
+            "positions.py": POSITIONS,
+            "tower.py": """\
+                from torch import nn
+
+                from positions import device_positions, host_positions, pinned_positions, unknown_positions
+
+
+                class Tower(nn.Module):
+                    def forward(self, x, grid, tables):
+                        a = host_positions(grid).to(x.device)
+                        b = device_positions(grid, x.device).to(x.device)
+                        c = unknown_positions(tables).to(x.device)
+                        d = pinned_positions(grid).to(x.device, non_blocking=True)
+                        return x + a + b + c + d
+                """,
+        },
+    )
+    found = findings(root, "tower.py", min_confidence="low")
+    assert [f[1:3] for f in found] == [(8, "SL103")]
+    assert found[0][3] == "medium"
+    # Without the index the helper's result is unknown: nothing is reported.
+    assert findings(root, "tower.py", repository_index=False, min_confidence="low") == []

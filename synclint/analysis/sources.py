@@ -22,6 +22,7 @@ from synclint.analysis.nodes import visit
 from synclint.analysis.scopeenv import FlowEnv
 from synclint.analysis.values import (
     TENSOR_PLACES,
+    Evidence,
     UNKNOWN,
     none_value,
     Env,
@@ -125,7 +126,8 @@ def repository_placement(found, node) -> Placement | None:
     if place is Place.HOST:
         # A host tensor from another file or a name may be pinned (a staging buffer): say
         # both, so that no rule reports it as surely pageable.
-        return Placement(frozenset({Place.HOST, Place.PINNED}), MEDIUM, value.evidence)
+        either = frozenset({Place.HOST, Place.PINNED})
+        return Placement(either, MEDIUM, (Evidence(node, reason, Placement(either, MEDIUM, ()).describe()),))
     return value
 
 
@@ -613,7 +615,14 @@ class Evaluator:
             elif isinstance(e, (cst.ListComp, cst.GeneratorExp)):
                 out.append(self._comprehension_element(e, env))
             else:
-                out.append(self._eval(e, env))
+                value = self._eval(e, env)
+                if value.is_(Place.SEQUENCE):
+                    # `parts = []; parts.append(torch.arange(h)); torch.cat(parts)`: the list's
+                    # elements, where this scope saw every one of them added
+                    elements = self._list_element(e, env)
+                    if elements is not None and elements.is_tensor:
+                        value = elements.because(e, f"the elements of `{dotted_name(e) or 'the list'}`")
+                out.append(value)
         return out
 
     def _comprehension_element(self, comp, env: Env) -> Placement:

@@ -7,6 +7,7 @@ import libcst as cst
 from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import append_keyword, kwarg, positional
 from synclint.rules.sl1xx_h2d import (
+    HOST_EITHER,
     PAGEABLE,
     PINNED,
     STRIDED_PINNED,
@@ -39,7 +40,9 @@ class BlockingHostToDeviceMove(Rule):
     ## What it does
     Reports a copy of a host tensor (pageable or pinned, `torch.from_numpy(a)`, a
     `torch.arange(n)` built on the host, a `torch.cat`/`torch.stack` of a sequence one of whose
-    elements is a host tensor, since all inputs of a concatenation share one device) to an
+    elements is a host tensor, since all inputs of a concatenation share one device, or of a
+    local list that the function filled with `parts.append(host_tensor)`; a host tensor that a
+    helper in another file returns, pinned or not) to an
     accelerator with `.to(device)` or `.cuda()` and no `non_blocking=True`. A field moved in
     place (`self.x = self.x.to(self.device)`) counts as host data when the class builds it
     only on the host (`self.x = torch.tensor(n)` in `__init__`): each new object (a cache
@@ -128,8 +131,10 @@ class BlockingHostToDeviceMove(Rule):
         if kind is None:
             kind, source = _field_built_on_host(move, ctx, kind, source)
             moved_field = kind is not None
-        if kind not in (PAGEABLE, PINNED, STRIDED_PINNED):
+        if kind not in (PAGEABLE, PINNED, STRIDED_PINNED, HOST_EITHER):
             return
+        if kind == HOST_EITHER and move.non_blocking is not None:
+            return  # `non_blocking=torch.cuda.is_available()` beside a conditional pin: the pinned-copy idiom
         if self._scalar_operand_rule_enabled and scalar_operand_covers(node, ctx):
             return  # SL104 reports it, with the better fix (the scalar stays on the host)
         confidence = min(source.confidence, target.confidence)
@@ -146,7 +151,7 @@ class BlockingHostToDeviceMove(Rule):
             placement=explained(source, target),
             # No fix for a field moved in place: once moved it is a device tensor, which
             # `.pin_memory()` would reject the next time the line runs.
-            fix=self._fix(move, kind, ctx) if move.simple and move.non_blocking is None and not moved_field else None,
+            fix=self._fix(move, kind, ctx) if move.simple and move.non_blocking is None and not moved_field and kind != HOST_EITHER else None,
         )
 
     @cached_property

@@ -356,12 +356,16 @@ SAME_MEMORY_METHODS = frozenset({"view", "reshape", "flatten", "squeeze", "unsqu
 PAGEABLE = "pageable"
 PINNED = "pinned"
 STRIDED_PINNED = "strided view of pinned"
+# Host memory that may be pinned or pageable (a host tensor another file returns): a
+# blocking copy of either waits for the GPU; whether `non_blocking` helps is unknown.
+HOST_EITHER = "host, pinned or pageable"
 
 
 def host_memory(expr: cst.BaseExpression, ctx):
     """(kind, placement) for the source of a host-to-device copy: PAGEABLE (a pageable host
     tensor), PINNED (pinned memory or a contiguous view of it), STRIDED_PINNED (a strided view
-    of a pinned buffer, which PyTorch copies through a pageable temporary), or (None, ...)
+    of a pinned buffer, which PyTorch copies through a pageable temporary), HOST_EITHER (host
+    memory that may be either, such as a host tensor another file returns), or (None, ...)
     when unknown or not a host tensor. Views are followed to their buffer, because indexing
     `pinned[:n]` keeps the memory pinned while `pinned[:, :n]` is strided."""
     node, strided, walked = expr, False, False
@@ -391,6 +395,8 @@ def host_memory(expr: cst.BaseExpression, ctx):
         return (STRIDED_PINNED if strided else PINNED), placement
     if placement.is_(Place.HOST):
         return PAGEABLE, placement
+    if placement.is_(Place.HOST, Place.PINNED):
+        return HOST_EITHER, placement
     return None, placement
 
 

@@ -375,9 +375,10 @@ class FactReader:
                 unit.self_calls.add(attr)
             if attr == "copy_":
                 sites.setdefault("copy", []).append(node)
-            if attr in ("append", "insert") and node.args and self.collect is None:
-                # a list's element: what indexing the list may give (flow.py `_record_elements`)
-                if is_self(func.value.value) if type(func.value) is ast.Attribute else False:
+            if attr in ("append", "insert") and node.args:
+                # a list's element: what indexing the list may give (flow.py `_record_elements`);
+                # the index keeps those of a local list only, which `torch.cat(parts)` reads
+                if self.collect is None and (is_self(func.value.value) if type(func.value) is ast.Attribute else False):
                     unit.self_writes.setdefault(func.value.attr, []).append(node.args[-1])
                 elif type(func.value) is ast.Name:
                     unit.bindings.append(((func.value.id,), node.args[-1]))

@@ -657,9 +657,16 @@ class PlaceModel:
                 # the other calls of `free` pass. So of a list held in a field
                 # (`self.free_group = []`, appended to elsewhere: `torch.cat(self.free_group)`).
                 return 0
-            # `torch.stack(parts)` of a comprehension or a name: the analysis may find a host
-            # element in it (rules/helpers.py `concatenated_host_tensor`); assume it may.
-            mask |= HOST
+            if LIST_ELEMENTS:
+                # `torch.stack(parts)` of a comprehension or a name: the analysis may find a host
+                # element in it (rules/helpers.py `concatenated_host_tensor`); assume it may.
+                mask |= HOST
+            elif type(call.args[0]) in (ast.ListComp, ast.GeneratorExp):
+                # The index: what the comprehension's element says, not a guess (a guess of
+                # "host" would make a helper's result a host tensor the rules report).
+                return self.place(call.args[0].elt, unit) & TENSORS
+            # The index: a local list holds what the scope appends to it (`parts.append(t)`),
+            # read below as the list's places.
         for value in [*call.args, *(kw.value for kw in call.keywords if kw.arg in _TENSOR_ARG_KEYWORDS)]:
             if type(value) in (ast.List, ast.Tuple):
                 for element in value.elts:
