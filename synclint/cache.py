@@ -42,7 +42,7 @@ from pathlib import Path
 from synclint.config import Settings
 from synclint.violation import Applicability, Confidence, Edit, Fix, Location, Severity, Violation
 
-MAGIC = b"SYNCLINT-CACHE-2\n"
+MAGIC = b"SYNCLINT-CACHE-3\n"
 _DIGEST_SIZE = 32
 # A file modified this close to the run's start may change again within the same mtime tick
 # without its size changing; its stat is not trusted next time (its content hash is).
@@ -67,6 +67,9 @@ class Entry:
     # Under another index the entry holds while the same questions get the same answers.
     deps: tuple = ()
     answers: str = ""
+    # The digest of what the rules saw of the file (engine._screened_digest): an edit that
+    # leaves it the same (a comment, a function no rule can flag) keeps these findings.
+    screened: str = ""
 
     def matches_stat(self, st: os.stat_result) -> bool:
         return self.size == st.st_size and self.mtime_ns == st.st_mtime_ns
@@ -202,7 +205,7 @@ def _decode(blob: bytes) -> dict[str, Entry]:
 
 def _encode(entries: dict[str, Entry]) -> bytes:
     raw = {
-        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index, e.deps, e.answers)
+        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index, e.deps, e.answers, e.screened)
         for path, e in entries.items()
     }
     body = marshal.dumps(raw)
@@ -266,7 +269,8 @@ class ResultCache:
             # this file? Ask its questions again.
             if not entry.answers or self.verifier().digest(entry.deps) != entry.answers:
                 return None
-            entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, entry.violations, self.index, entry.deps, entry.answers)
+            entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, entry.violations, self.index, entry.deps, entry.answers,
+                          entry.screened)
             self.updates[key] = entry
             self.verified += 1
         try:
@@ -282,7 +286,8 @@ class ResultCache:
         if content_digest(data) != entry.digest:
             return None
         # Same content, new stat (a checkout, a touch): trust the new stat from now on.
-        refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations, entry.index, entry.deps, entry.answers)
+        refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations, entry.index, entry.deps, entry.answers,
+                          entry.screened)
         self.updates[key] = refreshed
         return refreshed
 
@@ -296,17 +301,28 @@ class ResultCache:
             self._verifier = repo.Verifier(repo.FACTS, self.settings)
         return self._verifier
 
-    def store(self, filename: str, stat: tuple[int, int], digest: bytes, encoding: str, violations, reads: dict | None = None) -> None:
+    def previous(self, filename: str) -> tuple | None:
+        """What the file's last lint saw and reported, for a lint of its new content to reuse
+        (engine.reusing): (screened digest, findings, questions, answers digest), or None."""
+        entry = self.updates.get(self.key(filename)) or self.entries.get(self.key(filename))
+        if entry is None or not entry.screened or not entry.answers:
+            return None
+        return (entry.screened, entry.violations, entry.deps, entry.answers)
+
+    def store(self, filename: str, stat: tuple[int, int], digest: bytes, encoding: str, violations, reads: dict | None = None,
+              screened: str = "") -> None:
         """Record a file's findings. `stat` (size, mtime_ns) must be taken before the content
         was read, so that a file changed meanwhile is caught by its stat next time. `reads`:
         what the lint asked of the repository index and the answers (repo.recording); None
-        when unknown, and the entry then holds under this index only."""
+        when unknown, and the entry then holds under this index only. `screened`: the digest
+        of what the rules saw (engine.reusing)."""
         from synclint import repo
 
         size, mtime_ns = stat
         trusted = -1 if mtime_ns >= self.started_ns - RACY_WINDOW_NS else size
         deps, answers = ((), "") if reads is None else (tuple(sorted(reads)), repo.dependency_digest(reads))
-        self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations), self.index, deps, answers)
+        self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations), self.index, deps, answers,
+                                                 screened if reads is not None else "")
 
     def save(self) -> None:
         """Merge our updates into the index on disk and replace it atomically. Never raises:

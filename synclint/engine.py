@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 import io
 import re
 import tokenize
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -57,6 +59,57 @@ class FileResult:
     cold: int = 0  # findings in cold code, hidden without --include-cold
     # Each suppressed finding with the comment that suppressed it (for --show-suppressions).
     suppressions: list = field(default_factory=list)
+
+
+# --- the same screened input gives the same findings ---------------------------------------
+#
+# What the rules see of a file is the screened text (the units that can hold a finding, the
+# rest blanked; synclint/screen/) with a few facts of the whole text: the rules its words
+# enable, its suppression comments, its line length (a fix's layout), the functions it runs on
+# worker threads and its host and device fields. An edit outside the screened units (a
+# comment, a function no rule can flag) leaves all of that the same, and so the findings: the
+# runner's cache offers the file's last findings through `reusing`, and they are used when the
+# digest of this screened input equals the one they were made from (and what they read of
+# the repository index still holds: the runner checks).
+_REUSE = None
+
+
+@contextmanager
+def reusing(lookup):
+    """Within the block, each screened file's digest is passed to `lookup(digest)`, which
+    returns the findings to use (already filtered, as the file's last run reported them) or
+    None to lint."""
+    global _REUSE
+    saved, _REUSE = _REUSE, lookup
+    try:
+        yield
+    finally:
+        _REUSE = saved
+
+
+def _without_trailing_comments(screened: str, text: str) -> str:
+    """The screened text less its lines after the module's last statement (only comments and
+    blank lines stand there): they change no finding (suppressions are keyed apart)."""
+    lines = screened.rstrip().split("\n")
+    kept = len(lines)
+    while kept and (not lines[kept - 1].strip() or lines[kept - 1].lstrip().startswith("#")):
+        kept -= 1
+    if any(line.strip() for line in lines[kept:]):
+        # Lines that look like comments may still be inside the last statement (a string).
+        body = ast.parse(text).body
+        kept = max(kept, body[-1].end_lineno or 0) if body else kept
+    return "\n".join(lines[:kept])
+
+
+def _screened_digest(filename: str, text: str, rules, screened: str, facts: tuple) -> str:
+    h = hashlib.sha256()
+    for part in (filename, ",".join(r.code for r in rules), repr(facts), _without_trailing_comments(screened, text)):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    if suppressions.may_have_directives(text):
+        for row, line in enumerate(text.splitlines(), 1):
+            if suppressions.may_have_directives(line):
+                h.update(f"{row}:{line}\0".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 class DecodeError(Exception):
@@ -325,6 +378,15 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
     reduced = screen.reduce(text, rules, settings.min_confidence, h2d_helpers(settings.h2d_helper)) if settings.screen else None
     if reduced == screen.NOTHING:
         return _filtered(result, settings)  # ast parsed it, and no unit can hold a finding
+    workers, hosts, devices = tier.worker_functions(text), host_fields(text), device_fields(text)
+    if _REUSE is not None:
+        from synclint.fix.layout import line_length
+
+        facts = (sorted(workers), sorted(hosts), sorted(devices), line_length(text))
+        found = _REUSE(_screened_digest(filename, text, rules, text if reduced is None else reduced, facts))
+        if found is not None:
+            result.violations = found
+            return result
     try:
         module = _parse(text, reduced)
     except cst.ParserSyntaxError as exc:
@@ -334,9 +396,7 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
         result.violations.append(syntax_error_violation(filename, exc))
         return _filtered(result, settings)
     result.parsed = True
-    findings = run_rules(
-        module, rules, settings, filename, tier.worker_functions(text), function_tiers, host_fields(text), device_fields(text)
-    )
+    findings = run_rules(module, rules, settings, filename, workers, function_tiers, hosts, devices)
     if findings:
         result.violations.extend(to_violations(module, findings, filename, settings, text))
     return _filtered(result, settings)

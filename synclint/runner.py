@@ -130,9 +130,37 @@ class _Linted:
     stat: tuple[int, int] | None = None  # (size, mtime_ns) taken before reading; None: do not cache
     digest: bytes | None = None
     reads: dict | None = None  # what the lint asked of the repository index, and the answers
+    screened: str = ""  # the digest of what the rules saw (engine.reusing)
 
 
-def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_cache: bool) -> _Linted:
+class _LastFindings:
+    """The engine's `reusing` hook for one file: its last findings, when what the rules see
+    of its new content is what they saw then (the same screened digest) and what they read
+    of the repository index has the same answers now. Remembers the digest it was given."""
+
+    def __init__(self, filename: str, settings: Settings, previous: tuple | None) -> None:
+        self.filename, self.settings, self.previous = filename, settings, previous
+        self.digest = ""
+
+    def __call__(self, digest: str):
+        self.digest = digest
+        if self.previous is None:
+            return None
+        screened, violations, deps, answers = self.previous
+        if screened != digest:
+            return None
+        from synclint import repo
+        from synclint.cache import from_plain
+
+        verifier = repo.Verifier(repo.FACTS, self.settings)
+        found = {key: verifier.answer(key) for key in deps}
+        if repo.dependency_digest(found) != answers:
+            return None
+        repo.FACTS.reads.update(found)  # the new entry depends on what the last one did
+        return from_plain(violations, self.filename)
+
+
+def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_cache: bool, previous: tuple | None = None) -> _Linted:
     if not want_cache:
         return _Linted(process_file(filename, settings, fix, unsafe))
     from synclint.cache import content_digest
@@ -143,12 +171,15 @@ def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_c
     except OSError:
         return _Linted(process_file(filename, settings, fix, unsafe))  # reports the error
     from synclint import repo
+    from synclint.engine import reusing
 
-    with repo.recording() as reads:
+    # A fix rewrites the file, and a notebook is linted cell by cell: neither reuses findings.
+    last = _LastFindings(filename, settings, previous) if not fix and not filename.endswith(".ipynb") else None
+    with repo.recording() as reads, reusing(last):
         outcome = process_file(filename, settings, fix, unsafe, source=source)
     if outcome.changed or outcome.error:  # only unfixed results describe the file on disk
         return _Linted(outcome)
-    return _Linted(outcome, (st.st_size, st.st_mtime_ns), content_digest(source), reads)
+    return _Linted(outcome, (st.st_size, st.st_mtime_ns), content_digest(source), reads, last.digest if last is not None else "")
 
 
 _WORKER_ARGS: tuple | None = None
@@ -180,10 +211,10 @@ def _die_with_parent() -> None:
         pass
 
 
-def _lint_batch(tasks: list[tuple[str, int]]) -> list[_Linted]:
+def _lint_batch(tasks: list[tuple[str, int, tuple | None]]) -> list[_Linted]:
     assert _WORKER_ARGS is not None
     settings_list, fix, unsafe, want_cache = _WORKER_ARGS
-    return [_lint_one(name, settings_list[index], fix, unsafe, want_cache) for name, index in tasks]
+    return [_lint_one(name, settings_list[index], fix, unsafe, want_cache, previous) for name, index, previous in tasks]
 
 
 def _batches(names: list, jobs: int) -> list[list]:
@@ -199,9 +230,12 @@ def _pool_context():
     return multiprocessing.get_context()
 
 
-def _lint_many(names: list[str], sizes: dict[str, int], settings_of: dict[str, Settings], fix, unsafe, want_cache, jobs, advance=None) -> tuple[dict[str, _Linted], int]:
+def _lint_many(names: list[str], sizes: dict[str, int], settings_of: dict[str, Settings], fix, unsafe, want_cache, jobs, advance=None,
+               previous: dict | None = None) -> tuple[dict[str, _Linted], int]:
     """Lint `names` (each with its own settings); returns results by name and the number of
-    processes used. `advance(n)` is called as files are done (for a progress bar)."""
+    processes used. `advance(n)` is called as files are done (for a progress bar).
+    `previous`: each file's last findings in the cache, for the engine to reuse."""
+    previous = previous or {}
     advance = advance or (lambda n: None)
     total = sum(sizes.get(n, 0) for n in names)
     jobs = min(jobs, len(names))
@@ -216,20 +250,20 @@ def _lint_many(names: list[str], sizes: dict[str, int], settings_of: dict[str, S
             if id(settings_of[name]) not in distinct:
                 distinct[id(settings_of[name])] = len(settings_list)
                 settings_list.append(settings_of[name])
-        tasks = [(name, distinct[id(settings_of[name])]) for name in ordered]
+        tasks = [(name, distinct[id(settings_of[name])], previous.get(name)) for name in ordered]
         try:
             with ProcessPoolExecutor(jobs, mp_context=_pool_context(), initializer=_init_worker,
                                      initargs=(settings_list, fix, unsafe, want_cache)) as pool:
                 batches = _batches(tasks, jobs)
                 for batch, linted in zip(batches, pool.map(_lint_batch, batches)):
-                    results.update(zip((name for name, _ in batch), linted))
+                    results.update(zip((name for name, _, _ in batch), linted))
                     advance(len(batch))
             return results, jobs
         except (BrokenProcessPool, OSError):
             pass  # a worker died (killed, out of memory): finish what is left here
     for name in names:
         if name not in results:
-            results[name] = _lint_one(name, settings_of[name], fix, unsafe, want_cache)
+            results[name] = _lint_one(name, settings_of[name], fix, unsafe, want_cache, previous.get(name))
             advance(1)
     return results, 1
 
@@ -318,6 +352,7 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
     outcomes: dict[str, FileOutcome] = {}
     sizes: dict[str, int] = {}
     misses: list[str] = []
+    previous: dict[str, tuple] = {}  # a changed file's last findings (engine.reusing)
     for name in names:
         try:
             st = os.stat(name)
@@ -338,16 +373,20 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
                     bar.advance(1)
                 continue
         misses.append(name)
+        if cache is not None and not fix:
+            last = cache.previous(name)
+            if last is not None:
+                previous[name] = last
 
     advance = bar.advance if bar is not None else None
-    linted, run.jobs = _lint_many(misses, sizes, settings_of, fix, unsafe, use_cache, jobs or default_jobs(), advance)
+    linted, run.jobs = _lint_many(misses, sizes, settings_of, fix, unsafe, use_cache, jobs or default_jobs(), advance, previous)
     run.linted = len(linted)
     run.linted_files = [name for name in names if name in linted]
     for name, result in linted.items():
         outcomes[name] = result.outcome
         cache = cache_for(settings_of[name])
         if cache is not None and result.stat is not None:
-            cache.store(name, result.stat, result.digest, result.outcome.encoding, result.outcome.violations, result.reads)
+            cache.store(name, result.stat, result.digest, result.outcome.encoding, result.outcome.violations, result.reads, result.screened)
     for cache in caches.values():
         cache.save()
     run.outcomes = [outcomes[name] for name in names]

@@ -317,3 +317,81 @@ def test_lines_moved_in_a_file_no_fact_cites_re_lint_that_file_only(tmp_path):
     changed = lint(root, settings)
     assert relinted(changed) == {"sampler.py"}
     assert_same_as_cold(root, settings, changed)
+
+
+# --- an edit outside what the rules see reuses the file's last findings ----------------------
+
+
+def _no_libcst_parse(monkeypatch):
+    """Make any libcst parse fail the test: the findings must come from the cache."""
+    from synclint import engine
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the file was parsed with libcst again")
+
+    monkeypatch.setattr(engine, "_parse", refuse)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "\n# a comment after the last statement\n",
+        "\n\ndef helper_no_rule_can_flag(x):\n    return x + 1\n",
+    ],
+    ids=["comment-at-the-end", "function-no-rule-can-flag"],
+)
+def test_an_edit_outside_the_screened_code_reuses_the_last_findings(tmp_path, monkeypatch, edit):
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    first = lint(root, settings)
+    write(root / "sampler.py", textwrap.dedent(FILES["sampler.py"]) + edit)
+    with monkeypatch.context() as patched:
+        _no_libcst_parse(patched)
+        changed = lint(root, settings)
+    assert relinted(changed) == {"sampler.py"}  # read and screened again, not parsed
+    assert result(changed) == result(first)
+    assert_same_as_cold(root, settings, changed)
+    # The reused entry is stored for the new content: the next run is a plain hit.
+    again = lint(root, settings)
+    assert relinted(again) == set() and result(again) == result(first)
+
+
+def test_an_edit_inside_the_screened_code_is_linted(tmp_path, monkeypatch):
+    from synclint import engine
+
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    lint(root, settings)
+    parses = []
+    parse = engine._parse
+    monkeypatch.setattr(engine, "_parse", lambda *a: parses.append(1) or parse(*a))
+    # A line added inside the flagged function: the findings below it move.
+    write(root / "sampler.py", FILES["sampler.py"].replace("    probs = ", "    logits = logits * 2\n    probs = "))
+    changed = lint(root, settings)
+    assert relinted(changed) == {"sampler.py"} and parses
+    assert_same_as_cold(root, settings, changed)
+
+
+def test_a_suppression_comment_after_the_last_statement_is_not_reused_past(tmp_path):
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    first = lint(root, settings)
+    assert any(r[0] == "sampler.py" for r in result(first))
+    write(root / "sampler.py", textwrap.dedent(FILES["sampler.py"]) + "\n# synclint: skip-file\n")
+    changed = lint(root, settings)
+    assert not any(r[0] == "sampler.py" for r in result(changed))
+    assert_same_as_cold(root, settings, changed)
+
+
+def test_reused_findings_are_dropped_when_what_they_read_of_the_repository_changed(tmp_path, monkeypatch):
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    first = lint(root, settings)
+    assert ("backend.py", 3, "SL201") in [r[:2] + r[3:4] for r in result(first)]
+    # backend.py gets a comment (its screened code is the same) while the field it reads
+    # becomes host data: its last findings no longer hold.
+    write(root / "batch_info.py", FILES["batch_info.py"].replace(".to(device, non_blocking=True)", ""))
+    write(root / "backend.py", textwrap.dedent(FILES["backend.py"]) + "\n# a comment\n")
+    changed = lint(root, settings)
+    assert not any(r[0] == "backend.py" for r in result(changed))
+    assert_same_as_cold(root, settings, changed)
