@@ -1389,3 +1389,38 @@ def test_a_helper_joining_appended_host_tensors_returns_a_host_tensor(tmp_path):
     assert found[0][3] == "medium"
     # Without the index the helper's result is unknown: nothing is reported.
     assert findings(root, "tower.py", repository_index=False, min_confidence="low") == []
+
+
+def test_a_joined_comprehension_is_host_only_where_it_gathers_the_objects_own_fields(tmp_path):
+    # `torch.cat([item.pixels for item in items])` gathers what each request object holds (a
+    # processor's host tensors); `torch.cat([buf[a:b] for a, b in spans])` slices a buffer
+    # nothing places: no guess of "host" for it, so its `.to(device)` is not reported.
+    root = project(
+        tmp_path / "proj",
+        {
+            "gather.py": """\
+                import torch
+
+
+                def gather_pixels(items):
+                    return torch.cat([item.pixels for item in items])
+
+
+                def gather_slices(buf, spans):
+                    return torch.cat([buf[a:b] for a, b in spans])
+                """,
+            "tower.py": """\
+                from torch import nn
+
+                from gather import gather_pixels, gather_slices
+
+
+                class Tower(nn.Module):
+                    def forward(self, x, items, buf, spans):
+                        pixels = gather_pixels(items).to(x.device)
+                        sliced = gather_slices(buf, spans).to(x.device)
+                        return pixels, sliced
+                """,
+        },
+    )
+    assert [f[1:3] for f in findings(root, "tower.py", min_confidence="low")] == [(8, "SL103")]

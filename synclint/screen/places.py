@@ -662,9 +662,15 @@ class PlaceModel:
                 # element in it (rules/helpers.py `concatenated_host_tensor`); assume it may.
                 mask |= HOST
             elif type(call.args[0]) in (ast.ListComp, ast.GeneratorExp):
-                # The index: what the comprehension's element says, not a guess (a guess of
-                # "host" would make a helper's result a host tensor the rules report).
-                return self.place(call.args[0].elt, unit) & TENSORS
+                comprehension = call.args[0]
+                if not _loop_object_field(comprehension):
+                    # The index: what the element says, not a guess (`torch.cat([buf[a:b] for
+                    # ...])` of an unknown buffer is no host tensor a rule should report).
+                    return self.place(comprehension.elt, unit) & TENSORS
+                # `torch.cat([item.feature for item in items])`: the objects' own data (requests,
+                # multimodal items), which the host holds; whatever else the repository gives
+                # the field, this flow votes host (a move, `item.x.to(d)`, is no such element).
+                return HOST
             # The index: a local list holds what the scope appends to it (`parts.append(t)`),
             # read below as the list's places.
         for value in [*call.args, *(kw.value for kw in call.keywords if kw.arg in _TENSOR_ARG_KEYWORDS)]:
@@ -1095,6 +1101,22 @@ def _iterated(expr):
     if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id in ("enumerate", "zip"):
         return list(expr.args)
     return [expr]
+
+
+def _loop_object_field(comprehension) -> bool:
+    """`[item.x for item in items]`, `(r.x[0] for r in reqs)`: the element reads a field of
+    (or indexes into a field of) an object the comprehension loops over."""
+    node = comprehension.elt
+    while type(node) is ast.Subscript:
+        node = node.value
+    if type(node) is not ast.Attribute:
+        return False
+    while type(node) in (ast.Attribute, ast.Subscript):
+        node = node.value
+    if type(node) is not ast.Name:
+        return False
+    targets = {n.id for g in comprehension.generators for n in ast.walk(g.target) if type(n) is ast.Name}
+    return node.id in targets
 
 
 def _elements(expr):
