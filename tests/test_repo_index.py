@@ -1424,3 +1424,33 @@ def test_a_joined_comprehension_is_host_only_where_it_gathers_the_objects_own_fi
         },
     )
     assert [f[1:3] for f in findings(root, "tower.py", min_confidence="low")] == [(8, "SL103")]
+
+
+def test_a_blocking_move_of_a_parameter_the_repository_gives_host_data_is_not_reported(tmp_path):
+    # The tower's `x` is given the items' own fields (host by convention), yet a serving
+    # engine often moved them to the device before: only a helper's result is reported.
+    root = project(
+        tmp_path / "proj",
+        {
+            "model.py": """\
+                import torch
+                from torch import nn
+
+
+                class Tower(nn.Module):
+                    def forward(self, x: torch.Tensor):
+                        return x.to(self.device)
+
+
+                class Model(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.tower = Tower()
+
+                    def embed(self, items):
+                        pixels = torch.cat([item.pixels for item in items])
+                        return self.tower(pixels)
+                """,
+        },
+    )
+    assert [f for f in findings(root, "model.py", min_confidence="low") if f[2] == "SL103"] == []

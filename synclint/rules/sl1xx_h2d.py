@@ -395,7 +395,11 @@ def host_memory(expr: cst.BaseExpression, ctx):
         return (STRIDED_PINNED if strided else PINNED), placement
     if placement.is_(Place.HOST):
         return PAGEABLE, placement
-    if placement.is_(Place.HOST, Place.PINNED):
+    if placement.is_(Place.HOST, Place.PINNED) and placement.evidence and isinstance(placement.evidence[0].node, cst.Call):
+        # A helper's result (`positions(grid).to(d)`, or a name bound to it): what the
+        # function builds. A parameter or field the repository gives host data stays
+        # unreported: the index reads some of those as host by convention (the fields of
+        # request objects), and the move is then often of data already on the device.
         return HOST_EITHER, placement
     return None, placement
 
