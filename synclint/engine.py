@@ -29,6 +29,7 @@ from synclint.analysis.host_fields import device_fields, host_fields
 from synclint.analysis.imports import ImportTable
 from synclint.apis.torch_api import h2d_helpers
 from synclint.fix.layout import Layout
+from synclint.lines import split_lines
 from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
 from synclint.context import LintContext
@@ -106,7 +107,7 @@ def _screened_digest(filename: str, text: str, rules, screened: str, facts: tupl
     for part in (filename, ",".join(r.code for r in rules), repr(facts), _without_trailing_comments(screened, text)):
         h.update(part.encode("utf-8", "surrogatepass") + b"\0")
     if suppressions.may_have_directives(text):
-        for row, line in enumerate(text.splitlines(), 1):
+        for row, line in enumerate(split_lines(text), 1):
             if suppressions.may_have_directives(line):
                 h.update(f"{row}:{line}\0".encode("utf-8", "surrogatepass"))
     return h.hexdigest()

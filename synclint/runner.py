@@ -152,12 +152,28 @@ class _LastFindings:
         from synclint import repo
         from synclint.cache import from_plain
 
-        verifier = repo.Verifier(repo.FACTS, self.settings)
+        verifier = _verifier(self.settings)
         found = {key: verifier.answer(key) for key in deps}
         if repo.dependency_digest(found) != answers:
             return None
         repo.FACTS.reads.update(found)  # the new entry depends on what the last one did
         return from_plain(violations, self.filename)
+
+
+_VERIFIERS: dict = {}
+
+
+def _verifier(settings: Settings):
+    """One `repo.Verifier` per installed index and settings in this process: its answers (the
+    call graph's tier verdicts above all) are worked out once for all the files it checks."""
+    from synclint import repo
+
+    key = (id(repo.FACTS), settings)
+    found = _VERIFIERS.get(key)
+    if found is None or found.facts is not repo.FACTS:
+        _VERIFIERS.clear()
+        found = _VERIFIERS[key] = repo.Verifier(repo.FACTS, settings)
+    return found
 
 
 def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_cache: bool, previous: tuple | None = None) -> _Linted:
