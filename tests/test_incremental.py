@@ -383,15 +383,19 @@ def test_a_suppression_comment_after_the_last_statement_is_not_reused_past(tmp_p
     assert_same_as_cold(root, settings, changed)
 
 
-def test_reused_findings_are_dropped_when_what_they_read_of_the_repository_changed(tmp_path, monkeypatch):
-    root = project(tmp_path / "proj", FILES)
-    settings = settings_for(tmp_path)
+def test_reused_findings_are_dropped_when_what_they_read_of_the_repository_changed(tmp_path):
+    root = project(tmp_path / "proj", CALL_GRAPH)
+    settings = settings_for(tmp_path, include_cold=True, min_confidence=Confidence.LOW)
     first = lint(root, settings)
-    assert ("backend.py", 3, "SL201") in [r[:2] + r[3:4] for r in result(first)]
-    # backend.py gets a comment (its screened code is the same) while the field it reads
-    # becomes host data: its last findings no longer hold.
-    write(root / "batch_info.py", FILES["batch_info.py"].replace(".to(device, non_blocking=True)", ""))
-    write(root / "backend.py", textwrap.dedent(FILES["backend.py"]) + "\n# a comment\n")
+    assert {(r[0], r[1]): r[6] for r in result(first)}[("helpers.py", 5)] == "cold"
+    # helpers.py only gets a comment at the end (what its rules see is the same), while
+    # model.py now calls fill_table every step: helpers.py's last findings say "cold", and
+    # the call graph's answer for them is now "hot", so they are not reused.
+    (root / "helpers.py").write_text(textwrap.dedent(CALL_GRAPH["helpers.py"]) + "\n# a comment\n")
+    text = textwrap.dedent(CALL_GRAPH["model.py"]).replace(
+        "return plan_step(self.table[:count])", "fill_table(self.table)\n        return plan_step(self.table[:count])"
+    )
+    (root / "model.py").write_text(text)
     changed = lint(root, settings)
-    assert not any(r[0] == "backend.py" for r in result(changed))
+    assert {(r[0], r[1]): r[6] for r in result(changed)}[("helpers.py", 5)] == "hot"
     assert_same_as_cold(root, settings, changed)
