@@ -28,7 +28,7 @@ from synclint.analysis import tier
 from synclint.analysis.host_fields import device_fields, host_fields
 from synclint.analysis.imports import ImportTable
 from synclint.apis.torch_api import h2d_helpers
-from synclint.fix.layout import Layout
+from synclint.fix.layout import Layout, line_length
 from synclint.lines import split_lines
 from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
@@ -381,8 +381,6 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
         return _filtered(result, settings)  # ast parsed it, and no unit can hold a finding
     workers, hosts, devices = tier.worker_functions(text), host_fields(text), device_fields(text)
     if _REUSE is not None:
-        from synclint.fix.layout import line_length
-
         facts = (sorted(workers), sorted(hosts), sorted(devices), line_length(text))
         found = _REUSE(_screened_digest(filename, text, rules, text if reduced is None else reduced, facts))
         if found is not None:

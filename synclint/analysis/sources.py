@@ -22,7 +22,6 @@ from synclint.analysis.nodes import visit
 from synclint.analysis.scopeenv import FlowEnv
 from synclint.analysis.values import (
     TENSOR_PLACES,
-    Evidence,
     UNKNOWN,
     none_value,
     Env,
@@ -126,8 +125,7 @@ def repository_placement(found, node) -> Placement | None:
     if place is Place.HOST:
         # A host tensor from another file or a name may be pinned (a staging buffer): say
         # both, so that no rule reports it as surely pageable.
-        either = frozenset({Place.HOST, Place.PINNED})
-        return Placement(either, MEDIUM, (Evidence(node, reason, Placement(either, MEDIUM, ()).describe()),))
+        return Placement(frozenset({Place.HOST, Place.PINNED}), MEDIUM, ()).because(node, reason)
     return value
 
 

@@ -15,15 +15,9 @@ def source_text(v, sources) -> str | None:
     return text
 
 
-def _snippet(v, text: str | None, style=PLAIN, split: dict | None = None) -> list[str]:
-    if text is None:
-        return []
-    # Python's rows, as the findings count them; split once per text, not once per finding
-    lines = split.get(id(text)) if split is not None else None
+def _snippet(v, lines: list[str] | None, style=PLAIN) -> list[str]:
     if lines is None:
-        lines = split_lines(text)
-        if split is not None:
-            split[id(text)] = lines
+        return []
     row = v.location.row
     if not 1 <= row <= len(lines):
         return []
@@ -40,10 +34,13 @@ def _snippet(v, text: str | None, style=PLAIN, split: dict | None = None) -> lis
 def render(violations, sources=None, explain=False, style=PLAIN, unsafe_fixes=False) -> str:
     sources = sources or {}
     out: list[str] = []
-    split: dict = {}  # id of a source text -> its lines (the texts live as long as `sources`)
+    split: dict[int, list[str]] = {}  # id of a source text -> its lines, split once per text
     for v in violations:
         out.append(headline(v, style, unsafe_fixes))
-        out.extend(_snippet(v, source_text(v, sources), style, split))
+        text = source_text(v, sources)
+        if text is not None and id(text) not in split:
+            split[id(text)] = split_lines(text)  # Python's rows, as the findings count them
+        out.extend(_snippet(v, None if text is None else split[id(text)], style))
         if v.fix is not None:
             marker = "" if v.fix.applicability.value == "safe" else " (unsafe: --unsafe-fixes)"
             out.append(f"  {style.cyan('= fix:')} {v.fix.message}{marker}")
