@@ -39,10 +39,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from synclint import moved_lines
 from synclint.config import Settings
 from synclint.violation import Applicability, Confidence, Edit, Fix, Location, Severity, Violation
 
-MAGIC = b"SYNCLINT-CACHE-3\n"
+MAGIC = b"SYNCLINT-CACHE-4\n"
 _DIGEST_SIZE = 32
 # A file modified this close to the run's start may change again within the same mtime tick
 # without its size changing; its stat is not trusted next time (its content hash is).
@@ -70,6 +71,9 @@ class Entry:
     # The digest of what the rules saw of the file (engine._screened_digest): an edit that
     # leaves it the same (a comment, a function no rule can flag) keeps these findings.
     screened: str = ""
+    # The digest of the same answers with the rows they cite left out (moved_lines.loose_digest):
+    # answers that changed in those rows alone keep the findings, their citations rewritten.
+    loose: str = ""
 
     def matches_stat(self, st: os.stat_result) -> bool:
         return self.size == st.st_size and self.mtime_ns == st.st_mtime_ns
@@ -205,7 +209,7 @@ def _decode(blob: bytes) -> dict[str, Entry]:
 
 def _encode(entries: dict[str, Entry]) -> bytes:
     raw = {
-        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index, e.deps, e.answers, e.screened)
+        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index, e.deps, e.answers, e.screened, e.loose)
         for path, e in entries.items()
     }
     body = marshal.dumps(raw)
@@ -267,10 +271,21 @@ class ResultCache:
         if entry.index != self.index:
             # The rest of the repository says something new: does it say anything new to
             # this file? Ask its questions again.
-            if not entry.answers or self.verifier().digest(entry.deps) != entry.answers:
+            if not entry.answers:
                 return None
-            entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, entry.violations, self.index, entry.deps, entry.answers,
-                          entry.screened)
+            from synclint.repo import dependency_digest as repo_digest
+
+            violations, answers = entry.violations, entry.answers
+            found = {key: self.verifier().answer(key) for key in entry.deps}
+            if repo_digest(found) != answers:
+                # Only the rows the answers cite moved (a line inserted in a file they cite)?
+                if not entry.loose or moved_lines.loose_digest(found) != entry.loose:
+                    return None
+                violations, answers = moved_lines.recite(violations, found), repo_digest(found)
+                if violations is None:
+                    return None
+            entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, violations, self.index, entry.deps, answers,
+                          entry.screened, entry.loose)
             self.updates[key] = entry
             self.verified += 1
         try:
@@ -287,7 +302,7 @@ class ResultCache:
             return None
         # Same content, new stat (a checkout, a touch): trust the new stat from now on.
         refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations, entry.index, entry.deps, entry.answers,
-                          entry.screened)
+                          entry.screened, entry.loose)
         self.updates[key] = refreshed
         return refreshed
 
@@ -303,11 +318,12 @@ class ResultCache:
 
     def previous(self, filename: str) -> tuple | None:
         """What the file's last lint saw and reported, for a lint of its new content to reuse
-        (engine.reusing): (screened digest, findings, questions, answers digest), or None."""
+        (engine.reusing): (screened digest, findings, questions, answers digest, the answers'
+        digest less the rows they cite), or None."""
         entry = self.updates.get(self.key(filename)) or self.entries.get(self.key(filename))
         if entry is None or not entry.screened or not entry.answers:
             return None
-        return (entry.screened, entry.violations, entry.deps, entry.answers)
+        return (entry.screened, entry.violations, entry.deps, entry.answers, entry.loose)
 
     def store(self, filename: str, stat: tuple[int, int], digest: bytes, encoding: str, violations, reads: dict | None = None,
               screened: str = "") -> None:
@@ -320,9 +336,9 @@ class ResultCache:
 
         size, mtime_ns = stat
         trusted = -1 if mtime_ns >= self.started_ns - RACY_WINDOW_NS else size
-        deps, answers = ((), "") if reads is None else (tuple(sorted(reads)), repo.dependency_digest(reads))
+        deps, answers, loose = ((), "", "") if reads is None else (tuple(sorted(reads)), repo.dependency_digest(reads), moved_lines.loose_digest(reads))
         self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations), self.index, deps, answers,
-                                                 screened if reads is not None else "")
+                                                 screened if reads is not None else "", loose)
 
     def save(self) -> None:
         """Merge our updates into the index on disk and replace it atomically. Never raises:

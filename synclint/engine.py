@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from synclint import prefilter, screen, suppressions
+from synclint import moved_lines, prefilter, screen, suppressions
 from synclint.analysis import tier
 from synclint.analysis.host_fields import device_fields, host_fields
 from synclint.analysis.imports import ImportTable
@@ -102,15 +102,20 @@ def _without_trailing_comments(screened: str, text: str) -> str:
     return "\n".join(lines[:kept])
 
 
-def _screened_digest(filename: str, text: str, rules, screened: str, facts: tuple) -> str:
+def _screened_digest(filename: str, text: str, rules, screened: str, facts: tuple) -> tuple[str, moved_lines.Shape | None]:
+    """The digest of what the rules see of a file, and its shape (synclint/moved_lines.py)."""
     h = hashlib.sha256()
-    for part in (filename, ",".join(r.code for r in rules), repr(facts), _without_trailing_comments(screened, text)):
+    seen = _without_trailing_comments(screened, text)
+    given = "\0".join((filename, ",".join(r.code for r in rules), repr(facts)))
+    for part in (given, seen):
         h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    directives = []
     if suppressions.may_have_directives(text):
         for row, line in enumerate(split_lines(text), 1):
             if suppressions.may_have_directives(line):
+                directives.append((row, line))
                 h.update(f"{row}:{line}\0".encode("utf-8", "surrogatepass"))
-    return h.hexdigest()
+    return h.hexdigest(), moved_lines.shape_of(split_lines(seen), given, directives)
 
 
 class DecodeError(Exception):
@@ -382,7 +387,7 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
     workers, hosts, devices = tier.worker_functions(text), host_fields(text), device_fields(text)
     if _REUSE is not None:
         facts = (sorted(workers), sorted(hosts), sorted(devices), line_length(text))
-        found = _REUSE(_screened_digest(filename, text, rules, text if reduced is None else reduced, facts))
+        found = _REUSE(*_screened_digest(filename, text, rules, text if reduced is None else reduced, facts))
         if found is not None:
             result.violations = found
             return result

@@ -16,6 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from synclint import moved_lines
 from synclint.config import Settings
 from synclint.discover import discover
 from synclint.violation import Applicability, Violation
@@ -135,29 +136,51 @@ class _Linted:
 
 class _LastFindings:
     """The engine's `reusing` hook for one file: its last findings, when what the rules see
-    of its new content is what they saw then (the same screened digest) and what they read
-    of the repository index has the same answers now. Remembers the digest it was given."""
+    of its new content is what they saw then (the same screened digest), or the same lines at
+    other rows (the same shape: the findings move with their lines, synclint/moved_lines.py),
+    and what they read of the repository index has the same answers now. Remembers the digest
+    and shape it was given."""
 
     def __init__(self, filename: str, settings: Settings, previous: tuple | None) -> None:
         self.filename, self.settings, self.previous = filename, settings, previous
         self.digest = ""
+        self.shape = None
 
-    def __call__(self, digest: str):
-        self.digest = digest
+    def __call__(self, digest: str, shape=None):
+        self.digest, self.shape = digest, shape
         if self.previous is None:
             return None
-        screened, violations, deps, answers = self.previous
-        if screened != digest:
-            return None
+        screened, violations, deps, answers, loose = self.previous
+        last_digest, last_shape, places = moved_lines.decode(screened)
+        if last_digest != digest:
+            if shape is None or not last_shape or last_shape != shape.digest:
+                return None
+            violations = moved_lines.moved(violations, places, shape.rows)
+            if violations is None:
+                return None
         from synclint import repo
         from synclint.cache import from_plain
 
         verifier = _verifier(self.settings)
         found = {key: verifier.answer(key) for key in deps}
         if repo.dependency_digest(found) != answers:
-            return None
+            # Answers that differ only in the rows they cite (a line moved in a file they
+            # cite, maybe this one): the findings hold, with the citations of now.
+            if not loose or moved_lines.loose_digest(found) != loose:
+                return None
+            violations = moved_lines.recite(violations, found)
+            if violations is None:
+                return None
         repo.FACTS.reads.update(found)  # the new entry depends on what the last one did
         return from_plain(violations, self.filename)
+
+    def screened(self, violations) -> str:
+        """What the cache keeps of this lint's input beside its findings (`moved_lines.encode`)."""
+        if not self.digest:
+            return ""
+        from synclint.cache import to_plain
+
+        return moved_lines.encode(self.digest, self.shape, to_plain(violations))
 
 
 _VERIFIERS: dict = {}
@@ -195,7 +218,8 @@ def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_c
         outcome = process_file(filename, settings, fix, unsafe, source=source)
     if outcome.changed or outcome.error:  # only unfixed results describe the file on disk
         return _Linted(outcome)
-    return _Linted(outcome, (st.st_size, st.st_mtime_ns), content_digest(source), reads, last.digest if last is not None else "")
+    return _Linted(outcome, (st.st_size, st.st_mtime_ns), content_digest(source), reads,
+                   last.screened(outcome.violations) if last is not None else "")
 
 
 _WORKER_ARGS: tuple | None = None

@@ -32,7 +32,7 @@ def result(run) -> list[tuple]:
     """Everything a finding says, --explain included."""
     return [
         (Path(v.filename).name, v.location.row, v.location.column, v.code, v.message, v.confidence.label,
-         v.tier, v.tier_reason, tuple(v.provenance), v.hot_path, v.fix is not None)
+         v.tier, v.tier_reason, tuple(v.provenance), v.hot_path, v.fix, v.end_location, v.noqa_row)
         for v in run.violations
     ]
 
@@ -117,16 +117,23 @@ def test_an_edit_that_changes_no_fact_re_lints_that_file_only(tmp_path):
     assert_same_as_cold(root, settings, changed)
 
 
-def test_the_place_a_fact_cites_is_part_of_the_answer(tmp_path):
+def test_a_cited_row_that_moved_is_rewritten_without_linting_again(tmp_path, monkeypatch):
     # `--explain` cites where the repository assigns the field (batch_info.py:<line>): a line
-    # inserted above moves it, so the reader is linted again and says the new line.
+    # inserted above moves it. The answers the reader got differ in that row alone, so its
+    # findings are kept with the new row, and the edited file keeps its own (its screened
+    # lines are the same, one row down): nothing is linted, and the report is a cold run's.
     root = project(tmp_path / "proj", FILES)
     settings = settings_for(tmp_path)
-    lint(root, settings)
+    first = lint(root, settings)
+    cited = [step for r in result(first) if r[0] == "backend.py" for step in r[8] if "batch_info.py:" in step]
+    assert cited, "the fixture's finding must cite the field's assignment"
     write(root / "batch_info.py", "# a new first line\n" + textwrap.dedent(FILES["batch_info.py"]))
-    changed = lint(root, settings)
-    assert relinted(changed) == {"batch_info.py", "backend.py"}
+    with monkeypatch.context() as patched:
+        _no_libcst_parse(patched)
+        changed = lint(root, settings)
+    assert relinted(changed) == {"batch_info.py"}  # read and screened again, not parsed
     assert_same_as_cold(root, settings, changed)
+    assert [step for r in result(changed) if r[0] == "backend.py" for step in r[8] if "batch_info.py:" in step] != cited
 
 
 def test_a_new_file_that_changes_a_fact_re_lints_the_readers(tmp_path):
@@ -309,14 +316,72 @@ def test_digests_do_not_depend_on_how_equal_answers_are_stored():
     assert repo._fingerprint(facts.values, facts.callers) == repo._fingerprint(*again)
 
 
-def test_lines_moved_in_a_file_no_fact_cites_re_lint_that_file_only(tmp_path):
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: "# a new first line\n\n" + text,
+        lambda text: text.replace("\ndef ", "\n# a note on sample()\n# over two lines\ndef ", 1),
+        lambda text: text.replace("\n\n\n", "\n\n", 1),
+    ],
+    ids=["lines-at-the-top", "comment-lines-above", "a-blank-line-removed"],
+)
+def test_findings_move_with_their_lines_without_a_parse(tmp_path, monkeypatch, edit):
+    # sampler.py's screened lines are the same, at other rows: its findings are kept, moved
+    # to the rows (and `line N:` citations) of their lines now.
     root = project(tmp_path / "proj", FILES)
     settings = settings_for(tmp_path)
-    lint(root, settings)
-    write(root / "sampler.py", "# a new first line\n" + textwrap.dedent(FILES["sampler.py"]))
-    changed = lint(root, settings)
+    first = lint(root, settings)
+    assert any(r[0] == "sampler.py" and r[8] for r in result(first))
+    text = textwrap.dedent(FILES["sampler.py"])
+    assert edit(text) != text
+    write(root / "sampler.py", edit(text))
+    with monkeypatch.context() as patched:
+        _no_libcst_parse(patched)
+        changed = lint(root, settings)
     assert relinted(changed) == {"sampler.py"}
     assert_same_as_cold(root, settings, changed)
+    again = lint(root, settings)
+    assert relinted(again) == set() and result(again) == result(changed)
+
+
+@pytest.mark.parametrize("comment", ["  # noqa: SL203", "  # gpu-sync-ok: a deliberate read"], ids=["noqa", "gpu-sync-ok"])
+def test_a_suppression_comment_moves_with_its_line(tmp_path, monkeypatch, comment):
+    # The finding on `if probs.max() > 0.5:` is suppressed; lines inserted above move the
+    # comment with its line, and the finding stays suppressed without a parse.
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    text = textwrap.dedent(FILES["sampler.py"]).replace("> 0.5:", "> 0.5:" + comment)
+    write(root / "sampler.py", text)
+    first = lint(root, settings)
+    assert not any(r[0] == "sampler.py" and r[3] == "SL203" for r in result(first))
+    write(root / "sampler.py", "# one line\n# and another\n" + text)
+    with monkeypatch.context() as patched:
+        _no_libcst_parse(patched)
+        changed = lint(root, settings)
+    assert not any(r[0] == "sampler.py" and r[3] == "SL203" for r in result(changed))
+    assert_same_as_cold(root, settings, changed)
+
+
+def test_an_unused_suppression_and_its_fix_move_with_their_line(tmp_path, monkeypatch):
+    root = project(tmp_path / "proj", FILES)
+    settings = settings_for(tmp_path)
+    text = textwrap.dedent(FILES["sampler.py"]).replace("return 1", "return 1  # noqa: SL101")
+    write(root / "sampler.py", text)
+    first = lint(root, settings)
+    unused = [v for v in first.violations if v.code == "SL003"]
+    assert len(unused) == 1 and unused[0].fix is not None
+    write(root / "sampler.py", "# one line\n\n" + text)
+    with monkeypatch.context() as patched:
+        _no_libcst_parse(patched)
+        changed = lint(root, settings)
+    moved = [v for v in changed.violations if v.code == "SL003"]
+    assert [v.location.row for v in moved] == [unused[0].location.row + 2]
+    assert [e.location.row for e in moved[0].fix.edits] == [e.location.row + 2 for e in unused[0].fix.edits]
+    assert_same_as_cold(root, settings, changed)
+    cold = lint(root, settings, cache=False)
+    assert [(v.code, v.location, v.end_location, v.noqa_row, v.fix) for v in changed.violations] == [
+        (v.code, v.location, v.end_location, v.noqa_row, v.fix) for v in cold.violations
+    ]
 
 
 # --- an edit outside what the rules see reuses the file's last findings ----------------------
