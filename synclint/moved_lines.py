@@ -177,6 +177,9 @@ def recite(violations: tuple, answers: dict) -> tuple | None:
             for match in pattern.finditer(text):
                 covered.append((match.start(), match.end(), new))
         covered.sort(key=lambda span: (span[0], -span[1]))
+        for (start, end, new), (start2, end2, new2) in zip(covered, covered[1:]):
+            if (start, end) == (start2, end2) and new != new2:
+                raise LookupError(new)  # two answers alike but for their rows: which one is cited?
         for start, end, new in covered:
             if start < at:
                 continue

@@ -79,3 +79,10 @@ def test_a_citation_no_answer_accounts_for_is_not_kept():
     assert moved_lines.recite((finding,), answers) is None
     uncited = plain(5, provenance=("line 3: `t` -> device tensor (annotated)",))
     assert moved_lines.recite((uncited,), answers) == (uncited,)
+
+
+def test_two_answers_alike_but_for_their_rows_are_not_guessed_between():
+    reason = "parameter `t` is given only device tensors (e.g. model.py:{})"
+    finding = plain(5, provenance=(f"line 3: `t` -> device tensor ({reason.format(12)})",))
+    answers = {("p", "f", "t"): (1, reason.format(14)), ("g", "f", "t"): (1, reason.format(20))}
+    assert moved_lines.recite((finding,), answers) is None
