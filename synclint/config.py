@@ -106,6 +106,18 @@ DEFAULT_COLD_FUNCTIONS = (
     "create_weights",
     "create_*weights*",
     "_create_*weights*",
+    # Managing the weights as a whole, never a step of serving: loading them in another form
+    # (`post_load_weights`, `load_fused_expert_weights`, `reload_weights`), initialising and
+    # tying them (`_init_weights`, `tie_weights`), a trainer's weight sync
+    # (`update_weights_from_tensor`) and reads of named weights (`get_weights_by_name`).
+    # Not `apply_weights` (a quantized layer's matmul, every step).
+    "*load*_weights",
+    "*init_weights*",
+    "tie_weights",
+    "update_weights*",
+    "restore_weights*",
+    "finalize_*weights*",
+    "*weights_by_name*",
     "*warmup*",
     "*warm_up*",
     "_warm*",

@@ -51,6 +51,33 @@ CASES = [
             t = torch.zeros(4, device="cuda")
             return t.sum().item()
     """, "cold", "load_weights"),
+    ("post-load-weights-cold", """
+        import torch
+        class Model(torch.nn.Module):
+            def post_load_weights(self):
+                scale = torch.ones(4, device="cuda")
+                self.alpha = scale.max().item()
+    """, "cold", "post_load_weights"),
+    ("weights-by-name-cold", """
+        import torch
+        class Model(torch.nn.Module):
+            def get_weights_by_name(self, name: str, truncate_size: int = 100):
+                weight = torch.zeros(8, device="cuda")
+                return weight[:truncate_size].tolist()
+    """, "cold", "get_weights_by_name"),
+    ("trainer-weight-sync-cold", """
+        import torch
+        def update_weights_from_tensor(model, named_tensors):
+            flat = torch.zeros(4, device="cuda")
+            return flat.sum().item()
+    """, "cold", "update_weights_from_tensor"),
+    ("apply-weights-is-no-weight-management", """
+        import torch
+        class Fp8LinearMethod:
+            def apply_weights(self, layer, x: torch.Tensor):
+                amax = torch.ones(4, device="cuda")
+                return x * amax.max().item()
+    """, "unknown", ""),
     ("process-weights-cold", """
         import torch
         class Method:
