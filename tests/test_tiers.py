@@ -251,6 +251,30 @@ CASES = [
                 max_chunk = int(x.max().item())
             return x
     """, "cold", "runs only while debugging"),
+    ("invariant-check-switch-cold", """
+        import torch
+        class Checker:
+            def self_check(self, envs, num_pages: int):
+                owners = torch.zeros(num_pages, dtype=torch.int64, device="cuda")
+                if envs.ENGINE_CHECK_KV_PAGE_INVARIANTS.get():
+                    assert owners.max().item() < num_pages
+    """, "cold", "runs only while debugging"),
+    ("sanity-check-branch-cold", """
+        import torch
+        def insert(keys, sanity_check: bool = False):
+            value = torch.zeros(4, device="cuda")
+            if sanity_check:
+                assert value.sum().item() == 0
+            return value
+    """, "cold", "runs only while debugging"),
+    ("batch-invariant-mode-is-not-debug", """
+        import torch
+        def matmul(a, b, envs):
+            scale = torch.ones(4, device="cuda")
+            if envs.ENGINE_BATCH_INVARIANT:
+                return a * scale.max().item()
+            return a @ b
+    """, "unknown", ""),
     ("debug-log-level-branch-cold", """
         import logging
         import torch

@@ -72,7 +72,9 @@ def thread_targets(text: str) -> frozenset[str]:
 
 # A debug or profiling switch: `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `is_profile` (a profiling
 # run, made once at start-up to size memory), not `debugger` or `profiler`.
-_DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling)(_|$)")
+# Also a switch for consistency checks, which only catch bugs: `SANITY_CHECK`,
+# `X_CHECK_KV_PAGE_INVARIANTS` (the plural: not `batch_invariant`, a serving mode).
+_DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling|sanity|invariants)(_|$)")
 # A predicate of a rare phase, by its whole name: a warm-up request or run (`batch.is_warmup`)
 # or an elastic scale-up or scale-down in progress (`StateManager.is_scaling()`), the phases
 # the default cold functions name (`*warmup*`, `*scale_up*`). Only these exact forms: not
@@ -83,8 +85,9 @@ _INIT_WORD = re.compile(r"(^|_)(init|initialize|initialise|setup|build|create|co
 
 def debug_word(text: str) -> bool:
     """An identifier or string that names a switch on only in a rare phase: debugging or
-    profiling (`debug`, `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `DEBUG`, `is_profile`; not
-    `debugger`, `profiler`), a warm-up or an elastic scaling (`is_warmup`, `is_scaling`)."""
+    profiling (`debug`, `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `DEBUG`, `is_profile`,
+    `X_CHECK_INVARIANTS`, `sanity_check`; not `debugger`, `profiler`, `batch_invariant`), a
+    warm-up or an elastic scaling (`is_warmup`, `is_scaling`)."""
     low = text.lower()
     return bool(_DEBUG_WORD.search(low) or _PHASE_PREDICATE.match(low))
 
