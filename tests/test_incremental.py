@@ -464,3 +464,72 @@ def test_reused_findings_are_dropped_when_what_they_read_of_the_repository_chang
     changed = lint(root, settings)
     assert {(r[0], r[1]): r[6] for r in result(changed)}[("helpers.py", 5)] == "hot"
     assert_same_as_cold(root, settings, changed)
+
+
+MOVING = """\
+    import torch
+
+
+    def helper(x):
+        return x + 1
+
+
+    class Runner:
+        def step(self, logits, lengths: list[int]):
+            lens = torch.tensor(lengths, device="cuda")
+            probs = torch.softmax(logits.to("cuda"), dim=-1)
+            if probs.max() > 0.5:  # noqa: SL203
+                return lens
+            top = probs.argmax().item()
+            return top
+
+
+    def other(n):
+        total = 0
+        for i in range(n):
+            total += i
+        return total
+    """
+
+
+def test_a_run_of_edits_gives_what_a_cold_run_gives_at_every_step(tmp_path, monkeypatch):
+    # Edits that move lines (blank lines, comments, a function no rule can flag) and edits
+    # that change the screened code, in a seeded order: after each, the cached run reports
+    # exactly what a cold run reports, fixes and `--explain` included.
+    import random
+
+    root = project(tmp_path / "proj", {"runner.py": MOVING, "batch_info.py": BATCH_INFO, "backend.py": FILES["backend.py"]})
+    settings = settings_for(tmp_path)
+    first = lint(root, settings)
+    assert {r[3] for r in result(first) if r[0] == "runner.py"} >= {"SL101", "SL201"}
+    rng = random.Random(2026)
+    edits = [
+        lambda lines, at: lines[:at] + [""] + lines[at:],
+        lambda lines, at: lines[:at] + ["# a note"] + lines[at:],
+        lambda lines, at: lines[:at] + ["", "def unflagged(y):", "    return y * 2", ""] + lines[at:],
+        lambda lines, at: [line for i, line in enumerate(lines) if i != at or line.strip()],
+        lambda lines, at: [line.replace("argmax()", "argmin()") for line in lines],
+        lambda lines, at: [line.replace("argmin()", "argmax()") for line in lines],
+    ]
+    text = textwrap.dedent(MOVING)
+    from synclint import engine
+
+    parses, steps = [], 0
+    parse = engine._parse
+    monkeypatch.setattr(engine, "_parse", lambda *a: parses.append(1) or parse(*a))
+    for _ in range(14):
+        lines = text.split("\n")
+        # Only at statement boundaries: between top-level definitions or at the top.
+        boundaries = [0] + [i for i, line in enumerate(lines) if line.startswith(("def ", "class "))]
+        candidate = "\n".join(rng.choice(edits)(lines, rng.choice(boundaries)))
+        try:
+            compile(candidate, "runner.py", "exec")
+        except SyntaxError:
+            continue
+        text = candidate
+        (root / "runner.py").write_text(text)
+        parses.clear()
+        changed = lint(root, settings)
+        steps += not parses  # runner.py kept its findings without a parse
+        assert_same_as_cold(root, settings, changed)
+    assert steps >= 3  # the sequence moves lines often enough to exercise the reuse
