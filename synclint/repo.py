@@ -3741,7 +3741,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     # The call graph and the vendored functions, from the counts: the graph resolved again
     # whole where the edit changed a call or a definition (a definition changes how calls by
     # name and through classes resolve).
-    if edges_now:
+    if edges_now and not _only_uncalled_definitions(edges_now, edge_count):
         counts_now = {callee: counts for callee, counts in edge_count.items() if callee not in edges_now}
         counts_now.update(edges_now)
         call_graph = _CallGraph(Types(bases, field_types, returns))
@@ -3759,6 +3759,37 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     return Facts(values_now, _fingerprint(values_now, graph, classes_now, arguments, crowded, orphans_now, methods), graph,
                  examples=examples_now, vendored=vendored_now, classes=classes_now, arguments=arguments, crowded=crowded,
                  orphans=orphans_now, methods=methods)
+
+
+def _only_uncalled_definitions(edges_now: dict, edge_count: dict) -> bool:
+    """Whether the edit's changes to the call graph's counts (`edges_now`: callee -> its
+    callers' counts now) only define functions by names that nothing defined before and that
+    no call, field or mark of the repository names (`def added(x): return x` appended): the
+    graph resolved whole would be the one of the last solve, since a function no call reaches
+    and that calls nothing is no edge of it."""
+    new_names = set()
+    for callee, counts in edges_now.items():
+        before = edge_count.get(callee, {})
+        for key in counts.keys() | before.keys():
+            change = counts.get(key, 0) - before.get(key, 0)
+            if change and (key[0] != "" or change < 0):
+                return False  # a call added or taken away, or a definition taken away
+        if counts == before:
+            continue
+        if not callee.isidentifier() or any(key[0] == "" and n > 0 for key, n in before.items()):
+            return False  # a method, or a name defined elsewhere already (calls by name resolve differently)
+        new_names.add(callee)
+    if not new_names:
+        return True
+    named = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(new_names))) + r")(?!\w)")
+    for callee, counts in edge_count.items():
+        if callee in new_names and any(key[0] and n > 0 for key, n in counts.items()):
+            return False  # called by that name before it was defined
+        if callee not in new_names and named.search(callee):
+            return False  # `mod>added`, `.added`, `Cls.added`, a held or marked reference
+        if callee[:1] == MARK_CALLER and any(named.search(str(key[1])) for key in counts):
+            return False
+    return True
 
 
 # --- hot and cold through the call graph ---------------------------------------------------------

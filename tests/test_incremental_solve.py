@@ -453,3 +453,71 @@ def test_the_summaries_walk_the_tree_as_ast_does():
     assert astwalk.walk(tree) is not astwalk.walk(tree)  # nothing kept outside a summary
     for node in ast.walk(tree):
         assert [id(c) for c in astwalk.children(node)] == [id(c) for c in ast.iter_child_nodes(node)]
+
+
+# --- a function that nothing calls and that calls nothing: no edge of the call graph ------------
+
+
+def _graph_builds(root: Path, monkeypatch, edits: dict[str, str]) -> int:
+    """As `_check` (the build after the edits equals a full solve); returns how it got its
+    facts and how many times it resolved the call graph whole."""
+    builds = []
+    real_graph = repo._CallGraph.graph
+
+    def counting_graph(self, *args):
+        builds.append(1)
+        return real_graph(self, *args)
+
+    repo.build(root.resolve(), use_cache=True)
+    monkeypatch.setattr(repo._CallGraph, "graph", counting_graph)
+    how = _check_built(root, monkeypatch, edits)
+    monkeypatch.setattr(repo._CallGraph, "graph", real_graph)
+    return how, len(builds) - 1  # the full solve `_check_built` compares with builds it once
+
+
+def _check_built(root: Path, monkeypatch, edits: dict[str, str]) -> str:
+    for name, text in edits.items():
+        (root / name).write_text(text)
+    calls = {"incremental": 0}
+    real_incremental = repo._incremental
+
+    def counting_incremental(*args):
+        found = real_incremental(*args)
+        calls["incremental"] += found is not None
+        return found
+
+    monkeypatch.setattr(repo, "_incremental", counting_incremental)
+    again = repo.build(root.resolve(), use_cache=True)
+    monkeypatch.setattr(repo, "_incremental", real_incremental)
+    full = repo.build(root.resolve(), use_cache=False)
+    assert _snapshot(again) == _snapshot(full)
+    return "incremental" if calls["incremental"] else "whole"
+
+
+@pytest.mark.parametrize(
+    "edits, builds",
+    [
+        # Appended, called by nothing, calling nothing: the last solve's graph holds.
+        ({"util.py": _text("util.py") + "\n\ndef added(x):\n    return x\n"}, 0),
+        # ... inserted above others (its flows move the others' lines), with a decorator.
+        ({"runner.py": _text("runner.py").replace("class Runner:", "def nothing():\n    pass\n\n\nclass Runner:")}, 0),
+        # It calls something: a new edge.
+        ({"util.py": _text("util.py") + "\n\ndef relay(v):\n    return clamp(v, 0, 1)\n"}, 1),
+        # A name another file already calls (`scale`, imported and called by runner.py) defined
+        # a second time: calls by that name may reach it.
+        ({"util.py": _text("util.py") + "\n\ndef scale(values, factor):\n    return values\n"}, 1),
+        # A name a file called before any definition of it (built so first): the call reaches it now.
+        ({"util.py": _text("util.py") + "\n\ndef later(x):\n    return x\n"}, 1),
+    ],
+    ids=["appended", "inserted-above", "calls-something", "name-defined-elsewhere", "called-before-defined"],
+)
+def test_a_function_no_call_reaches_keeps_the_call_graph(tmp_path, monkeypatch, edits, builds):
+    files = dict(FILES)
+    if "later" in edits.get("util.py", ""):
+        files["runner.py"] = FILES["runner.py"].replace("return helper(out, batch)", "return later(helper(out, batch))")
+    root = project(tmp_path / "proj", files)
+    how, built = _graph_builds(root, monkeypatch, edits)
+    if builds == 0:
+        assert (how, built) == ("incremental", 0)
+    else:  # the graph resolved again: by the incremental build, or a whole solve
+        assert built >= 1
