@@ -16,7 +16,12 @@ records the index fingerprint it was made under, the questions the file asked th
 (`repo.recording`: fields, parameters, results, call-graph tier verdicts) and a digest of the
 answers. Under the same index the entry holds as it is; under another, it holds when the
 same questions get the same answers (`repo.Verifier`), so a change in one file re-lints only
-the files whose findings read what changed.
+the files whose findings read what changed. The call graph's answers (tier verdicts, what
+callers pass) are the costly ones to work out again: each entry also keeps the fingerprint
+of the call graph it was made under and a digest of its other answers, and under an index
+with the same call graph only those others are asked again. An answer that changed only in
+the rows it cites (a line inserted in the file it cites) keeps the findings, their
+citations rewritten (synclint/moved_lines.py).
 
 Findings are stored as plain tuples of str/int (marshal: fast, and it cannot run code on
 load) and rebuilt into the same `Violation` objects, fixes included.
@@ -43,7 +48,7 @@ from synclint import moved_lines
 from synclint.config import Settings
 from synclint.violation import Applicability, Confidence, Edit, Fix, Location, Severity, Violation
 
-MAGIC = b"SYNCLINT-CACHE-4\n"
+MAGIC = b"SYNCLINT-CACHE-5\n"
 _DIGEST_SIZE = 32
 # A file modified this close to the run's start may change again within the same mtime tick
 # without its size changing; its stat is not trusted next time (its content hash is).
@@ -74,6 +79,11 @@ class Entry:
     # The digest of the same answers with the rows they cite left out (moved_lines.loose_digest):
     # answers that changed in those rows alone keep the findings, their citations rewritten.
     loose: str = ""
+    # The call graph the answers were given under (repo.graph_fingerprint) and the digest of
+    # the answers that are not the call graph's (repo.graph_digest): under another index with
+    # the same call graph, only those are asked again (the call graph's are the costly ones).
+    graph: str = ""
+    placements: str = ""
 
     def matches_stat(self, st: os.stat_result) -> bool:
         return self.size == st.st_size and self.mtime_ns == st.st_mtime_ns
@@ -209,7 +219,8 @@ def _decode(blob: bytes) -> dict[str, Entry]:
 
 def _encode(entries: dict[str, Entry]) -> bytes:
     raw = {
-        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index, e.deps, e.answers, e.screened, e.loose)
+        path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index, e.deps, e.answers, e.screened, e.loose, e.graph,
+               e.placements)
         for path, e in entries.items()
     }
     body = marshal.dumps(raw)
@@ -273,19 +284,28 @@ class ResultCache:
             # this file? Ask its questions again.
             if not entry.answers:
                 return None
-            from synclint.repo import dependency_digest as repo_digest
+            from synclint import repo
 
             violations, answers = entry.violations, entry.answers
-            found = {key: self.verifier().answer(key) for key in entry.deps}
-            if repo_digest(found) != answers:
-                # Only the rows the answers cite moved (a line inserted in a file they cite)?
-                if not entry.loose or moved_lines.loose_digest(found) != entry.loose:
-                    return None
-                violations, answers = moved_lines.recite(violations, found), repo_digest(found)
-                if violations is None:
-                    return None
+            verifier = self.verifier()
+            graph = repo.graph_fingerprint()
+            if entry.graph == graph and entry.placements:
+                # The same call graph: its answers are the same; ask the others again.
+                found = {key: verifier.answer(key) for key in entry.deps if key[0] not in repo.GRAPH_QUESTIONS}
+                same = repo.dependency_digest(found) == entry.placements
+            else:
+                same = False
+            if not same:
+                found = {key: verifier.answer(key) for key in entry.deps}
+                if repo.dependency_digest(found) != answers:
+                    # Only the rows the answers cite moved (a line inserted in a file they cite)?
+                    if not entry.loose or moved_lines.loose_digest(found) != entry.loose:
+                        return None
+                    violations, answers = moved_lines.recite(violations, found), repo.dependency_digest(found)
+                    if violations is None:
+                        return None
             entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, violations, self.index, entry.deps, answers,
-                          entry.screened, entry.loose)
+                          entry.screened, entry.loose, graph, repo.graph_digest(found) if not same else entry.placements)
             self.updates[key] = entry
             self.verified += 1
         try:
@@ -302,7 +322,7 @@ class ResultCache:
             return None
         # Same content, new stat (a checkout, a touch): trust the new stat from now on.
         refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations, entry.index, entry.deps, entry.answers,
-                          entry.screened, entry.loose)
+                          entry.screened, entry.loose, entry.graph, entry.placements)
         self.updates[key] = refreshed
         return refreshed
 
@@ -319,26 +339,34 @@ class ResultCache:
     def previous(self, filename: str) -> tuple | None:
         """What the file's last lint saw and reported, for a lint of its new content to reuse
         (engine.reusing): (screened digest, findings, questions, answers digest, the answers'
-        digest less the rows they cite), or None."""
+        digest less the rows they cite, the call graph's fingerprint, the other answers' digest),
+        or None."""
         entry = self.updates.get(self.key(filename)) or self.entries.get(self.key(filename))
         if entry is None or not entry.screened or not entry.answers:
             return None
-        return (entry.screened, entry.violations, entry.deps, entry.answers, entry.loose)
+        return (entry.screened, entry.violations, entry.deps, entry.answers, entry.loose, entry.graph, entry.placements)
 
     def store(self, filename: str, stat: tuple[int, int], digest: bytes, encoding: str, violations, reads: dict | None = None,
-              screened: str = "") -> None:
+              screened: str = "", kept: tuple | None = None) -> None:
         """Record a file's findings. `stat` (size, mtime_ns) must be taken before the content
         was read, so that a file changed meanwhile is caught by its stat next time. `reads`:
         what the lint asked of the repository index and the answers (repo.recording); None
         when unknown, and the entry then holds under this index only. `screened`: the digest
-        of what the rules saw (engine.reusing)."""
+        of what the rules saw (engine.reusing). `kept`: the questions and the digests of their
+        answers of the file's last entry, where its findings were reused with the same answers."""
         from synclint import repo
 
         size, mtime_ns = stat
         trusted = -1 if mtime_ns >= self.started_ns - RACY_WINDOW_NS else size
-        deps, answers, loose = ((), "", "") if reads is None else (tuple(sorted(reads)), repo.dependency_digest(reads), moved_lines.loose_digest(reads))
+        if kept is not None:  # the last entry's questions, whose answers are the same now
+            deps, answers, loose, graph, placements = kept
+        elif reads is None:
+            deps, answers, loose, graph, placements = (), "", "", "", ""
+        else:
+            deps, answers, loose, graph, placements = (tuple(sorted(reads)), repo.dependency_digest(reads),
+                                                       moved_lines.loose_digest(reads), repo.graph_fingerprint(), repo.graph_digest(reads))
         self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations), self.index, deps, answers,
-                                                 screened if reads is not None else "", loose)
+                                                 screened if reads is not None else "", loose, graph, placements)
 
     def save(self) -> None:
         """Merge our updates into the index on disk and replace it atomically. Never raises:

@@ -1889,6 +1889,38 @@ def dependency_digest(reads: dict) -> str:
     return hashlib.sha256(repr(sorted(reads.items())).encode()).hexdigest()[:24]
 
 
+# The questions the call graph answers (`Verifier.answer`): tier verdicts, the kinds of argument
+# callers pass, fields never None. Their answers depend on the call graph and the classes only
+# (`graph_fingerprint`), not on the placements of fields, parameters and results.
+GRAPH_QUESTIONS = frozenset({"t", "tv", "g", "gb", "fg"})
+
+
+def graph_digest(reads: dict) -> str:
+    """`dependency_digest` of the answers that are not the call graph's (GRAPH_QUESTIONS)."""
+    return dependency_digest({key: value for key, value in reads.items() if key[0] not in GRAPH_QUESTIONS})
+
+
+_GRAPH_FINGERPRINTS: dict[int, tuple] = {}
+
+
+def graph_fingerprint(facts: Facts | None = None) -> str:
+    """A digest of everything the call graph's answers (GRAPH_QUESTIONS) read of the facts:
+    the callers, the arguments they pass, the classes, the vendored, crowded, unnamed
+    functions and the methods. Equal for two indexes, those answers are equal too."""
+    facts = FACTS if facts is None else facts
+    found = _GRAPH_FINGERPRINTS.get(id(facts))
+    if found is not None and found[0] is facts:
+        return found[1]
+    typed, declared, bases, field_types, returns = facts.classes
+    blob = repr((sorted(facts.callers.items()), sorted((k, tuple(v)) for k, v in bases.items()), sorted(field_types.items()),
+                 sorted(returns.items()), sorted(facts.arguments.items()), sorted(facts.crowded), sorted(facts.orphans),
+                 sorted(facts.methods.items()), sorted(facts.vendored)))
+    digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    _GRAPH_FINGERPRINTS.clear()
+    _GRAPH_FINGERPRINTS[id(facts)] = (facts, digest)
+    return digest
+
+
 class Verifier:
     """Answers the questions a cached file asked, again, with the facts installed now: its
     findings are still valid when every answer is the same (`digest(keys) == stored`)."""

@@ -132,6 +132,7 @@ class _Linted:
     digest: bytes | None = None
     reads: dict | None = None  # what the lint asked of the repository index, and the answers
     screened: str = ""  # the digest of what the rules saw (engine.reusing)
+    kept: tuple | None = None  # the last entry's questions and answer digests, where reused unchanged
 
 
 class _LastFindings:
@@ -145,12 +146,13 @@ class _LastFindings:
         self.filename, self.settings, self.previous = filename, settings, previous
         self.digest = ""
         self.shape = None
+        self.kept = None  # the last entry's questions and answer digests, where they still hold
 
     def __call__(self, digest: str, shape=None):
         self.digest, self.shape = digest, shape
         if self.previous is None:
             return None
-        screened, violations, deps, answers, loose = self.previous
+        screened, violations, deps, answers, loose, graph, placements = self.previous
         last_digest, last_shape, places = moved_lines.decode(screened)
         if last_digest != digest:
             if shape is None or not last_shape or last_shape != shape.digest:
@@ -162,6 +164,12 @@ class _LastFindings:
         from synclint.cache import from_plain
 
         verifier = _verifier(self.settings)
+        if placements and graph == repo.graph_fingerprint():
+            # The same call graph: its answers are the same; ask the others again.
+            found = {key: verifier.answer(key) for key in deps if key[0] not in repo.GRAPH_QUESTIONS}
+            if repo.dependency_digest(found) == placements:
+                self.kept = (deps, answers, loose, graph, placements)
+                return from_plain(violations, self.filename)
         found = {key: verifier.answer(key) for key in deps}
         if repo.dependency_digest(found) != answers:
             # Answers that differ only in the rows they cite (a line moved in a file they
@@ -219,7 +227,7 @@ def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_c
     if outcome.changed or outcome.error:  # only unfixed results describe the file on disk
         return _Linted(outcome)
     return _Linted(outcome, (st.st_size, st.st_mtime_ns), content_digest(source), reads,
-                   last.screened(outcome.violations) if last is not None else "")
+                   last.screened(outcome.violations) if last is not None else "", last.kept if last is not None else None)
 
 
 _WORKER_ARGS: tuple | None = None
@@ -426,7 +434,8 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
         outcomes[name] = result.outcome
         cache = cache_for(settings_of[name])
         if cache is not None and result.stat is not None:
-            cache.store(name, result.stat, result.digest, result.outcome.encoding, result.outcome.violations, result.reads, result.screened)
+            cache.store(name, result.stat, result.digest, result.outcome.encoding, result.outcome.violations, result.reads, result.screened,
+                        result.kept)
     for cache in caches.values():
         cache.save()
     run.outcomes = [outcomes[name] for name in names]

@@ -533,3 +533,36 @@ def test_a_run_of_edits_gives_what_a_cold_run_gives_at_every_step(tmp_path, monk
         steps += not parses  # runner.py kept its findings without a parse
         assert_same_as_cold(root, settings, changed)
     assert steps >= 3  # the sequence moves lines often enough to exercise the reuse
+
+
+def test_under_a_new_index_with_the_same_call_graph_its_answers_are_not_worked_out_again(tmp_path, monkeypatch):
+    # A function appended that nothing calls and that passes its argument through: a new fact
+    # (the index's fingerprint changes), the same call graph. The cached files' questions to
+    # the call graph (tier verdicts, what callers pass) keep their answers; only the others
+    # are asked again. A call added changes the graph: its answers are worked out again.
+    root = project(tmp_path / "proj", {**FILES, **CALL_GRAPH})
+    settings = settings_for(tmp_path, include_cold=True, min_confidence=Confidence.LOW)
+    first = lint(root, settings)
+    before = repo.FACTS.fingerprint
+    verdicts = []
+    real = repo._CallGraphTiers.verdict
+
+    def counting(self, *args, **kwargs):
+        verdicts.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(repo._CallGraphTiers, "verdict", counting)
+    write(root / "util.py", textwrap.dedent(FILES["util.py"]) + "\n\ndef passed_through(x):\n    return x\n")
+    # ... and an edit of a file with findings that keeps them (a comment after its code)
+    write(root / "helpers.py", textwrap.dedent(CALL_GRAPH["helpers.py"]) + "\n# a comment\n")
+    changed = lint(root, settings)
+    assert repo.FACTS.fingerprint != before
+    assert relinted(changed) == {"util.py", "helpers.py"} and verdicts == []
+    assert result(changed) == result(first)
+    assert_same_as_cold(root, settings, changed)
+
+    verdicts.clear()
+    write(root / "util.py", textwrap.dedent(FILES["util.py"]) + "\n\ndef caller(t):\n    return fill_table(t)\n")
+    changed = lint(root, settings)
+    assert verdicts  # the call graph changed: its answers are worked out again
+    assert_same_as_cold(root, settings, changed)
