@@ -18,7 +18,9 @@ After a run has saved (or reused) its tag, `keep_bounded` prunes:
   marker): a summary named by no `roots/` file left and by no `state/` file left (the full
   solve's digests, which `_incremental` reads back) is removed once it is older than `GRACE`
   (a run that is summarising now has not written its `roots/` file yet), and so is a
-  temporary file of an interrupted write.
+  temporary file of an interrupted write. So is every `graph/<fingerprint>` file (the call
+  graph's fingerprint of an index, a memo `repo.graph_fingerprint` works out again when
+  it is gone).
 
 Another process may read, write or prune the store at the same time: every filesystem error is
 ignored (a summary that is gone is summarised again; facts that are gone are solved again),
@@ -48,6 +50,7 @@ _TAG = re.compile(r"[0-9a-f]{24}\Z")
 _BUCKET = re.compile(r"[0-9a-f]{2}\Z")
 _BLOB = re.compile(r"[0-9a-f]{62}\Z")
 _TEMPORARY = re.compile(r"tmp[a-z0-9_]{8}\.tmp\Z")  # tempfile.mkstemp(suffix=".tmp"), repo._write
+_GRAPH_MEMO = re.compile(r"[0-9a-f]{16}\Z")  # `graph/<facts fingerprint>` (repo.graph_fingerprint)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -128,6 +131,9 @@ def sweep_summaries(folder: str, now: float | None = None, dry_run: bool = False
                     _sweep(entry, now, gone, dry_run)
             elif _TEMPORARY.match(entry.name):
                 _sweep(entry, now, gone, dry_run)
+    for entry in _files(os.path.join(folder, "graph"), None):
+        if _GRAPH_MEMO.match(entry.name) or _TEMPORARY.match(entry.name):
+            _sweep(entry, now, gone, dry_run)  # worked out again where still needed
     return gone
 
 

@@ -1911,11 +1911,18 @@ def graph_fingerprint(facts: Facts | None = None) -> str:
     found = _GRAPH_FINGERPRINTS.get(id(facts))
     if found is not None and found[0] is facts:
         return found[1]
-    typed, declared, bases, field_types, returns = facts.classes
-    blob = repr((sorted(facts.callers.items()), sorted((k, tuple(v)) for k, v in bases.items()), sorted(field_types.items()),
-                 sorted(returns.items()), sorted(facts.arguments.items()), sorted(facts.crowded), sorted(facts.orphans),
-                 sorted(facts.methods.items()), sorted(facts.vendored)))
-    digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    # Worked out once per index (about 0.5 s for a repository of 150,000 call edges), then
+    # read back by the index's own fingerprint, which covers everything it reads.
+    memo = os.path.join(str(store_folder()), "graph", facts.fingerprint) if facts.fingerprint else ""
+    digest = _read(memo) if memo else None
+    if not isinstance(digest, str):
+        typed, declared, bases, field_types, returns = facts.classes
+        blob = repr((sorted(facts.callers.items()), sorted((k, tuple(v)) for k, v in bases.items()), sorted(field_types.items()),
+                     sorted(returns.items()), sorted(facts.arguments.items()), sorted(facts.crowded), sorted(facts.orphans),
+                     sorted(facts.methods.items()), sorted(facts.vendored)))
+        digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        if memo:
+            _write(memo, marshal.dumps(digest))
     _GRAPH_FINGERPRINTS.clear()
     _GRAPH_FINGERPRINTS[id(facts)] = (facts, digest)
     return digest

@@ -144,6 +144,28 @@ def test_unnamed_old_summaries_are_swept_named_and_fresh_ones_stay(store):
     assert len(gone) == 3
 
 
+def test_old_call_graph_memos_are_swept_fresh_ones_stay(store):
+    old = _put(store / "graph" / "0123456789abcdef", marshal.dumps("fedcba9876543210"), NOW - 2 * HOUR)
+    fresh = _put(store / "graph" / "abcdef0123456789", marshal.dumps("0123456789abcdef"), NOW - 60)
+    other = _put(store / "graph" / "notes.txt", b"kept", NOW - 40 * DAY)
+    gone = index_store.sweep_summaries(str(store), now=NOW)
+    assert gone == [str(old)] and not old.exists() and fresh.exists() and other.exists()
+
+
+def test_the_call_graph_fingerprint_is_read_back_by_the_index_fingerprint(tmp_path, monkeypatch):
+    # Worked out once per index, then read from the store (a run that only stores findings
+    # does not walk the call graph again); the same for equal indexes, another for another.
+    root = project(tmp_path / "proj", {"batch_info.py": BATCH_INFO})
+    facts = repo.build(root.resolve(), use_cache=True)
+    first = repo.graph_fingerprint(facts)
+    memo = repo.store_folder() / "graph" / facts.fingerprint
+    assert memo.is_file() and marshal.loads(memo.read_bytes()) == first
+    again = repo.build(root.resolve(), use_cache=False)
+    monkeypatch.setattr(repo, "_GRAPH_FINGERPRINTS", {})
+    monkeypatch.setattr(repo.Facts, "callers", property(lambda self: (_ for _ in ()).throw(AssertionError("walked"))), raising=False)
+    assert repo.graph_fingerprint(again) == first
+
+
 def test_summaries_of_removed_tags_are_swept(store):
     kept, dropped, shared = _digest("kept"), _digest("dropped"), _digest("shared")
     _add_tag(store, _tag("new"), NOW, digests=[kept, shared])
