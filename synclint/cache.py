@@ -191,6 +191,41 @@ def _violation(plain: tuple, filename: str) -> Violation:
     )
 
 
+@dataclass(frozen=True)
+class Rechecked:
+    """A cache entry's findings and answer digests under the index installed now (`recheck`)."""
+
+    violations: tuple  # plain, their citations rewritten where only cited rows moved
+    answers: str
+    graph: str
+    placements: str
+    found: dict | None  # every answer, where all were asked again; None: the call graph's kept
+
+
+def recheck(violations: tuple, deps: tuple, answers: str, loose: str, graph: str, placements: str, verifier) -> Rechecked | None:
+    """Whether findings made under another index hold under the one installed now, asking
+    their questions again (`verifier`: a repo.Verifier): under the same call graph, only the
+    questions that are not the call graph's; else all of them, where answers that changed
+    only in the rows they cite keep the findings with their citations rewritten
+    (synclint/moved_lines.py). None when they do not hold."""
+    from synclint import repo
+
+    now = repo.graph_fingerprint()
+    if placements and graph == now:
+        found = {key: verifier.answer(key) for key in deps if key[0] not in repo.GRAPH_QUESTIONS}
+        if repo.dependency_digest(found) == placements:
+            return Rechecked(violations, answers, graph, placements, None)
+    found = {key: verifier.answer(key) for key in deps}
+    digest = repo.dependency_digest(found)
+    if digest != answers:
+        if not loose or moved_lines.loose_digest(found) != loose:
+            return None
+        violations = moved_lines.recite(violations, found)
+        if violations is None:
+            return None
+    return Rechecked(violations, digest, now, repo.graph_digest(found), found)
+
+
 def to_plain(violations) -> tuple:
     return tuple(_plain_violation(v) for v in violations)
 
@@ -284,28 +319,11 @@ class ResultCache:
             # this file? Ask its questions again.
             if not entry.answers:
                 return None
-            from synclint import repo
-
-            violations, answers = entry.violations, entry.answers
-            verifier = self.verifier()
-            graph = repo.graph_fingerprint()
-            if entry.graph == graph and entry.placements:
-                # The same call graph: its answers are the same; ask the others again.
-                found = {key: verifier.answer(key) for key in entry.deps if key[0] not in repo.GRAPH_QUESTIONS}
-                same = repo.dependency_digest(found) == entry.placements
-            else:
-                same = False
-            if not same:
-                found = {key: verifier.answer(key) for key in entry.deps}
-                if repo.dependency_digest(found) != answers:
-                    # Only the rows the answers cite moved (a line inserted in a file they cite)?
-                    if not entry.loose or moved_lines.loose_digest(found) != entry.loose:
-                        return None
-                    violations, answers = moved_lines.recite(violations, found), repo.dependency_digest(found)
-                    if violations is None:
-                        return None
-            entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, violations, self.index, entry.deps, answers,
-                          entry.screened, entry.loose, graph, repo.graph_digest(found) if not same else entry.placements)
+            checked = recheck(entry.violations, entry.deps, entry.answers, entry.loose, entry.graph, entry.placements, self.verifier())
+            if checked is None:
+                return None
+            entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, checked.violations, self.index, entry.deps,
+                          checked.answers, entry.screened, entry.loose, checked.graph, checked.placements)
             self.updates[key] = entry
             self.verified += 1
         try:

@@ -3809,11 +3809,10 @@ def _only_uncalled_definitions(edges_now: dict, edge_count: dict) -> bool:
     new_names = set()
     for callee, counts in edges_now.items():
         before = edge_count.get(callee, {})
-        for key in counts.keys() | before.keys():
-            change = counts.get(key, 0) - before.get(key, 0)
-            if change and (key[0] != "" or change < 0):
-                return False  # a call added or taken away, or a definition taken away
-        if counts == before:
+        changes = [(key, counts.get(key, 0) - before.get(key, 0)) for key in counts.keys() | before.keys()]
+        if any(change and (key[0] != "" or change < 0) for key, change in changes):
+            return False  # a call added or taken away, or a definition taken away
+        if not any(change for _, change in changes):
             continue
         if not callee.isidentifier() or any(key[0] == "" and n > 0 for key, n in before.items()):
             return False  # a method, or a name defined elsewhere already (calls by name resolve differently)

@@ -161,26 +161,16 @@ class _LastFindings:
             if violations is None:
                 return None
         from synclint import repo
-        from synclint.cache import from_plain
+        from synclint.cache import from_plain, recheck
 
-        verifier = _verifier(self.settings)
-        if placements and graph == repo.graph_fingerprint():
-            # The same call graph: its answers are the same; ask the others again.
-            found = {key: verifier.answer(key) for key in deps if key[0] not in repo.GRAPH_QUESTIONS}
-            if repo.dependency_digest(found) == placements:
-                self.kept = (deps, answers, loose, graph, placements)
-                return from_plain(violations, self.filename)
-        found = {key: verifier.answer(key) for key in deps}
-        if repo.dependency_digest(found) != answers:
-            # Answers that differ only in the rows they cite (a line moved in a file they
-            # cite, maybe this one): the findings hold, with the citations of now.
-            if not loose or moved_lines.loose_digest(found) != loose:
-                return None
-            violations = moved_lines.recite(violations, found)
-            if violations is None:
-                return None
-        repo.FACTS.reads.update(found)  # the new entry depends on what the last one did
-        return from_plain(violations, self.filename)
+        checked = recheck(violations, deps, answers, loose, graph, placements, _verifier(self.settings))
+        if checked is None:
+            return None
+        if checked.found is None:  # the same call graph, the same other answers: the last entry's digests hold
+            self.kept = (deps, answers, loose, graph, placements)
+        else:
+            repo.FACTS.reads.update(checked.found)  # the new entry depends on what the last one did
+        return from_plain(checked.violations, self.filename)
 
     def screened(self, violations) -> str:
         """What the cache keeps of this lint's input beside its findings (`moved_lines.encode`)."""
