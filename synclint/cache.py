@@ -272,7 +272,6 @@ class ResultCache:
             extra = repo.FACTS.fingerprint
         self.index = extra
         self.settings = settings
-        self._verifier = None
         self.verified = 0  # entries of another index found still valid by their answers
         self.folder = cache_folder(settings)
         self.path = self.folder / f"{namespace(settings)}.idx"
@@ -348,11 +347,9 @@ class ResultCache:
         return -1 if st.st_mtime_ns >= self.started_ns - RACY_WINDOW_NS else st.st_size
 
     def verifier(self):
-        if self._verifier is None:
-            from synclint import repo
+        from synclint import repo
 
-            self._verifier = repo.Verifier(repo.FACTS, self.settings)
-        return self._verifier
+        return repo.verifier(self.settings)
 
     def previous(self, filename: str) -> tuple | None:
         """What the file's last lint saw and reported, for a lint of its new content to reuse

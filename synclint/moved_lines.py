@@ -4,16 +4,17 @@ the middle, a blank line removed) keeps its last findings, each moved to its lin
 
 The screened text (synclint/screen/) blanks every line no rule can flag. Its *shape* is a
 digest of its lines of code (neither blank nor only a comment), in order, and the rows they
-stand on. Two versions of a file
-with the same shape digest differ only in where those lines stand, so every row a finding
-cites (its location, its fix's edits, its `noqa` row, the `line N:` of its evidence) maps
-from the one version to the other through the line's place among the non-blank lines.
+stand on. Two versions of a file with the same shape digest differ only in where those lines
+stand, so every row a finding cites (its location, its fix's edits, its `noqa` row, the
+`line N:` of its evidence) maps from the one version to the other through the line's place
+among the lines of code.
 
 The cache keeps, beside a file's findings, the shape digest they were made from and, for each
 row they cite, that row's place (`encode`); a new version with the same shape digest takes the
-findings with the rows of its own lines (`moved`). Where a finding cites what cannot move so
-(a row that is blank in the screened text, or the file's own name beside a row in evidence
-that the repository index wrote), nothing is kept and the file is linted.
+findings with the rows of its own lines (`moved`). Where a finding cites a row that is no line
+of code (a fix inserting at a blank line), no shape is kept and the file is linted. The rows
+of this file that the repository index cites in evidence (`model.py:993`) are answers of the
+index, rewritten as below.
 
 The same holds of the lines of other files a finding cites. The repository index explains a
 placement with an example (`parameter x is given only device tensors in the repository (e.g.
@@ -38,8 +39,8 @@ _CITATION = re.compile(r"([\w.-]+\.py):(\d+)\b")
 
 @dataclass(frozen=True)
 class Shape:
-    """The non-blank lines of a screened text: a digest of their text (with what else the
-    rules saw, `facts`), and the row each stands on, in order."""
+    """The lines of code of a screened text: a digest of their text (with what else the rules
+    saw, `facts`), and the row each stands on, in order."""
 
     digest: str
     rows: tuple[int, ...]
@@ -82,7 +83,7 @@ def _cited_rows(plain: tuple) -> list[int]:
 
 def encode(digest: str, shape: Shape | None, violations: tuple) -> str:
     """The cache's `screened` field: the screened digest, then (where the findings can move
-    with their lines) the shape digest and each cited row's place among the non-blank lines."""
+    with their lines) the shape digest and each cited row's place among the lines of code."""
     if shape is None:
         return digest
     places = {}
@@ -110,7 +111,7 @@ def decode(screened: str) -> tuple[str, str, dict[int, int]]:
 
 def moved(violations: tuple, places: dict[int, int], rows: tuple[int, ...]) -> tuple | None:
     """The findings (plain form) with every cited row moved to the row its line now stands on
-    (`rows`: the new version's rows of non-blank lines), or None where one cannot be moved."""
+    (`rows`: the new version's rows of lines of code), or None where one cannot be moved."""
 
     def new(row):
         at = places.get(row)

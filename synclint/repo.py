@@ -1928,6 +1928,21 @@ def graph_fingerprint(facts: Facts | None = None) -> str:
     return digest
 
 
+_VERIFIERS: dict = {}
+
+
+def verifier(settings) -> Verifier:
+    """One `Verifier` per installed index and settings in this process, shared by the cache's
+    lookups and the reuse of a changed file's findings: its answers (the call graph's tier
+    verdicts above all) are worked out once for all the files it checks."""
+    key = (id(FACTS), settings)
+    found = _VERIFIERS.get(key)
+    if found is None or found.facts is not FACTS:
+        _VERIFIERS.clear()
+        found = _VERIFIERS[key] = Verifier(FACTS, settings)
+    return found
+
+
 class Verifier:
     """Answers the questions a cached file asked, again, with the facts installed now: its
     findings are still valid when every answer is the same (`digest(keys) == stored`)."""

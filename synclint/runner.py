@@ -163,7 +163,7 @@ class _LastFindings:
         from synclint import repo
         from synclint.cache import from_plain, recheck
 
-        checked = recheck(violations, deps, answers, loose, graph, placements, _verifier(self.settings))
+        checked = recheck(violations, deps, answers, loose, graph, placements, repo.verifier(self.settings))
         if checked is None:
             return None
         if checked.found is None:  # the same call graph, the same other answers: the last entry's digests hold
@@ -179,22 +179,6 @@ class _LastFindings:
         from synclint.cache import to_plain
 
         return moved_lines.encode(self.digest, self.shape, to_plain(violations))
-
-
-_VERIFIERS: dict = {}
-
-
-def _verifier(settings: Settings):
-    """One `repo.Verifier` per installed index and settings in this process: its answers (the
-    call graph's tier verdicts above all) are worked out once for all the files it checks."""
-    from synclint import repo
-
-    key = (id(repo.FACTS), settings)
-    found = _VERIFIERS.get(key)
-    if found is None or found.facts is not repo.FACTS:
-        _VERIFIERS.clear()
-        found = _VERIFIERS[key] = repo.Verifier(repo.FACTS, settings)
-    return found
 
 
 def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_cache: bool, previous: tuple | None = None) -> _Linted:
