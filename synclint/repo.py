@@ -1233,23 +1233,32 @@ class _Summarizer:
         own_params = self._own_method_params(unit, key) if own else None
         built = self._constructor(call, unit)
         # The methods the call may reach where the code says the class (`self.m()`, a typed
-        # object, `self.sub(x)`), or `.m` (any method `m`): resolved in the solve.
+        # object, `self.sub(x)`, `Cls.m()`, `super().m()`), or `.m` (any method `m`): resolved
+        # in the solve.
         refs = () if built or type(func) is not ast.Attribute else tuple(
-            r for r in self._callees(call, unit) if "." in r and ">" not in r)
+            r for r in self._callees(call, unit) if ("." in r or ":" in r) and ">" not in r)
         # Where the code says the class (`self.m(x)`, a typed object), the call runs that
         # class's `m` (or a base's, an override's): its arguments go to those methods alone,
         # not to every function of the name `m` (a module-level `m`, other classes' `m`).
         by_class = bool(refs) and all(_class_method(r) for r in refs)
+        # `Base.m(self, x)`: a method called through its class with its object given first;
+        # the method's parameters (`self` left out) start at the second argument.
+        first = call.args[0] if call.args else None
+        shift = int(by_class and type(first) is ast.Name and first.id in ("self", "cls")
+                    and all(":" in r and _SUPER_CALL not in r for r in refs))
         for position, arg in enumerate(call.args):
             if type(arg) is ast.Starred:
                 break
-            qualified = tuple(("QP", r, position) for r in refs)
+            slot = position - shift
+            qualified = tuple(("QP", r, slot) for r in refs) if slot >= 0 else ()
             if by_class:
-                self._flow(qualified[0], arg, unit, call.lineno, qualified[1:])
+                if qualified:
+                    self._flow(qualified[0], arg, unit, call.lineno, qualified[1:])
             else:
                 self._flow(("P", key, position), arg, unit, call.lineno, qualified)
             # through the class too (`self.rotary(pids.max() + 1)` runs `Rotary.forward`)
-            self._element_flows(("EP", key, position), arg, unit, call.lineno, tuple(("QE", r, position) for r in refs))
+            self._element_flows(("EP", key, position), arg, unit, call.lineno,
+                                tuple(("QE", r, slot) for r in refs) if slot >= 0 else ())
             if type(arg) is ast.Name and arg.id in loops:
                 for iterable in loops[arg.id]:
                     self._flow(("LP", key, position), iterable, unit, call.lineno)
@@ -1412,9 +1421,16 @@ def _held_functions(tree: ast.Module, imports: dict) -> set[tuple[str, str]]:
 
 def _class_method(callee: str) -> bool:
     """Whether a callee of `_Summarizer._callees` names the class whose method runs
-    (`Cls.m`: `self.m()`, a typed object), not a field's object or a method by name."""
-    cls, dot, method = callee.partition(".")
-    return bool(cls) and bool(dot) and method.isidentifier()
+    (`Cls.m`: `self.m()`, a typed object; `Cls:m`: `Cls.m()`, a static or class method
+    called through its class; `Base::m`: `super().m()`), not a field's object or a method
+    by name."""
+    if ">" in callee:
+        return False
+    for mark in (_SUPER_CALL, ":", "."):
+        cls, sep, method = callee.partition(mark)
+        if sep:
+            return bool(cls) and method.isidentifier()
+    return False
 
 
 def _by_name_method(callee: str) -> tuple[str, str]:

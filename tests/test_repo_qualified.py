@@ -712,3 +712,89 @@ def test_a_helper_made_of_its_arguments_alone_gives_each_call_its_own_place(tmp_
     assert facts.passes("rank_local_lens") == ((2, "rank"), (0, "seq_lens"), (1, "world_size"))
     found = [(v.location.row, v.code) for v in _violations(root, "pkg/builder.py")]
     assert found == [(19, "SL202")]
+
+
+PLANS = """\
+    from typing import NamedTuple
+
+    import torch
+
+
+    class DecodePlan(NamedTuple):
+        lens: torch.Tensor
+
+        @staticmethod
+        def generate(seq_lens: torch.Tensor, pool: torch.Tensor) -> "DecodePlan":
+            return DecodePlan(seq_lens + pool[0])
+
+
+    class PrefillPlan(NamedTuple):
+        lens: torch.Tensor
+
+        @staticmethod
+        def generate(seq_lens: torch.Tensor, pool: torch.Tensor) -> "PrefillPlan":
+            seq_lens_cpu = seq_lens.cpu()
+            return PrefillPlan(seq_lens_cpu)
+    """
+
+BUILDER = """\
+    import torch
+
+    from pkg.plans import DecodePlan, PrefillPlan
+
+
+    def make_plan(is_prefill: bool, seq_lens: torch.Tensor, pool: torch.Tensor, seq_lens_cpu):
+        if is_prefill:
+            planner = torch.tensor(seq_lens_cpu, dtype=torch.int64)
+            return PrefillPlan.generate(seq_lens=planner, pool=pool)
+        return DecodePlan.generate(seq_lens=seq_lens.to(torch.int64), pool=pool)
+    """
+
+
+def test_a_static_method_called_through_its_class_is_given_that_call_alone(tmp_path):
+    # `PrefillPlan.generate(...)` and `DecodePlan.generate(...)` run two methods of one name:
+    # each is given its own call's arguments, so the prefill plan's `.cpu()` of the host
+    # lengths is no sync.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/plans.py": PLANS, "pkg/builder.py": BUILDER})
+    facts = repo.build(root, use_cache=False)
+    assert facts.values[("p", "PrefillPlan.generate", "seq_lens")][0] == repo.HOST
+    assert facts.values[("p", "DecodePlan.generate", "seq_lens")][0] == repo.DEVICE
+    assert [v for v in _violations(root, "pkg/plans.py", min_confidence=Confidence.LOW) if v.code == "SL202"] == []
+    # The look-alike: the prefill plan built from the device lengths syncs.
+    builder = BUILDER.replace("seq_lens=planner", "seq_lens=seq_lens.to(torch.int64)")
+    root = project(tmp_path / "device", {"pkg/__init__.py": "", "pkg/plans.py": PLANS, "pkg/builder.py": builder})
+    assert [v.location.row for v in _violations(root, "pkg/plans.py") if v.code == "SL202"] == [19]
+
+
+LAYERS = """\
+    import torch
+    from torch import nn
+
+
+    class Base(nn.Module):
+        def scale(self, lens: torch.Tensor, factor: int):
+            return lens.tolist()
+
+
+    class Child(Base):
+        def forward(self, x: torch.Tensor):
+            lens = torch.arange(4)
+            return Base.scale(self, lens, 2)
+
+
+    class Other(Base):
+        def forward(self, x: torch.Tensor):
+            return super().scale(torch.arange(4), 2)
+    """
+
+
+def test_a_method_called_through_its_base_with_its_object_first_is_given_the_rest(tmp_path):
+    # `Base.scale(self, lens, 2)`: `self` is the object, `lens` the first parameter.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/layers.py": LAYERS})
+    facts = repo.build(root, use_cache=False)
+    assert facts.values[("p", "Base.scale", "lens")][0] == repo.HOST
+    assert ("p", "Base.scale", "factor") not in facts.values or not facts.values[("p", "Base.scale", "factor")][0] & repo.DEVICE
+    # The look-alike: a device tensor given through the base reaches the parameter.
+    layers = LAYERS.replace("lens = torch.arange(4)", "lens = torch.arange(4, device=x.device)")
+    root = project(tmp_path / "device", {"pkg/__init__.py": "", "pkg/layers.py": layers})
+    assert repo.build(root, use_cache=False).values[("p", "Base.scale", "lens")][0] & repo.DEVICE
