@@ -81,11 +81,12 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-38"
+INDEX_VERSION = "repo-index-39"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
-# A caller that is no way in for the hot path: a call on a branch that runs once (the call
-# graph's cold roots).
-COLD_CALLER = " [on a branch that runs once]"
+# A caller that is no way in for the hot path: a call on a cold branch (a first use or a
+# cache miss, an `except` handler, a debugging switch: synclint/analysis/coldcode.py), one of
+# the call graph's cold roots.
+COLD_CALLER = " [on a cold branch]"
 GUARDED_CALLER = " [only when "
 UNTAKEN_CALLER = " [on a branch no call outside cold code takes]"
 

@@ -327,7 +327,7 @@ def test_what_a_pipeline_stage_calls_outside_its_loop_runs_once_per_request(tmp_
     }
     root = project(tmp_path / "proj", files)
     found = tiers(root, "gen/helpers.py")
-    assert found[5] == ("cold", "reached only from cold code (DenoisingStage.forward [on a branch that runs once] -> prepare_cond)")
+    assert found[5] == ("cold", "reached only from cold code (DenoisingStage.forward [on a cold branch] -> prepare_cond)")
     assert found[9][0] == "hot"
 
 
@@ -384,7 +384,7 @@ def test_a_stage_loop_over_segments_runs_its_body_once_per_segment(tmp_path):
     # of its body (the clip's conditioning, its decoding, a readback) runs once per clip.
     root = project(tmp_path / "proj", SEGMENTS)
     found = tiers(root, "gen/helpers.py")
-    assert found[5][0] == "cold" and "ClipDenoisingStage.forward [on a branch that runs once]" in found[5][1]
+    assert found[5][0] == "cold" and "ClipDenoisingStage.forward [on a cold branch]" in found[5][1]
     assert found[9][0] == "cold"
     assert found[14][0] == "hot"
     local = tiers(root, "gen/stages.py")
@@ -444,9 +444,9 @@ def test_a_text_encoding_stage_loop_and_a_memoised_caller_run_once(tmp_path):
     root = project(tmp_path / "proj", files)
     found = tiers(root, "gen/helpers.py")
     # The loop of a text-encoding stage goes over prompts, once per request.
-    assert found[5] == ("cold", "reached only from cold code (TextEncodingStage.forward [on a branch that runs once] -> encode)")
+    assert found[5] == ("cold", "reached only from cold code (TextEncodingStage.forward [on a cold branch] -> encode)")
     # What an `lru_cache` function calls runs on a cache miss, once per key.
-    assert found[9] == ("cold", "reached only from cold code (varlen_meta [on a branch that runs once] -> layout)")
+    assert found[9] == ("cold", "reached only from cold code (varlen_meta [on a cold branch] -> layout)")
 
 
 ARGUMENT_GUARDS = {
@@ -897,7 +897,7 @@ def test_a_branch_that_runs_once_every_n_steps_is_cold(tmp_path):
     assert found[11] == ("cold", "in a branch that runs once every N calls (a step counter it tests and resets, or `step % N == 0`)")
     # Tested but not reset there: a threshold, not a period.
     assert found[13][0] == "hot"
-    assert found[18] == ("cold", "reached only from cold code (ExpertBalancer.step [on a branch that runs once] -> rearrange)")
+    assert found[18] == ("cold", "reached only from cold code (ExpertBalancer.step [on a cold branch] -> rearrange)")
 
 
 def test_a_profiling_branch_is_cold(tmp_path):
@@ -2062,7 +2062,7 @@ def test_a_function_stored_in_a_field_named_for_functions_runs_where_the_field_i
     # reads its functions: once per request, outside the denoise loop.
     root = project(tmp_path / "proj", HELD_FUNCTIONS)
     ((tier, reason),) = tiers(root, "gen/configs/qwen.py").values()
-    assert tier == "cold" and "TextEncodingStage.forward [on a branch that runs once] -> encode_text -> qwen_postprocess_text" in reason, reason
+    assert tier == "cold" and "TextEncodingStage.forward [on a cold branch] -> encode_text -> qwen_postprocess_text" in reason, reason
     # Stored by a keyword of a construction, and read every step (in a model's forward), it is hot.
     files = dict(HELD_FUNCTIONS)
     files["gen/configs/qwen.py"] = HELD_FUNCTIONS["gen/configs/qwen.py"].replace(

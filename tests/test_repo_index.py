@@ -568,8 +568,8 @@ ONCE_BRANCHES = {
 def test_a_helper_called_only_in_a_training_branch_or_an_except_handler_is_cold(tmp_path):
     root = project(tmp_path / "proj", TRAINING_GRAPH)
     found = tiers(root, "codebook.py")
-    assert found[21][0] == "cold" and "forward [on a branch that runs once] -> expire_codes_" in found[21][1]
-    assert found[30][0] == "cold" and "forward [on a branch that runs once] -> recover" in found[30][1]
+    assert found[21][0] == "cold" and "forward [on a cold branch] -> expire_codes_" in found[21][1]
+    assert found[30][0] == "cold" and "forward [on a cold branch] -> recover" in found[30][1]
     # `if not self.training:` runs at inference; the `try` body runs every time.
     assert found[24][0] == "hot" and "forward -> track" in found[24][1]
     assert found[27][0] == "hot" and "forward -> quantize" in found[27][1]
@@ -674,14 +674,14 @@ def test_a_name_that_is_a_numpy_array_elsewhere_is_not_resolved_by_numpy_methods
 def test_calls_made_only_on_a_branch_that_runs_once_are_cold(tmp_path):
     root = project(tmp_path / "proj", ONCE_BRANCHES)
     geometry = tiers(root, "geometry.py")
-    assert geometry[16][0] == "cold" and "slice_geometry [on a branch that runs once]" in geometry[16][1]
+    assert geometry[16][0] == "cold" and "slice_geometry [on a cold branch]" in geometry[16][1]
     plans = tiers(root, "plans.py")
-    assert plans[14][0] == "cold" and "get_plan [on a branch that runs once]" in plans[14][1]
+    assert plans[14][0] == "cold" and "get_plan [on a cold branch]" in plans[14][1]
     assert plans[23][0] == "hot"
     runner_tiers = tiers(root, "runner.py")
     # check_bounds is called only in a debug-only branch. gather_pages is called only from a
     # thread's target that runs no model (a transfer thread): off the serving thread, cold.
-    assert runner_tiers[27][0] == "cold" and "execute_model [on a branch that runs once]" in runner_tiers[27][1]
+    assert runner_tiers[27][0] == "cold" and "execute_model [on a cold branch]" in runner_tiers[27][1]
     assert runner_tiers[23] == ("cold", "reached only from cold code (Runner._transfer_loop -> gather_pages)")
     # A thread whose loop runs the model is the serving loop moved off the main thread: what
     # it calls is not cold for that (`_serving_loop`).
