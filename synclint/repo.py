@@ -81,7 +81,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-39"
+INDEX_VERSION = "repo-index-40"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a cold branch (a first use or a
 # cache miss, an `except` handler, a debugging switch: synclint/analysis/coldcode.py), one of
@@ -97,14 +97,21 @@ _NOT_TENSOR_HEADS = ("is_", "_is_", "has_", "use_", "_use_", "init_", "enable_",
                      "can_", "allow_", "num_", "n_", "max_", "min_", "total_", "count_",
                      # methods of a platform dispatch (`act_fn.forward_cuda`, `_forward_cpu`, `run_gpu`)
                      "forward_", "_forward_", "run_", "_run_", "launch_", "dispatch_")
+_COUNT_HEADS = ("num_", "n_", "max_", "min_", "total_", "count_")
 
 
 @lru_cache(maxsize=65536)
 def convention(name: str) -> int:
     """The place a name's suffix says, as a mask (0: it says nothing)."""
     lower = name.lower()
-    if lower in api.DEVICE_LIKE_NAMES or lower.startswith(_NOT_TENSOR_HEADS) or "_per_" in lower:
-        return 0  # a device object, a flag or a count, not a tensor
+    if lower in api.DEVICE_LIKE_NAMES or "_per_" in lower:
+        return 0  # a device object, not a tensor
+    if lower.startswith(_NOT_TENSOR_HEADS):
+        # a flag or a count (`is_cuda`, `num_gpu`): never a device tensor by its suffix; a
+        # count kept on the host (`num_draft_tokens_cpu`, `max_seq_lens_host`) is host data
+        head = next((h for h in _COUNT_HEADS if lower.startswith(h)), "")
+        rest = lower[len(head):]  # `num_cpu`: a number of CPUs
+        return next((place for suffix, place in HOST_SUFFIXES.items() if head and rest.endswith(suffix)), 0)
     for suffix, place in HOST_SUFFIXES.items():
         if lower.endswith(suffix) and len(lower) > len(suffix):
             return place

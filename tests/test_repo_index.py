@@ -211,6 +211,47 @@ def test_names_say_where_a_tensor_lives():
     # The methods of a platform dispatch are no tensors either (`act_fn.forward_cuda`).
     assert repo.convention("forward_cuda") == repo.convention("_forward_cpu") == repo.convention("run_gpu") == 0
     assert repo.convention("draft_ids_gpu") == repo.DEVICE
+    # A count kept on the host is host data (a host tensor of counts, or a number); a count
+    # of CPUs and a flag say nothing.
+    assert repo.convention("num_draft_tokens_cpu") == repo.convention("max_seq_lens_host") == repo.HOST
+    assert repo.convention("num_cpu") == repo.convention("is_prefill_cpu") == repo.convention("use_cpu") == 0
+
+
+BUILDERS = """\
+    import torch
+
+
+    class MambaBuilder:
+        def build(self, meta, *, num_draft_tokens_cpu: torch.Tensor | None = None):
+            return self._common(meta, num_draft_tokens_cpu=num_draft_tokens_cpu)
+
+        def _common(self, meta, *, num_draft_tokens_cpu: torch.Tensor | None = None):
+            to_decode = meta.query_lens_cpu == 1
+            if num_draft_tokens_cpu is not None:
+                to_decode |= num_draft_tokens_cpu >= 0
+            if torch.any(to_decode).item():
+                return meta.split()
+            return meta
+    """
+
+PLANNER = """\
+    import torch
+
+
+    def plan(builder, meta, device):
+        return builder.build(meta, num_draft_tokens_cpu=torch.zeros(4, device=device))
+    """
+
+
+def test_a_count_named_for_the_host_is_host_data_whatever_a_call_by_name_passes(tmp_path):
+    # `builder.build(...)` of unknown class passes a device tensor under the host name: the
+    # name decides, as for any `_cpu` tensor, and `torch.any(...).item()` reads host data.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/mamba.py": BUILDERS, "pkg/planner.py": PLANNER})
+    assert [f for f in findings(root, "pkg/mamba.py") if f[2] == "SL201"] == []
+    # The look-alike: the same count named for the device is read back.
+    gpu = {"pkg/__init__.py": "", "pkg/mamba.py": BUILDERS.replace("num_draft_tokens_cpu", "num_draft_tokens_gpu"),
+           "pkg/planner.py": PLANNER.replace("num_draft_tokens_cpu", "num_draft_tokens_gpu")}
+    assert [f[1] for f in findings(project(tmp_path / "gpu", gpu), "pkg/mamba.py") if f[2] == "SL201"] == [12]
 
 
 def test_a_pre_commit_run_on_one_file_reads_the_rest_of_the_repository(tmp_path, monkeypatch):
@@ -1454,3 +1495,45 @@ def test_a_blocking_move_of_a_parameter_the_repository_gives_host_data_is_not_re
         },
     )
     assert [f for f in findings(root, "model.py", min_confidence="low") if f[2] == "SL103"] == []
+
+
+HOLDERS = """\
+    from dataclasses import dataclass
+
+    import torch
+
+
+    @dataclass
+    class Holder:
+        tensor: torch.Tensor
+
+
+    def make_holder(n: int, device) -> Holder:
+        return Holder(tensor=torch.zeros(n, device=device))
+    """
+
+FIELDS = """\
+    from plugin.types import InputTypeEnum
+
+
+    def field_config(definitions):
+        fields = {}
+        for name, spec in definitions.items():
+            if spec.type == InputTypeEnum.tensor:
+                fields[name] = "batched"
+        return fields
+
+
+    def stale(holder):
+        if holder.tensor == 0:
+            return True
+        return False
+    """
+
+
+def test_an_attribute_of_a_class_itself_is_no_field_of_an_object(tmp_path):
+    # `InputTypeEnum.tensor` is an enum's member (a library's class): what the repository
+    # assigns to objects' `tensor` fields says nothing of it. `holder.tensor`, an object's
+    # field of that name, is still read as the repository assigns it.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/holders.py": HOLDERS, "pkg/fields.py": FIELDS})
+    assert [(f[1], f[2]) for f in findings(root, "pkg/fields.py")] == [(13, "SL203")]

@@ -18,6 +18,7 @@ import re
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
+from synclint.screen.places import names_a_class
 from synclint.analysis.nodes import visit
 from synclint.analysis.scopeenv import FlowEnv
 from synclint.analysis.values import (
@@ -365,6 +366,15 @@ class Evaluator:
         if not base.is_tensor and _config_object(expr.value):
             # `config.num_heads`, `self.model_config.max_len`: a configuration holds Python values.
             return placed(Place.SCALAR, MEDIUM, expr, f"a field of a configuration object `{_last_name(expr.value)}`: a Python value (inferred from the name)")
+        if not base.is_tensor and isinstance(expr.value, cst.Name) and expr.value.value not in env \
+                and names_a_class(expr.value.value):
+            # `InputTypeEnum.tensor`, `Defaults.WINDOW`: an attribute of a class itself (an
+            # enum's member, a class constant), never an object's field of that name: the
+            # class's own fields where the repository defines it, else nothing.
+            cls = self._resolved(expr.value.value)
+            if not repo.FACTS.is_class(cls):
+                return UNKNOWN
+            return repository_placement(repo.field_fact(cls, attr), expr) or UNKNOWN
         if not base.is_tensor:
             # A field: what the repository assigns to it through the object's class where
             # the code says the class, else to any field of that name (synclint/repo.py).

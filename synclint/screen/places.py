@@ -224,9 +224,13 @@ def annotation_class(annotation, imports=None) -> str | None:
     if type(expr) not in (ast.Name, ast.Attribute):
         return None
     name = resolved_name(_last_name(expr) if type(expr) is ast.Attribute else expr.id, imports)
-    if not name[:1].isupper() or name.isupper() or name in _NOT_CLASSES or "Tensor" in name:
-        return None
-    return name
+    return name if names_a_class(name) else None
+
+
+def names_a_class(name: str) -> bool:
+    """Whether a name is spelt as a project's class (`ForwardBatch`, not `MAX_LEN`, a typing
+    form, a builtin or a tensor type)."""
+    return name[:1].isupper() and not name.isupper() and name not in _NOT_CLASSES and "Tensor" not in name
 
 
 # The key suffix under which the index keeps the class of a field's elements (`reqs[]`).
