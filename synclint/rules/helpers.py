@@ -101,6 +101,8 @@ class _AssignmentIndex:
         self.order: dict[int, int] = {}
         self.bindings: dict[str, list[tuple[int, cst.BaseExpression | None]]] = {}
         self.mutations: dict[str, list[int]] = {}
+        # the positions of `name op= value`, which bind `name` to a value of its own dtype
+        self.updated_in_place: set[int] = set()
         # (name, position of its `for`) -> the iterable whose elements the name takes
         self.loop_elements: dict[tuple[str, int], cst.BaseExpression] = {}
         self._suite(scope.body)  # a Module's body is a sequence, a def's an IndentedBlock
@@ -173,6 +175,8 @@ class _AssignmentIndex:
             self._target(small.target, small.value, position)
         elif isinstance(small, cst.AugAssign):
             self._target(small.target, None, position)
+            if isinstance(small.target, cst.Name):
+                self.updated_in_place.add(position)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = small.value.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
@@ -266,7 +270,12 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None =
         return "bool" if "bool" in (left, right) else left if left == right else None
     if isinstance(expr, cst.Name):
         found = _binding(expr.value, ctx, _at)
-        if found is None or found[1] is None:
+        if found is None:
+            return None
+        if found[1] is None:
+            # `mask &= lens > 0`: an in-place update keeps the tensor's dtype, as bound before it
+            if found[0] in _assignment_index(ctx).updated_in_place:
+                return dtype_kind(expr, ctx, _depth + 1, found[0])
             return None
         # The bound value is read where it was bound (`m = m.to(d)` looks further back).
         return dtype_kind(found[1], ctx, _depth + 1, found[0])
