@@ -30,7 +30,9 @@ class HostIndex(Rule):
     it can launch the gather (or scatter) kernel, so the host waits until every kernel
     already queued has finished. Measured on an H200: `dev_t[cpu_index_tensor]` (even a
     pinned one), `dev_t[[1, 2, 3]]` and `x[cpu_idx] = y` each waited for the whole queue
-    (stall ratio ~1.0). `x[gpu_idx]`, `x[int]` and `x[cpu_bool_mask]` did not stall.
+    (stall ratio ~1.0). `x[gpu_idx]`, `x[int]` and `x[cpu_bool_mask]` did not stall, nor
+    did a 2-D table's rows by a CPU bool mask with a slice or an integer (`table[mask, :k]`,
+    `table[mask, 0]`, also after `mask |= ...; mask &= ...`: docs/stall-checks.json).
 
     ## Example
     ```python
