@@ -277,6 +277,10 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None =
             if found[0] in _assignment_index(ctx).updated_in_place:
                 return dtype_kind(expr, ctx, _depth + 1, found[0])
             return None
+        if isinstance(found[1], cst.Name) and found[1].value == "None":
+            # `mask = None` on a branch: where it holds None there is no index to copy, and
+            # elsewhere it holds what it was bound to before
+            return dtype_kind(expr, ctx, _depth + 1, found[0])
         # The bound value is read where it was bound (`m = m.to(d)` looks further back).
         return dtype_kind(found[1], ctx, _depth + 1, found[0])
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
