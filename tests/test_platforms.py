@@ -135,6 +135,28 @@ def test_branches():
     assert _rows(code, targets=("npu",)) == [15, 17, 19, 25]
 
 
+def test_triton_is_a_capability_of_the_gpu_platforms():
+    # `if not current_platform.capabilities.supports_triton:` guards the torch-native fallback
+    # of the platforms without Triton; `if HAS_TRITON:` the GPU path.
+    code = """
+        import torch
+        from pkg.platforms import current_platform
+        from pkg.triton_utils import HAS_TRITON
+
+        def scatter(rows, loc, values):
+            loc = loc.cuda()
+            if not current_platform.capabilities.supports_triton:
+                keep = loc != 0
+                rows[loc[keep]] = values[keep]
+                return
+            if HAS_TRITON:
+                n = int(loc.max())
+            return n
+    """
+    assert _rows(code) == [13]
+    assert set(_rows(code, targets=("cpu",))) == {10}
+
+
 def test_predicates_that_are_not_platforms():
     for test in ("self.is_cuda_graph", "use_cuda_graph", "is_cuda_available()", "use_cpu_offload", "is_flashinfer_available()"):
         assert platforms.branch_sets(__import__("libcst").parse_expression(test)) == (None, None), test

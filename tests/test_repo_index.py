@@ -1537,3 +1537,35 @@ def test_an_attribute_of_a_class_itself_is_no_field_of_an_object(tmp_path):
     # field of that name, is still read as the repository assigns it.
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/holders.py": HOLDERS, "pkg/fields.py": FIELDS})
     assert [(f[1], f[2]) for f in findings(root, "pkg/fields.py")] == [(13, "SL203")]
+
+
+SCATTER = """\
+    import torch
+
+    from pkg.platforms import current_platform
+
+
+    def scatter_naive(rows: torch.Tensor, loc: torch.Tensor, values: torch.Tensor):
+        keep = loc != 0
+        rows[loc[keep]] = values[keep]
+
+
+    def scatter(rows: torch.Tensor, loc: torch.Tensor, values: torch.Tensor):
+        if not current_platform.capabilities.supports_triton:
+            scatter_naive(rows, loc, values)
+            return
+        scatter_kernel(rows, loc, values)
+
+
+    class KVPool(torch.nn.Module):
+        def forward(self, loc: torch.Tensor, values: torch.Tensor):
+            scatter(self.rows, loc.cuda(), values)
+    """
+
+
+def test_a_fallback_for_platforms_without_triton_is_cold_for_a_cuda_target(tmp_path):
+    # The torch-native scatter runs only where the platform cannot launch Triton: for a CUDA
+    # target it is reached only from that branch, and its mask indexing is cold.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/scatter.py": SCATTER})
+    assert [f for f in findings(root, "pkg/scatter.py")] == []
+    assert {f[1] for f in findings(root, "pkg/scatter.py", include_cold=True)} == {8}

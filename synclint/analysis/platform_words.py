@@ -41,11 +41,19 @@ def word_platform(word: str) -> str | None:
     return None
 
 
+# Triton runs on the GPU platforms: `if not current_platform.capabilities.supports_triton:`
+# and `if not HAS_TRITON:` guard the fallback of the platforms without it.
+_TRITON_PREDICATES = frozenset({"supports_triton", "has_triton", "is_triton_available", "triton_available"})
+_TRITON_PLATFORMS = frozenset({"cuda", "rocm", "xpu"})
+
+
 def predicate_platforms(name: str) -> frozenset[str] | None:
     """The platforms where a predicate named `name` holds: `is_xpu`, `_is_npu`,
     `is_cuda_alike` (cuda and rocm), `use_aiter` (a library of one platform); None when the
     name is no platform predicate."""
     name = name.lstrip("_").lower()
+    if name in _TRITON_PREDICATES:
+        return _TRITON_PLATFORMS
     if name.startswith("is_"):
         rest = name[3:]
         if rest == "cuda_alike":

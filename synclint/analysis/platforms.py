@@ -14,6 +14,9 @@ The rules are conventions that hold across projects, not any one project's names
 | a function name | `forward_<platform>` (the custom-op dispatch convention), or a `_`-separated part that is a platform word other than `cpu` | that platform |
 | an `if` test | `is_<platform>()` / `is_<platform>` / `_is_<platform>` / `use_<platform>` (a call, a module flag or an attribute: `current_platform.is_xpu()`, `_is_npu`, `is_hip()`, `t.is_cuda`), combined with `not`, `and`, `or` | the body runs on that platform, the `else` on the others |
 
+Triton's availability (`supports_triton`, `HAS_TRITON`, `is_triton_available()`) holds on
+cuda, rocm and xpu: its `not` branch is the fallback of the platforms without Triton.
+
 Platform words: `cuda`, `nvidia` -> cuda; `rocm`, `hip`, `aiter`, `amd`, `gfx<N>` -> rocm;
 `xpu` -> xpu; `tpu` -> tpu; `npu`, `ascend` -> npu; `hpu`, `habana`, `gaudi` -> hpu;
 `mps`, `mlx` -> mps; `cpu`, `amx` (Intel's CPU matrix instructions) -> cpu. `is_cuda_alike()` is cuda or rocm. A path, class or function
