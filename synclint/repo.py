@@ -93,11 +93,11 @@ UNTAKEN_CALLER = " [on a branch no call outside cold code takes]"
 
 # A name that starts like a flag or a count is not a tensor, whatever its suffix
 # (`is_cuda`, `use_gpu`, `init_cuda`, `num_gpu`, `flops_per_gpu`).
+_COUNT_HEADS = ("num_", "n_", "max_", "min_", "total_", "count_")
 _NOT_TENSOR_HEADS = ("is_", "_is_", "has_", "use_", "_use_", "init_", "enable_", "disable_", "with_", "should_",
-                     "can_", "allow_", "num_", "n_", "max_", "min_", "total_", "count_",
+                     "can_", "allow_", *_COUNT_HEADS,
                      # methods of a platform dispatch (`act_fn.forward_cuda`, `_forward_cpu`, `run_gpu`)
                      "forward_", "_forward_", "run_", "_run_", "launch_", "dispatch_")
-_COUNT_HEADS = ("num_", "n_", "max_", "min_", "total_", "count_")
 
 
 @lru_cache(maxsize=65536)
