@@ -798,3 +798,38 @@ def test_a_method_called_through_its_base_with_its_object_first_is_given_the_res
     layers = LAYERS.replace("lens = torch.arange(4)", "lens = torch.arange(4, device=x.device)")
     root = project(tmp_path / "device", {"pkg/__init__.py": "", "pkg/layers.py": layers})
     assert repo.build(root, use_cache=False).values[("p", "Base.scale", "lens")][0] & repo.DEVICE
+
+
+AUDIO = """\
+    import torch
+    from torch import nn
+
+
+    class AudioEncoder(nn.Module):
+        @staticmethod
+        def downsampled_length(lengths: torch.Tensor) -> torch.Tensor:
+            def conv_out_len(length: torch.Tensor) -> torch.Tensor:
+                return (length - 1) // 2 + 1
+
+            return conv_out_len(conv_out_len(lengths))
+
+        @staticmethod
+        def num_audio_tokens(raw_len: int) -> int:
+            lengths = torch.tensor(raw_len, dtype=torch.long)
+            return int(AudioEncoder.downsampled_length(lengths).item())
+
+        def forward(self, features: torch.Tensor, seq_lengths: torch.Tensor):
+            seq_lengths = seq_lengths.to(features.device)
+            lens = self.downsampled_length(seq_lengths)
+            max_len = int(lens.max().item())
+            return features[:, :max_len]
+    """
+
+
+def test_a_helper_returning_its_argument_through_a_nested_function_gives_each_call_its_own(tmp_path):
+    # `downsampled_length` returns its argument through `conv_out_len`, a nested function of
+    # one expression: the forward's call passes device lengths (read back, reported), the
+    # token count's call a host tensor (no sync), though the method is given both.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/audio.py": AUDIO})
+    found = _violations(root, "pkg/audio.py")
+    assert [(v.location.row, v.code, v.confidence) for v in found] == [(21, "SL204", Confidence.MEDIUM)]

@@ -682,7 +682,12 @@ class Evaluator:
             if isinstance(func.value, cst.Name) and func.value.value == "self" and "self" not in env:
                 method = self._class_method(func.attr.value)
                 if method is not None:
-                    return self.analysis.returns_of(method, self._enclosing_class())
+                    owner = self._enclosing_class()
+                    # a method that returns its parameters alone gives this call its own
+                    # arguments, not what every call of it passes
+                    found = self._passed_through(repo.passes_fact(func.attr.value, owner[-1].name.value) if owner else None,
+                                                 call, env, func.attr.value)
+                    return found if found is not None else self.analysis.returns_of(method, owner)
             return self._method(call, func, env)
         return UNKNOWN
 
