@@ -272,17 +272,17 @@ def dtype_kind(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None =
         found = _binding(expr.value, ctx, _at)
         if found is None:
             return None
-        if found[1] is None:
-            # `mask &= lens > 0`: an in-place update keeps the tensor's dtype, as bound before it
-            if found[0] in _assignment_index(ctx).updated_in_place:
-                return dtype_kind(expr, ctx, _depth + 1, found[0])
+        position, value = found
+        # Read what the name was bound to before: after `mask &= lens > 0` (an in-place update
+        # keeps the tensor's dtype) and after `mask = None` on a branch (where it holds None
+        # there is no index to copy, and elsewhere it holds its earlier value).
+        if (value is None and position in _assignment_index(ctx).updated_in_place) \
+                or (isinstance(value, cst.Name) and value.value == "None"):
+            return dtype_kind(expr, ctx, _depth + 1, position)
+        if value is None:
             return None
-        if isinstance(found[1], cst.Name) and found[1].value == "None":
-            # `mask = None` on a branch: where it holds None there is no index to copy, and
-            # elsewhere it holds what it was bound to before
-            return dtype_kind(expr, ctx, _depth + 1, found[0])
         # The bound value is read where it was bound (`m = m.to(d)` looks further back).
-        return dtype_kind(found[1], ctx, _depth + 1, found[0])
+        return dtype_kind(value, ctx, _depth + 1, position)
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         # Every assignment whose dtype is visible must agree (`self.free = self.free[n:]`
         # says nothing new).
