@@ -157,6 +157,30 @@ def test_triton_is_a_capability_of_the_gpu_platforms():
     assert set(_rows(code, targets=("cpu",))) == {10}
 
 
+def test_a_dispatch_on_a_tensors_device_type_is_a_platform_branch():
+    # `x.device.type != "cuda"` picks the torch fallback of the platforms where the data is
+    # not on a CUDA (or ROCm, which PyTorch also calls `cuda`) device, as `t.is_cuda` does.
+    code = """
+        import torch
+
+        def fill(mask, ids, device_type):
+            if mask.device.type != "cuda":
+                a = torch.tensor(ids, device=mask.device)
+            if mask.device.type == "cuda":
+                b = torch.tensor(ids, device=mask.device)
+            if device_type in ("npu", "xpu"):
+                c = torch.tensor(ids, device=mask.device)
+            if "cuda" == mask.device.type:
+                d = torch.tensor(ids, device=mask.device)
+            if mask.device.kind != "cuda":
+                e = torch.tensor(ids, device=mask.device)
+            return a
+    """
+    assert _rows(code) == [8, 12, 14]
+    assert _rows(code, targets=("rocm",)) == [8, 12, 14]
+    assert _rows(code, targets=("npu",)) == [6, 10, 14]
+
+
 def test_predicates_that_are_not_platforms():
     for test in ("self.is_cuda_graph", "use_cuda_graph", "is_cuda_available()", "use_cpu_offload", "is_flashinfer_available()"):
         assert platforms.branch_sets(__import__("libcst").parse_expression(test)) == (None, None), test

@@ -1569,3 +1569,36 @@ def test_a_fallback_for_platforms_without_triton_is_cold_for_a_cuda_target(tmp_p
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/scatter.py": SCATTER})
     assert [f for f in findings(root, "pkg/scatter.py")] == []
     assert {f[1] for f in findings(root, "pkg/scatter.py", include_cold=True)} == {8}
+
+
+TOKEN_FILTER = """\
+    import torch
+
+    from pkg.kernels import set_filter_kernel
+
+    _is_hip = torch.version.hip is not None
+
+
+    def set_filter_torch(vocab_mask: torch.Tensor, token_ids: list, row: int):
+        ids = torch.tensor(token_ids, dtype=torch.long, device=vocab_mask.device)
+        vocab_mask[row].index_fill_(0, ids, 0)
+
+
+    class Grammar:
+        @staticmethod
+        def set_filter(vocab_mask: torch.Tensor, token_ids: list, row: int):
+            if _is_hip or vocab_mask.device.type != "cuda":
+                set_filter_torch(vocab_mask, token_ids, row)
+            else:
+                set_filter_kernel(vocab_mask, token_ids, row)
+    """
+
+
+def test_a_fallback_called_only_where_the_data_is_not_on_cuda_is_cold_for_a_cuda_target(tmp_path):
+    # The torch fallback runs only for ROCm or for a mask that does not live on a CUDA device:
+    # its copy from a list is not a CUDA sync. For a ROCm target it is.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/kernels.py": "def set_filter_kernel(m, t, r):\n    pass\n",
+                              "pkg/grammar.py": TOKEN_FILTER})
+    assert findings(root, "pkg/grammar.py") == []
+    assert [f[:3] for f in findings(root, "pkg/grammar.py", include_cold=True)] == [("grammar.py", 9, "SL101")]
+    assert [f[:3] for f in findings(root, "pkg/grammar.py", target_platforms=("rocm",))] == [("grammar.py", 9, "SL101")]

@@ -833,3 +833,44 @@ def test_a_helper_returning_its_argument_through_a_nested_function_gives_each_ca
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/audio.py": AUDIO})
     found = _violations(root, "pkg/audio.py")
     assert [(v.location.row, v.code, v.confidence) for v in found] == [(21, "SL204", Confidence.MEDIUM)]
+
+
+RESAMPLER = """\
+    import torch
+
+
+    class Resampler(torch.nn.Module):
+        def forward(self, x, grid_thw):
+            def placeholder(x, grid_thw):
+                grid_thw_cpu = grid_thw.cpu().numpy()
+                offsets = torch.arange(int(grid_thw_cpu.prod()), device=x.device)
+                return torch.index_select(x, 0, offsets)
+
+            return placeholder(x, grid_thw)
+
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.resampler = Resampler()
+
+        def forward(self, x: torch.Tensor, items):
+            grid_thw = torch.cat([item.grid for item in items])
+            return self.resampler(x, grid_thw)
+    """
+
+
+def test_a_nested_functions_readback_of_its_parameter_says_nothing_of_the_enclosing_name(tmp_path):
+    # `grid_thw` of the outer forward is given a host tensor (`torch.cat` of host items); the
+    # nested `placeholder` reads its own `grid_thw` back into `grid_thw_cpu`. That readback is
+    # evidence about the nested parameter, not the outer name: the nested parameter is given
+    # the outer one, host data, and the `.cpu()` copies nothing.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/resampler.py": RESAMPLER})
+    assert [(v.location.row, v.code) for v in _violations(root, "pkg/resampler.py")] == []
+
+
+def test_a_nested_functions_readback_of_a_device_argument_is_still_reported(tmp_path):
+    # The same nested function given a device tensor: the readback is a sync.
+    text = RESAMPLER.replace("torch.cat([item.grid for item in items])", "torch.cat([item.grid for item in items]).to(x.device)")
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/resampler.py": text})
+    assert (7, "SL202") in [(v.location.row, v.code) for v in _violations(root, "pkg/resampler.py")]

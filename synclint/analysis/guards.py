@@ -43,7 +43,7 @@ from collections import Counter
 
 from synclint.analysis import astwalk
 from synclint.analysis.coldcode import debug_switch
-from synclint.analysis.platform_words import PLATFORMS, predicate_platforms
+from synclint.analysis.platform_words import PLATFORMS, device_type_platforms, names_device_type, predicate_platforms
 
 NONE, TRUE, FALSE, GIVEN, UNKNOWN = "N", "T", "F", "g", "?"
 CPU_DEVICE = "c"  # the CPU device (`"cpu"`, `torch.device("cpu")`): a true value, never None
@@ -583,10 +583,36 @@ def _branch_platforms(test: ast.expr) -> tuple[frozenset[str] | None, frozenset[
         if type(test.op) is ast.And:
             return _meet([b for b, _ in sides]), _join([e for _, e in sides])
         return _join([b for b, _ in sides]), _meet([e for _, e in sides])
-    platforms = _platform_predicate(test)
+    platforms = _device_type_test(test) if kind is ast.Compare else _platform_predicate(test)
     if platforms is None:
         return None, None
     return platforms, PLATFORMS - platforms
+
+
+def _device_type_test(test: ast.Compare) -> frozenset[str] | None:
+    """`x.device.type != "cuda"`, `device_type in ("npu", "xpu")`
+    (`platform_words.device_type_platforms`)."""
+    if len(test.ops) != 1 or type(test.ops[0]) not in (ast.Eq, ast.NotEq, ast.In, ast.NotIn):
+        return None
+    subject, other = test.left, test.comparators[0]
+    if type(subject) is ast.Constant:
+        subject, other = other, subject
+    if not names_device_type(_dotted(subject)):
+        return None
+    items = other.elts if type(other) in (ast.Tuple, ast.List, ast.Set) else [other]
+    if not all(type(i) is ast.Constant and type(i.value) is str for i in items):
+        return None
+    return device_type_platforms([i.value for i in items], negated=type(test.ops[0]) in (ast.NotEq, ast.NotIn))
+
+
+def _dotted(node: ast.expr) -> str:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is ast.Name:
+        parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def _meet(sets):

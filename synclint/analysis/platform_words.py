@@ -69,6 +69,32 @@ def predicate_platforms(name: str) -> frozenset[str] | None:
     return None
 
 
+# A tensor's device type compared with a platform's (`x.device.type != "cuda"`,
+# `device_type in ("npu", "xpu")`): a dispatch on where the data lives, read as `t.is_cuda`
+# is. PyTorch names a ROCm device `cuda` too.
+_DEVICE_TYPES = {"cuda": frozenset({"cuda", "rocm"})}
+
+
+def device_type_platforms(words: Sequence[str], negated: bool) -> frozenset[str] | None:
+    """Where `<device>.type == word` (or `in words`) holds; with `negated`, where `!=` (or
+    `not in`) does. None where a word is no platform's."""
+    found: set[str] = set()
+    for word in words:
+        platforms = _DEVICE_TYPES.get(word) or (frozenset({word_platform(word)}) if word_platform(word) else None)
+        if platforms is None or word != word.lower():
+            return None
+        found |= platforms
+    if not found:
+        return None
+    return PLATFORMS - found if negated else frozenset(found)
+
+
+def names_device_type(dotted: str) -> bool:
+    """`x.device.type`, `device.type`, `self.device_type`, `device_type`: a device's type."""
+    last = dotted.rpartition(".")[2]
+    return dotted.endswith("device.type") or last == "device_type"
+
+
 # Pre-processing classes, which run on the host: Hugging Face-style processors, feature
 # extractors, image and video processors (a class named so, or deriving from one), not the
 # logits or attention processors that run on the device every step.

@@ -13,6 +13,7 @@ The rules are conventions that hold across projects, not any one project's names
 | a class name, split at its CamelCase words | a platform word; `CPU` only as the first or last word | that platform |
 | a function name | `forward_<platform>` (the custom-op dispatch convention), or a `_`-separated part that is a platform word other than `cpu` | that platform |
 | an `if` test | `is_<platform>()` / `is_<platform>` / `_is_<platform>` / `use_<platform>` (a call, a module flag or an attribute: `current_platform.is_xpu()`, `_is_npu`, `is_hip()`, `t.is_cuda`), combined with `not`, `and`, `or` | the body runs on that platform, the `else` on the others |
+| an `if` test on a device's type | `x.device.type == "cuda"` / `!= "cuda"`, `device_type in ("npu", "xpu")` (as `t.is_cuda` reads; `"cuda"` is also ROCm's type) | the body runs where the data lives on that platform, the `else` on the others |
 
 Triton's availability (`supports_triton`, `HAS_TRITON`, `is_triton_available()`) holds on
 cuda, rocm and xpu: its `not` branch is the fallback of the platforms without Triton.
@@ -46,7 +47,16 @@ import libcst as cst
 
 from synclint.analysis.platform_words import PLATFORMS as _PLATFORMS
 from synclint.analysis.platform_words import WORDS as _WORDS
-from synclint.analysis.platform_words import host_class, host_file, path_platforms, platforms_of_words, predicate_platforms
+from synclint.analysis.imports import dotted_name
+from synclint.analysis.platform_words import (
+    device_type_platforms,
+    host_class,
+    host_file,
+    names_device_type,
+    path_platforms,
+    platforms_of_words,
+    predicate_platforms,
+)
 from synclint.analysis.platform_words import word_platform as _word_platform
 
 PLATFORMS = _PLATFORMS
@@ -102,10 +112,30 @@ def branch_sets(test: cst.BaseExpression) -> tuple[frozenset[str] | None, frozen
         if isinstance(test.operator, cst.And):
             return _intersect(left[0], right[0]), _union(left[1], right[1])
         return _union(left[0], right[0]), _intersect(left[1], right[1])
-    platforms = _predicate(test)
+    platforms = _device_type_test(test) if isinstance(test, cst.Comparison) else _predicate(test)
     if platforms is None:
         return None, None
     return platforms, _ALL - platforms
+
+
+def _device_type_test(test: cst.Comparison) -> frozenset[str] | None:
+    """`x.device.type != "cuda"`, `device_type in ("npu", "xpu")`: where the data lives,
+    as `t.is_cuda` says (`platform_words.device_type_platforms`)."""
+    if len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    negated = isinstance(target.operator, (cst.NotEqual, cst.NotIn))
+    if not negated and not isinstance(target.operator, (cst.Equal, cst.In)):
+        return None
+    subject, other = test.left, target.comparator
+    if isinstance(subject, cst.SimpleString):
+        subject, other = other, subject
+    if not names_device_type(dotted_name(subject) or ""):
+        return None
+    items = [e.value for e in other.elements] if isinstance(other, (cst.Tuple, cst.List, cst.Set)) else [other]
+    if not all(isinstance(i, cst.SimpleString) for i in items):
+        return None
+    return device_type_platforms([i.evaluated_value for i in items], negated=negated)
 
 
 def _intersect(a, b):

@@ -139,6 +139,10 @@ class FactReader:
         self.call_words = call_words  # calls of these names are kept by name (unit.calls)
         self.aliases: dict[str, str] = {}  # `from m import a as b`: b -> a
         self.imports: dict[str, set[str]] = {}  # local name -> the dotted names it may stand for
+        # (name, id of the assignment) of a nested function's readback of its own parameter
+        # (`def fwd(x, grid): grid_cpu = grid.cpu()`): evidence about that parameter, not
+        # about the enclosing function's name `grid` (`_own_parameter_readbacks`).
+        self._nested_readbacks: set[tuple[str, int]] = set()
 
     def read(self, root: ast.AST, unit: Unit, skip: frozenset = frozenset()) -> None:
         """Add what `root` holds to `unit`'s facts, without the subtrees whose ids are in `skip`."""
@@ -191,7 +195,7 @@ class FactReader:
                     self._bind(target, node.value, unit, unpack=True)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                     source = readback_into_host_name(node.targets[0].id, node.value)
-                    if source is not None:
+                    if source is not None and (source, id(node)) not in self._nested_readbacks:
                         unit.bindings.append(((source,), t.DEVICE))
                         unit.other_bound.add(source)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Subscript:
@@ -256,6 +260,7 @@ class FactReader:
                     unit.bound.add(node.name)
                     if node is not root:
                         unit.local_defs.setdefault(node.name, []).append(node)
+                        self._nested_readbacks.update(_own_parameter_readbacks(node))
                 self._parameters(node, unit, forward=kind is not ast.Lambda and node.name == "forward")
                 if kind is not ast.Lambda and type(node.returns) is ast.Name and node.returns.id == "bool":
                     # `-> bool`: what it returns is truth-tested by its callers (SL203)
@@ -536,6 +541,22 @@ def readback_into_host_name(target: str, value) -> str | None:
             value = value.func.value
         else:
             return None
+
+
+def _own_parameter_readbacks(func) -> set[tuple[str, int]]:
+    """(name, id of the assignment) of each `x_cpu = x.cpu()` in a nested function `func`
+    whose `x` is one of `func`'s parameters: the unit joins the names of its nested scopes,
+    and such a readback says nothing of the enclosing function's `x` (whose callers the
+    index may know pass host data)."""
+    args = func.args
+    own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    out: set[tuple[str, int]] = set()
+    for node in ast.walk(func):
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            source = readback_into_host_name(node.targets[0].id, node.value)
+            if source in own:
+                out.add((source, id(node)))
+    return out
 
 
 def function_key(func, unit: Unit) -> str:
