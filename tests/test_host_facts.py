@@ -208,6 +208,33 @@ def test_fields_kept_on_the_host():
     assert any("kept on the host (`keep_on_cpu=True`)" in step for step in answer.provenance)
 
 
+def test_a_multimodal_input_read_by_a_declared_fields_name():
+    # The model parses its `**kwargs` into an input object and reads it back by the field's
+    # name: the runner moved `image_grid_thw` (declared without `keep_on_cpu`) to the device,
+    # and kept `image_sizes` on the host.
+    code = """
+        import torch
+        from torch import nn
+        from vllm.multimodal.inputs import MultiModalFieldConfig
+
+        class Processor:
+            def _get_mm_fields_config(self, hf_inputs, hf_processor_mm_kwargs):
+                return dict(
+                    image_grid_thw=MultiModalFieldConfig.batched("image"),
+                    image_sizes=MultiModalFieldConfig.batched("image", keep_on_cpu=True),
+                )
+
+        class Model(nn.Module):
+            def _process_image_input(self, image_input):
+                sizes = [tuple(s.tolist()) for s in image_input["image_sizes"]]
+                out = []
+                for thw in image_input["image_grid_thw"]:
+                    out.append(tuple(thw.cpu().numpy().tolist()))
+                return sizes, out, image_input["mode"].tolist()
+    """
+    assert _rows(code) == [(18, "SL202")]
+
+
 def test_multimodal_fields_not_kept_on_the_host_are_moved_to_the_device():
     # vLLM's model runner moves a batch's multimodal fields to the device, except those
     # declared `keep_on_cpu=True`: a model's `**kwargs` hold them.

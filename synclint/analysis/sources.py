@@ -332,6 +332,15 @@ class Evaluator:
         reason = f"the multimodal field `{name}` is moved to the device by vLLM's model runner (declared with `MultiModalFieldConfig`, not `keep_on_cpu`)"
         return placed(Place.DEVICE, MEDIUM, node, reason)
 
+    def _input_field(self, name: str | None, node) -> Placement | None:
+        """`image_input["pixel_values"]`: a multimodal input built from the model's
+        `**kwargs` and read by the name of a field the module declares with vLLM's
+        `MultiModalFieldConfig` (not `keep_on_cpu`), which the model runner moved to the device."""
+        if name is None or name not in self.analysis.device_fields:
+            return None
+        reason = f"the multimodal field `{name}` is moved to the device by vLLM's model runner (declared with `MultiModalFieldConfig`, not `keep_on_cpu`)"
+        return placed(Place.DEVICE, MEDIUM, node, reason)
+
     def _attribute(self, expr: cst.Attribute, env: Env) -> Placement:
         attr = expr.attr.value
         kept = self._host_field(attr, expr)
@@ -579,7 +588,8 @@ class Evaluator:
 
     def _subscript(self, expr: cst.Subscript, env: Env) -> Placement:
         if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-            kept = self._host_field(string_value(expr.slice[0].slice.value), expr)
+            key = string_value(expr.slice[0].slice.value)
+            kept = self._host_field(key, expr) or self._input_field(key, expr)
             if kept is not None:
                 return kept
         base = self._eval(expr.value, env)

@@ -462,6 +462,12 @@ class PlaceModel:
         if kind is ast.Call:
             return self._call(expr, unit)
         if kind is ast.Subscript:
+            key = expr.slice
+            if self.device_fields and type(key) is ast.Constant and key.value in self.device_fields and not REPO.symbolic:
+                # `image_input["pixel_values"]` (analysis/sources.py `_input_field`). Not in the
+                # index's summaries: the processor of the same module reads the HF outputs on
+                # the host by the same names.
+                return DEVICE
             return self.place(expr.value, unit) & TENSORS  # indexing keeps a tensor's place
         if kind is ast.Constant:
             return _device_string(expr.value) if type(expr.value) is str else 0
