@@ -25,7 +25,7 @@ import libcst as cst
 
 from synclint import moved_lines, prefilter, screen, suppressions
 from synclint.analysis import tier
-from synclint.analysis.host_fields import device_fields, host_fields
+from synclint.analysis.host_fields import declares_fields, device_fields, host_fields
 from synclint.analysis.imports import ImportTable
 from synclint.apis.torch_api import h2d_helpers
 from synclint.fix.layout import Layout, line_length
@@ -385,6 +385,14 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
     if reduced == screen.NOTHING:
         return _filtered(result, settings)  # ast parsed it, and no unit can hold a finding
     workers, hosts, devices = tier.worker_functions(text), host_fields(text), device_fields(text)
+    if declares_fields(text):
+        if function_tiers is None:  # the repository's, as the rules' context takes it
+            from synclint import repo
+
+            function_tiers = repo.tiers_hook(settings)
+        inherited = getattr(function_tiers, "inherited_host_fields", None)
+        if inherited is not None:
+            hosts = hosts | (inherited(filename) - devices)  # declared by the modules of its classes' bases
     if _REUSE is not None:
         facts = (sorted(workers), sorted(hosts), sorted(devices), line_length(text))
         found = _REUSE(*_screened_digest(filename, text, rules, text if reduced is None else reduced, facts))

@@ -61,6 +61,7 @@ from operator import itemgetter, or_
 from pathlib import Path
 
 from synclint.analysis import astwalk, coldcode, guards, receivers
+from synclint.analysis.host_fields import base_modules, declares_fields, device_fields, host_fields, module_candidates
 from synclint.analysis.platform_words import host_class, host_file, path_platforms
 from synclint.apis import torch_api as api
 from synclint.apis.tensor_members import ARRAY_ONLY_MEMBERS, TENSOR_MEMBERS
@@ -717,6 +718,12 @@ def _summarize(text: str) -> tuple:
         # Where the module builds (or otherwise uses) each class: a class built only on other
         # platforms' branches is their code (`_CallGraphTiers._built_elsewhere`).
         marks.update((MARK_CALLER, BUILT_MARK + name, guard) for name, guard in guards.class_uses(tree))
+        if declares_fields(text):
+            # The multimodal fields it declares, and the modules its classes' bases come from
+            # (`inherited_host_fields`); `_file_edges` keys them by the file's path.
+            marks.update((MARK_CALLER, KEPT_FIELD_MARK, name) for name in host_fields(text))
+            marks.update((MARK_CALLER, DEVICE_FIELD_MARK, name) for name in device_fields(text))
+            marks.update((MARK_CALLER, BASE_MODULE_MARK, spec) for spec in base_modules(tree))
         return (*summary[:4], tuple(sorted({*summary[4], *marks})), info, name_references(text, tree))
     except Exception:  # noqa: BLE001 - recursion, a module the place model gives up on (places.TooCostly), or a defect: it adds no facts, the run goes on
         return (*_NO_SUMMARY[:-1], name_references(text))
@@ -1916,7 +1923,7 @@ def dependency_digest(reads: dict) -> str:
 # The questions the call graph answers (`Verifier.answer`): tier verdicts, the kinds of argument
 # callers pass, fields never None. Their answers depend on the call graph and the classes only
 # (`graph_fingerprint`), not on the placements of fields, parameters and results.
-GRAPH_QUESTIONS = frozenset({"t", "tv", "g", "gb", "fg"})
+GRAPH_QUESTIONS = frozenset({"t", "tv", "g", "gb", "fg", "hf"})
 
 
 def graph_digest(reads: dict) -> str:
@@ -1991,6 +1998,8 @@ class Verifier:
                 found = self.tiers.passed_by(*key[1:])
             elif key[0] == "fg":
                 found = key[1] in self.tiers.given_fields()
+            elif key[0] == "hf":
+                found = self.tiers.inherited_of(key[1])
             else:
                 found = self.facts.values.get(key)
             self.answers[key] = found
@@ -3354,6 +3363,14 @@ FIELD_MARK = "~f:"
 # `("~", BUILT_MARK + Cls, guard)`: the module calls `Cls(...)` on a branch that runs on the
 # platforms of `guard` (`%xpu`; "" everywhere), or uses the name another way (`guards.ANY_USE`).
 BUILT_MARK = "~new:"
+# `("~", KEPT_FIELD_MARK, f)`: the module declares multimodal field `f` kept on the host
+# (`keep_on_cpu=True`); `DEVICE_FIELD_MARK`, one the framework moves to the device;
+# `("~", BASE_MODULE_MARK, "1:qwen2_vl")`: a base of one of its classes is imported from that
+# module (synclint/analysis/host_fields.py). `_file_edges` adds the file's path to the mark.
+KEPT_FIELD_MARK = "~kept:"
+DEVICE_FIELD_MARK = "~moved:"
+BASE_MODULE_MARK = "~base:"
+_MODULE_MARKS = (KEPT_FIELD_MARK, DEVICE_FIELD_MARK, BASE_MODULE_MARK)
 # `("~", SHAPE_MARK + Cls.m, shape)`: the parameters method `m` takes (guards.shape), for the
 # calls by name that can bind to them (`_CallGraphTiers._ways_in`).
 SHAPE_MARK = "~s:"
@@ -3424,6 +3441,8 @@ def _file_edges(path: str, edges) -> tuple:
     builds and the registry entries it uses outside any platform branch are built and used on
     those platforms only. A class it uses as a value (`cls=Runner`) may still be built
     anywhere: such uses keep `guards.ANY_USE`."""
+    if any(callee in _MODULE_MARKS for caller, callee, _ in edges if caller == MARK_CALLER):
+        edges = _module_marks(path, edges)
     platforms = path_platforms(_below_project_root(path))
     if platforms:
         guard = guards.ON_PLATFORMS + "+".join(sorted(platforms))
@@ -3436,6 +3455,29 @@ def _file_edges(path: str, edges) -> tuple:
     if not host_file(path):
         return tuple(edges)
     return (*edges, *((MARK_CALLER, HOST_MARK, callee) for caller, callee, _ in edges if not caller))
+
+
+def module_name(path: str) -> str:
+    """A module's path from its project's root, `/`-separated, without `.py` (a package's
+    `__init__.py` by its folder): how the marks of `_module_marks` name it."""
+    name = _below_project_root(path).replace(os.sep, "/")
+    name = re.sub(r"\.pyi?$", "", name)
+    return name[: -len("/__init__")] if name.endswith("/__init__") else name
+
+
+def _module_marks(path: str, edges) -> tuple:
+    """The module marks of a file's edges keyed by the file's module name; a base module's
+    spec (`1:qwen2_vl`) turned into the module names it may be (`host_fields.module_candidates`)."""
+    here = module_name(path)
+    out = []
+    for caller, callee, arguments in edges:
+        if caller != MARK_CALLER or callee not in _MODULE_MARKS:
+            out.append((caller, callee, arguments))
+        elif callee == BASE_MODULE_MARK:
+            out.extend((caller, callee + here, name) for name in module_candidates(arguments, here + ".py"))
+        else:
+            out.append((caller, callee + here, arguments))
+    return tuple(out)
 
 
 def _live_relay(target: tuple, number_functions: set) -> bool:
@@ -4227,6 +4269,7 @@ class _CallGraphTiers:
         self._given_fields = None  # guards.GivenFields, on first use
         self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
         self._class_guards: dict[tuple[str, str], frozenset[str]] = {}  # (class, method asked) -> where it is used (`_uses_of`)
+        self._modules: list[str] | None = None  # the modules with module marks (`inherited_of`)
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -4439,6 +4482,37 @@ class _CallGraphTiers:
         if reads is not None:
             reads[("fg", field)] = found
         return found
+
+    def inherited_host_fields(self, filename: str) -> frozenset[str]:
+        """The multimodal fields kept on the host by the modules the bases of this file's
+        classes come from, and by theirs (synclint/analysis/host_fields.py), less those each
+        of them moves to the device."""
+        name = module_name(filename)
+        found = self.inherited_of(name)
+        reads = self.facts.reads
+        if reads is not None:
+            reads[("hf", name)] = found
+        return found
+
+    def inherited_of(self, name: str) -> frozenset[str]:
+        callers = self.callers or {}
+        if self._modules is None:
+            self._modules = sorted({mark[len(mark_kind):] for mark in callers for mark_kind in _MODULE_MARKS if mark.startswith(mark_kind)})
+        found: set[str] = set()
+        seen = {name}
+        pending = [(name, 0)]
+        while pending:
+            module, depth = pending.pop()
+            if depth >= 4:
+                continue
+            for spec in callers.get(BASE_MODULE_MARK + module, ()):
+                for base in self._modules:
+                    if base not in seen and (base == spec or base.endswith("/" + spec)):
+                        seen.add(base)
+                        kept = set(callers.get(KEPT_FIELD_MARK + base, ())) - set(callers.get(DEVICE_FIELD_MARK + base, ()))
+                        found |= kept
+                        pending.append((base, depth + 1))
+        return frozenset(found)
 
     def vendored_verdict(self, name: str):
         """The verdict on a function of a vendored folder: as any other, but cold when every

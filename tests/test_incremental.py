@@ -566,3 +566,21 @@ def test_under_a_new_index_with_the_same_call_graph_its_answers_are_not_worked_o
     changed = lint(root, settings)
     assert verdicts  # the call graph changed: its answers are worked out again
     assert_same_as_cold(root, settings, changed)
+
+
+def test_a_base_modules_field_declaration_that_changes_re_lints_the_models_that_inherit_it(tmp_path):
+    from test_repo_index import BASE_VL, MID_VL, PANGU_VL
+
+    files = {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/models/base_vl.py": BASE_VL,
+             "pkg/models/mid_vl.py": MID_VL, "pkg/models/pangu_vl.py": PANGU_VL}
+    root = project(tmp_path / "proj", files)
+    settings = settings_for(tmp_path)
+    first = lint(root, settings)
+    assert [r[1] for r in result(first) if r[0] == "pangu_vl.py" and r[3] == "SL208"] == []
+    # `image_grid_thw` is no longer kept on the host: the model that inherits the declaration
+    # is linted again, and its `grid_thw` is read as the forward's device input.
+    write(root / "pkg/models/base_vl.py", BASE_VL.replace(', keep_on_cpu=True', ''))
+    changed = lint(root, settings)
+    assert "pangu_vl.py" in relinted(changed)
+    assert [r[1] for r in result(changed) if r[0] == "pangu_vl.py" and r[3] == "SL208"] != []
+    assert_same_as_cold(root, settings, changed)

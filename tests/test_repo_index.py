@@ -1602,3 +1602,68 @@ def test_a_fallback_called_only_where_the_data_is_not_on_cuda_is_cold_for_a_cuda
     assert findings(root, "pkg/grammar.py") == []
     assert [f[:3] for f in findings(root, "pkg/grammar.py", include_cold=True)] == [("grammar.py", 9, "SL101")]
     assert [f[:3] for f in findings(root, "pkg/grammar.py", target_platforms=("rocm",))] == [("grammar.py", 9, "SL101")]
+
+
+BASE_VL = """\
+    from pkg.multimodal import MultiModalFieldConfig
+
+
+    class BaseVLProcessor:
+        def _get_mm_fields_config(self, hf_inputs):
+            return dict(
+                pixel_values=MultiModalFieldConfig.batched("image"),
+                image_grid_thw=MultiModalFieldConfig.batched("image", keep_on_cpu=True),
+            )
+    """
+
+MID_VL = """\
+    from pkg.multimodal import MultiModalFieldConfig
+    from .base_vl import BaseVLProcessor
+
+
+    class MidVLProcessor(BaseVLProcessor):
+        def _get_mm_fields_config(self, hf_inputs):
+            fields = super()._get_mm_fields_config(hf_inputs)
+            return dict(**fields, timestamps=MultiModalFieldConfig.batched("video", keep_on_cpu=True))
+    """
+
+PANGU_VL = """\
+    import torch
+    from torch import nn
+    from pkg.multimodal import MultiModalDataDict
+    from pkg.models.mid_vl import MidVLProcessor
+
+
+    class PanguProcessor(MidVLProcessor):
+        pass
+
+
+    class PanguVision(nn.Module):
+        def forward(self, x: torch.Tensor, grid_thw: torch.Tensor, pixel_values: torch.Tensor):
+            pos = [torch.arange(h * w, device=x.device).repeat(t, 1) for t, h, w in grid_thw]
+            return torch.cat(pos), pixel_values.max().item()
+    """
+
+
+def test_a_model_reads_the_fields_its_processors_bases_keep_on_the_host(tmp_path):
+    # The processor derives (through another model's) from the one that declares
+    # `image_grid_thw` kept on the host: the vision tower's `grid_thw` is host data, and only
+    # the readback of the device `pixel_values` is reported.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/models/base_vl.py": BASE_VL,
+                              "pkg/models/mid_vl.py": MID_VL, "pkg/models/pangu_vl.py": PANGU_VL})
+    assert [f[1:3] for f in findings(root, "pkg/models/pangu_vl.py")] == [(14, "SL201")]
+
+
+def test_a_model_does_not_inherit_host_fields_against_its_own_declarations_or_without_a_base(tmp_path):
+    # A module that declares `grid_thw` for the device itself, and one whose classes derive
+    # from nothing of the declaring module, keep their own reading of `grid_thw`.
+    own = PANGU_VL.replace("class PanguProcessor(MidVLProcessor):\n        pass",
+                           "class PanguProcessor(MidVLProcessor):\n        def fields(self):\n"
+                           "            return dict(grid_thw=MultiModalFieldConfig.batched(\"image\"))")
+    own = own.replace("from pkg.multimodal import MultiModalDataDict", "from pkg.multimodal import MultiModalFieldConfig")
+    unrelated = PANGU_VL.replace("class PanguProcessor(MidVLProcessor):", "class PanguProcessor:")
+    for text in (own, unrelated):
+        root = project(tmp_path, {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/models/base_vl.py": BASE_VL,
+                                  "pkg/models/mid_vl.py": MID_VL, "pkg/models/pangu_vl.py": text})
+        row = textwrap.dedent(text).splitlines().index("        pos = [torch.arange(h * w, device=x.device).repeat(t, 1) for t, h, w in grid_thw]") + 1
+        assert (row, "SL208") in [f[1:3] for f in findings(root, "pkg/models/pangu_vl.py")], text

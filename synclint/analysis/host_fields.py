@@ -17,6 +17,7 @@ model runner before the model reads them from its `**kwargs` (`device_fields`).
 
 from __future__ import annotations
 
+import ast
 import re
 
 _FIELD_CALL = re.compile(r"""(?:["'](\w+)["']\s*:|\b(\w+)\s*=)\s*[\w.]+\(""")
@@ -74,3 +75,48 @@ def device_fields(text: str) -> frozenset[str]:
     kept = host_fields(text)
     found = {name for name, on_host in _declarations(text, _MULTIMODAL_FIELD_CALL) if not on_host}
     return frozenset(found - kept)
+
+
+# --- declarations a module inherits ------------------------------------------------------------
+#
+# A model module often declares no fields of its own: its processor derives from another
+# model's (`class PanguProcessor(Qwen2_5_VLMultiModalProcessor)`), whose `_get_mm_fields_config`
+# (and its own base's, through `super()`) declares them. The module then reads the fields kept
+# on the host by the modules its classes' bases come from: the same inputs, by the same names.
+# Only through the bases of its own classes, imported from modules of the repository (not every
+# module of it: the same name is a host tensor in one model and a device tensor in another),
+# and never against a field the module itself declares for the device. The repository index
+# keeps each module's declarations and base modules (synclint/repo.py `KEPT_FIELD_MARK`) and
+# answers for the modules a lint reads (`_CallGraphTiers.inherited_host_fields`).
+
+
+def declares_fields(text: str) -> bool:
+    """Whether a module may declare or inherit multimodal fields (a cheap test on its text)."""
+    return "keep_on_cpu" in text or "MultiModal" in text
+
+
+def base_modules(tree: ast.Module) -> set[str]:
+    """`<level>:<module>` of each module the bases of the module's classes are imported from
+    (`1:qwen2_vl` for `from .qwen2_vl import Qwen2VLProcessor`, `0:pkg.models.qwen2_vl`)."""
+    bases = {b.id for node in tree.body if type(node) is ast.ClassDef for b in node.bases if type(b) is ast.Name}
+    if not bases:
+        return set()
+    return {f"{node.level}:{node.module or ''}" for node in tree.body
+            if type(node) is ast.ImportFrom and (node.module or node.level) and any((a.asname or a.name) in bases for a in node.names)}
+
+
+def module_candidates(spec: str, path: str) -> tuple[str, ...]:
+    """The paths (from the project's root, `/`-separated, no `.py`) a `<level>:<module>` spec
+    of `base_modules` may name from the module at `path`: a relative one by the folders of
+    `path`; an absolute one by its dotted name, matched against the end of the module paths."""
+    level_text, _, module = spec.partition(":")
+    level = int(level_text)
+    parts = [p for p in module.split(".") if p]
+    if not level:
+        return ("/".join(parts),) if parts else ()
+    folder = path.replace("\\", "/").split("/")[:-1]
+    if level - 1 > len(folder):
+        return ()
+    base = folder[: len(folder) - (level - 1)]
+    joined = "/".join([*base, *parts])
+    return (joined,) if joined else ()
