@@ -1708,6 +1708,8 @@ class Facts:
     # resolves to the methods it runs (`method_result`), as the call graph resolves it
     methods: dict[str, tuple[str, ...]] = field(default_factory=dict)
     symbolic = False  # answers are places, not symbols (as places.NoRepository)
+    # the modules with multimodal field marks (`_CallGraphTiers.inherited_of`), on first use
+    field_modules: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     def passed(self, mask: int, func, func_unit, call, place) -> int:
         return mask
@@ -4269,7 +4271,6 @@ class _CallGraphTiers:
         self._given_fields = None  # guards.GivenFields, on first use
         self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
         self._class_guards: dict[tuple[str, str], frozenset[str]] = {}  # (class, method asked) -> where it is used (`_uses_of`)
-        self._modules: list[str] | None = None  # the modules with module marks (`inherited_of`)
 
     @staticmethod
     def _matches(node: str, patterns: tuple) -> bool:
@@ -4496,8 +4497,10 @@ class _CallGraphTiers:
 
     def inherited_of(self, name: str) -> frozenset[str]:
         callers = self.callers or {}
-        if self._modules is None:
-            self._modules = sorted({mark[len(mark_kind):] for mark in callers for mark_kind in _MODULE_MARKS if mark.startswith(mark_kind)})
+        modules = self.facts.field_modules
+        if modules is None:  # once per index, not per file: a scan of every callee
+            modules = self.facts.field_modules = tuple(sorted(
+                {mark[len(kind):] for mark in callers if mark[:1] == MARK_CALLER for kind in _MODULE_MARKS if mark.startswith(kind)}))
         found: set[str] = set()
         seen = {name}
         pending = [(name, 0)]
@@ -4506,7 +4509,7 @@ class _CallGraphTiers:
             if depth >= 4:
                 continue
             for spec in callers.get(BASE_MODULE_MARK + module, ()):
-                for base in self._modules:
+                for base in modules:
                     if base not in seen and (base == spec or base.endswith("/" + spec)):
                         seen.add(base)
                         kept = set(callers.get(KEPT_FIELD_MARK + base, ())) - set(callers.get(DEVICE_FIELD_MARK + base, ()))
