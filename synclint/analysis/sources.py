@@ -329,8 +329,7 @@ class Evaluator:
         star = func.params.star_kwarg if func is not None else None
         if not isinstance(star, cst.Param) or star.name.value != kwargs.value:
             return None
-        reason = f"the multimodal field `{name}` is moved to the device by vLLM's model runner (declared with `MultiModalFieldConfig`, not `keep_on_cpu`)"
-        return placed(Place.DEVICE, MEDIUM, node, reason)
+        return self._input_field(name, node)
 
     def _input_field(self, name: str | None, node) -> Placement | None:
         """`image_input["pixel_values"]`: a multimodal input built from the model's
