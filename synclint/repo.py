@@ -3476,7 +3476,7 @@ def _module_marks(path: str, edges) -> tuple:
         if caller != MARK_CALLER or callee not in _MODULE_MARKS:
             out.append((caller, callee, arguments))
         elif callee == BASE_MODULE_MARK:
-            out.extend((caller, callee + here, name) for name in module_candidates(arguments, here + ".py"))
+            out.extend((caller, callee + here, name) for name in module_candidates(arguments, here))
         else:
             out.append((caller, callee + here, arguments))
     return tuple(out)

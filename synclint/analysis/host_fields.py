@@ -105,16 +105,17 @@ def base_modules(tree: ast.Module) -> set[str]:
             if type(node) is ast.ImportFrom and (node.module or node.level) and any((a.asname or a.name) in bases for a in node.names)}
 
 
-def module_candidates(spec: str, path: str) -> tuple[str, ...]:
-    """The paths (from the project's root, `/`-separated, no `.py`) a `<level>:<module>` spec
-    of `base_modules` may name from the module at `path`: a relative one by the folders of
-    `path`; an absolute one by its dotted name, matched against the end of the module paths."""
+def module_candidates(spec: str, importer: str) -> tuple[str, ...]:
+    """The module names (paths from the project's root, `/`-separated, no `.py`) a
+    `<level>:<module>` spec of `base_modules` may name from the module named `importer`: a
+    relative one by the folders of `importer`; an absolute one by its dotted name, matched
+    against the end of the module names."""
     level_text, _, module = spec.partition(":")
     level = int(level_text)
     parts = [p for p in module.split(".") if p]
     if not level:
         return ("/".join(parts),) if parts else ()
-    folder = path.replace("\\", "/").split("/")[:-1]
+    folder = importer.split("/")[:-1]
     if level - 1 > len(folder):
         return ()
     base = folder[: len(folder) - (level - 1)]
