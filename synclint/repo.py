@@ -4268,6 +4268,10 @@ class _CallGraphTiers:
         self.handlers = frozenset(self.callers.get(HANDLER_MARK, ())) if self.callers else frozenset()
         self._down: dict[str, list[str]] | None = None  # caller -> what it calls (`_serving_loop`)
         self._searching: set[str] = set()
+        # `passed_by`'s questions being answered, each with its depth on the stack, and the
+        # shallowest of them the answer being worked out has met again (a cycle).
+        self._passing: dict[tuple, int] = {}
+        self._met_again = 1 << 30
         self._given_fields = None  # guards.GivenFields, on first use
         self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
         self._class_guards: dict[tuple[str, str], frozenset[str]] = {}  # (class, method asked) -> where it is used (`_uses_of`)
@@ -4417,7 +4421,28 @@ class _CallGraphTiers:
         key = ("g", name, param, position, default, shape)
         if key in self.memo:
             return self.memo[key]
-        self.memo[key] = None  # a cycle of calls passing the parameter on: unknown
+        # A cycle of calls passing the parameter on (wrappers of one name delegating to each
+        # other, a recursive helper) adds no kind the calls into the cycle do not pass: met
+        # again, the question answers nothing, and the kinds are the least fixpoint. An
+        # answer worked out while a question further up the stack was open may lack what that
+        # one adds: it is not kept, and is worked out again when asked on its own.
+        if key in self._passing:
+            self._met_again = min(self._met_again, self._passing[key])
+            return ()
+        level = self._passing[key] = len(self._passing)
+        outer_met, self._met_again = self._met_again, 1 << 30
+        try:
+            found = self._passed_by(name, param, position, default, shape, depth)
+        finally:
+            del self._passing[key]
+            met, self._met_again = self._met_again, min(outer_met, self._met_again)
+        if found == () and met == level:
+            found = None  # only the cycle's own calls pass it: nothing says what
+        if met >= level:
+            self.memo[key] = found
+        return found
+
+    def _passed_by(self, name: str, param: str, position: int, default: str, shape: str, depth: int) -> tuple[tuple[str, str], ...] | None:
         arguments = self.facts.arguments
         short = name.rpartition(".")[2]
         unreached = self._unreached_by(name)
@@ -4447,7 +4472,6 @@ class _CallGraphTiers:
                 else:
                     pairs.add((kind, caller))
             found = tuple(sorted(pairs))
-        self.memo[key] = found
         return found
 
     def given_fields(self) -> guards.GivenFields:

@@ -2157,3 +2157,73 @@ def test_code_after_an_early_return_unless_a_rare_phase_is_cold(tmp_path):
         assert found[row][0] == "hot", (row, found[row])
     called = tiers(root, "engine/elastic.py")
     assert called[11][0] == "cold" and "reached only from cold code" in called[11][1], called[11]
+
+
+CYCLE_OF_WRAPPERS = {
+    "serve/varlen.py": """\
+        import torch
+
+
+        class DenseImpl:
+            def forward_varlen(self, q: torch.Tensor, cu: torch.Tensor, cu_host=None):
+                bounds = cu_host if cu_host is not None else cu.tolist()
+                return q, bounds
+
+
+        class WindowImpl:
+            def __init__(self):
+                self.dense = DenseImpl()
+
+            def forward_varlen(self, q: torch.Tensor, cu: torch.Tensor, cu_host=None):
+                if q.shape[0] > 4096:
+                    return self.dense_varlen(q, cu, cu_host=cu_host)
+                return self.dense.forward_varlen(q, cu, cu_host=cu_host)
+
+            def dense_varlen(self, q: torch.Tensor, cu: torch.Tensor, cu_host=None):
+                if q.shape[0] > 8192:
+                    return self.forward_varlen(q[:8192], cu, cu_host=cu_host)
+                return self.dense.forward_varlen(q, cu, cu_host=cu_host)
+        """,
+    "serve/layer.py": """\
+        import torch
+        from torch import nn
+
+        from serve.varlen import WindowImpl
+
+
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.impl = WindowImpl()
+
+            def forward(self, q: torch.Tensor, cu: torch.Tensor, lengths: list):
+                return self.impl.forward_varlen(q, cu, cu_host=tuple(lengths))
+        """,
+}
+
+
+def test_a_cycle_of_wrappers_passing_an_argument_on_is_followed(tmp_path):
+    # forward_varlen and dense_varlen pass `cu_host` to each other; the only call into the
+    # cycle gives a host tuple: the `.tolist()` fallback never runs in steady state.
+    root = project(tmp_path / "proj", CYCLE_OF_WRAPPERS)
+    found = tiers(root, "serve/varlen.py")
+    assert found[6] == (
+        "cold", "runs only when `cu_host` is None, and no call of `forward_varlen()` outside cold code passes that")
+
+
+def test_a_cycle_entered_by_a_call_that_leaves_the_argument_out_stays_hot(tmp_path):
+    files = dict(CYCLE_OF_WRAPPERS)
+    files["serve/layer.py"] = files["serve/layer.py"].replace("cu_host=tuple(lengths)", "")
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "serve/varlen.py")
+    assert found[6][0] == "hot"
+
+
+def test_a_cycle_no_call_enters_decides_nothing(tmp_path):
+    # Only the wrappers of the cycle call each other: nothing says what they are given.
+    files = dict(CYCLE_OF_WRAPPERS)
+    files["serve/layer.py"] = files["serve/layer.py"].replace(
+        "return self.impl.forward_varlen(q, cu, cu_host=tuple(lengths))", "return q")
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "serve/varlen.py")
+    assert found[6][0] != "cold"
