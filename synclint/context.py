@@ -23,6 +23,7 @@ from synclint.violation import Confidence, Severity
 # are reported, with the context named in the message.
 TOLERATED_CONTEXTS = frozenset({"gpu_sync_allowed"})
 
+
 class LintContext:
     def __init__(
         self,
@@ -142,7 +143,7 @@ class LintContext:
         extra = None
         on_stack = None
         for node in self.stack:
-            if not isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            if type(node) not in hotpath.COMPREHENSIONS:
                 continue
             on_stack = on_stack or {id(n) for n in self.stack}
             comp_for = node.for_in

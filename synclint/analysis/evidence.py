@@ -139,6 +139,10 @@ def _unplaced(value: Placement) -> bool:
 # --- device-only uses ------------------------------------------------------------------------------
 
 
+_OWN_SCOPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
+_MEMBERSHIP_OR_IDENTITY = frozenset({cst.Is, cst.IsNot, cst.In, cst.NotIn})
+
+
 class _Uses:
     """Walks one function's body (not the functions and classes nested in it) and finds the
     device-only uses of its candidate parameters."""
@@ -209,27 +213,30 @@ class _Uses:
             self._suite(case.body, env)
 
     def _expr(self, node: cst.CSTNode, env: Env | None) -> None:
+        # `type()`, not `isinstance`: libcst's node classes have no subclasses, and this walk
+        # meets every node of the function.
         pending = [node]
         while pending:
             current = pending.pop()
-            if isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            kind = type(current)
+            if kind in _OWN_SCOPES:
                 continue
-            if isinstance(current, cst.Assign) and len(current.targets) == 1 and isinstance(current.targets[0].target, cst.Name):
-                value = current.value  # `device = x.device`
-                if isinstance(value, cst.Attribute) and value.attr.value == "device" and isinstance(value.value, cst.Name):
-                    self.devices_of[current.targets[0].target.value] = value.value.value
-            if env is not None:
-                if isinstance(current, cst.Assign):
+            if kind is cst.Assign:
+                if len(current.targets) == 1 and type(current.targets[0].target) is cst.Name:
+                    value = current.value  # `device = x.device`
+                    if type(value) is cst.Attribute and value.attr.value == "device" and type(value.value) is cst.Name:
+                        self.devices_of[current.targets[0].target.value] = value.value.value
+                if env is not None:
                     self._indexed_write(current, env)
-                if isinstance(current, cst.BinaryOperation):
+            elif env is not None:
+                if kind is cst.BinaryOperation:
                     self._together([current.left, current.right], current, env)
-                elif isinstance(current, cst.Comparison) and len(current.comparisons) == 1 and not isinstance(
-                    current.comparisons[0].operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)
-                ):
-                    self._together([current.left, current.comparisons[0].comparator], current, env)
-                elif isinstance(current, cst.Call):
+                elif kind is cst.Comparison:
+                    if len(current.comparisons) == 1 and type(current.comparisons[0].operator) not in _MEMBERSHIP_OR_IDENTITY:
+                        self._together([current.left, current.comparisons[0].comparator], current, env)
+                elif kind is cst.Call:
                     self._call(current, env)
-            if isinstance(current, cst.Subscript) and isinstance(current.value, cst.Name):
+            if kind is cst.Subscript and type(current.value) is cst.Name:
                 self.indexed.add(current.value.value)
             pending.extend(children(current))
 
@@ -487,9 +494,10 @@ def _walk_assignments(func: cst.FunctionDef):
     pending: list = [func.body]
     while pending:
         node = pending.pop()
-        if isinstance(node, cst.Assign):
+        kind = type(node)
+        if kind is cst.Assign:
             yield node
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not func:
+        elif kind in _OWN_SCOPES and node is not func:
             continue
         pending.extend(children(node))
 

@@ -27,7 +27,7 @@ HOT_DECORATOR_NAMES = frozenset({"support_torch_compile", "compile_in_capture_mo
 # Context managers whose body is captured into a CUDA graph and replayed every step.
 GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
 
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})  # exact types: libcst has no subclasses of them
 
 
 def _decorator_name(decorator: cst.Decorator, imports: ImportTable) -> str:
@@ -100,9 +100,10 @@ def in_comprehension_loop(stack: list[cst.CSTNode]) -> bool:
     element or condition, not the outermost iterable, which is evaluated once)."""
     for i in range(len(stack) - 2, -1, -1):
         node = stack[i]
-        if isinstance(node, cst.Lambda) or isinstance(node, cst.FunctionDef):
+        kind = type(node)
+        if kind is cst.Lambda or kind is cst.FunctionDef:
             return False
-        if isinstance(node, _COMPREHENSIONS):
+        if kind in COMPREHENSIONS:
             child = stack[i + 1]
             if child is node.for_in:
                 grandchild = stack[i + 2] if i + 2 < len(stack) else None

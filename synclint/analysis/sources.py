@@ -19,7 +19,7 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.screen.places import names_a_class
-from synclint.analysis.nodes import visit
+from synclint.analysis.nodes import children
 from synclint.analysis.scopeenv import FlowEnv
 from synclint.analysis.values import (
     TENSOR_PLACES,
@@ -1076,6 +1076,32 @@ def _is_shape(expr: cst.BaseExpression) -> bool:
 
 
 _BINDINGS: dict[int, tuple] = {}
+_EXPRESSION_TYPES: dict[type, bool] = {}
+
+
+def _is_expression(kind: type) -> bool:
+    found = _EXPRESSION_TYPES.get(kind)
+    if found is None:
+        found = _EXPRESSION_TYPES[kind] = issubclass(kind, cst.BaseExpression)
+    return found
+
+
+def _bind_loop(node: cst.For, out: dict[str, list]) -> None:
+    """`for req in reqs` binds `req` to an element of `reqs`; `for i, req in enumerate(reqs)`
+    too (and `i` to a number); any other target is bound to something unknown."""
+    target, iterable = node.target, node.iter
+    if (
+        type(target) is cst.Tuple and len(target.elements) == 2 and type(iterable) is cst.Call
+        and type(iterable.func) is cst.Name and iterable.func.value == "enumerate" and len(iterable.args) == 1
+    ):
+        for name in _names_in(target.elements[0].value):
+            out.setdefault(name, []).append(None)
+        target, iterable = target.elements[1].value, iterable.args[0].value
+    if type(target) is cst.Name:
+        out.setdefault(target.value, []).append(("iter", iterable))
+        return
+    for name in _names_in(target):
+        out.setdefault(name, []).append(None)
 
 
 def _local_bindings(func: cst.FunctionDef) -> dict[str, list]:
@@ -1086,51 +1112,41 @@ def _local_bindings(func: cst.FunctionDef) -> dict[str, list]:
     if cached is not None and cached[0] is func:
         return cached[1]
     out: dict[str, list] = {}
-
-    class Visitor(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
+    # The statements of the function, in source order, not going into expressions (none of
+    # them binds a name the way these do: a comprehension's `for` and a lambda's parameters
+    # are their own scopes), nested functions or classes.
+    pending: list = [func]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is cst.Assign:
             for target in node.targets:
                 t = target.target
-                if isinstance(t, cst.Name):
+                if type(t) is cst.Name:
                     out.setdefault(t.value, []).append(node.value)
                 else:
                     for name in _names_in(t):
                         out.setdefault(name, []).append(None)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if isinstance(node.target, cst.Name):
+            continue
+        if kind is cst.AnnAssign:
+            if type(node.target) is cst.Name:
                 out.setdefault(node.target.value, []).append(node.annotation)
-
-        def visit_For(self, node: cst.For) -> None:
-            target, iterable = node.target, node.iter
-            if (
-                isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(iterable, cst.Call)
-                and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" and len(iterable.args) == 1
-            ):
-                for name in _names_in(target.elements[0].value):
-                    out.setdefault(name, []).append(None)
-                target, iterable = target.elements[1].value, iterable.args[0].value
-            if isinstance(target, cst.Name):
-                out.setdefault(target.value, []).append(("iter", iterable))  # `for req in reqs`
-                return
-            for name in _names_in(target):
-                out.setdefault(name, []).append(None)
-
-        def visit_AsName(self, node: cst.AsName) -> None:
-            for name in _names_in(node.name):
-                out.setdefault(name, []).append(None)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            continue
+        if kind is cst.AugAssign:
             for name in _names_in(node.target):
                 out.setdefault(name, []).append(None)
-
-    visit(func, Visitor())  # synclint/analysis/nodes.py: libcst's order, no rebuilt nodes
+            continue
+        if kind is cst.AsName:
+            for name in _names_in(node.name):
+                out.setdefault(name, []).append(None)
+            continue
+        if kind is cst.For:
+            _bind_loop(node, out)
+        elif (kind is cst.FunctionDef and node is not func) or kind is cst.ClassDef or _is_expression(kind):
+            continue
+        below = children(node)
+        below.reverse()
+        pending.extend(below)
     if len(_BINDINGS) > 4096:
         _BINDINGS.clear()
     _BINDINGS[id(func)] = (func, out)
