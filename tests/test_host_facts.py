@@ -459,3 +459,48 @@ def test_the_screen_and_the_analysis_read_the_same_moves(snippet):
     analysis = analysis_moves(cst.parse_module(code).body[0].body)
     assert screen == analysis
     assert "x" not in screen and "h" not in screen and "w" not in screen and "k" not in screen and "q" not in screen
+
+
+HOST_FIELD_WITH_A_DEVICE_FALLBACK = """
+    import torch
+    FIELDS = dict(
+        lengths=MultiModalFieldConfig.batched("audio"),
+        counts=MultiModalFieldConfig.batched("audio", keep_on_cpu=True),
+    )
+    class Model(torch.nn.Module):
+        def forward(self, features: torch.Tensor, **kwargs):
+            lengths = kwargs["lengths"]
+            counts = kwargs["counts"]
+            if counts is None:
+                counts = lengths.new_tensor([features.shape[0]])
+            else:
+                counts = counts.to(dtype=torch.long)
+            offsets = torch.cumsum(counts, dim=0)
+            return offsets.tolist(), int(counts.sum().item())
+"""
+
+
+def test_a_device_fallback_for_a_missing_host_field_is_low():
+    # `counts` is kept on the host; only the fallback for a missing value builds it on the
+    # device: what follows the join reads host data on the common path. The fallback's own
+    # blocking copy is still reported.
+    assert _rows(HOST_FIELD_WITH_A_DEVICE_FALLBACK) == [(12, "SL105")]
+    settings = Settings(include_cold=True, min_confidence=Confidence.LOW)
+    found = lint_source(textwrap.dedent(HOST_FIELD_WITH_A_DEVICE_FALLBACK), "m.py", settings).violations
+    late = [v for v in found if v.location.row == 16]
+    assert late and all(v.confidence is Confidence.LOW for v in late)
+    assert any("only the fallback for `counts is None` puts it on the device" in step
+               for v in late for step in v.provenance)
+
+
+@pytest.mark.parametrize("change", [
+    # the field is not kept on the host: a device tensor whichever branch ran
+    ('counts=MultiModalFieldConfig.batched("audio", keep_on_cpu=True)', 'counts=MultiModalFieldConfig.batched("audio")'),
+    # the given value is moved to the device on its own branch
+    ("counts = counts.to(dtype=torch.long)", "counts = counts.to(features.device)"),
+    # the test is not for a missing value
+    ("if counts is None:", "if features.shape[0] > 1:"),
+])
+def test_look_alikes_of_a_missing_field_fallback_stay_reported(change):
+    code = HOST_FIELD_WITH_A_DEVICE_FALLBACK.replace(*change)
+    assert (16, "SL202") in _rows(code)

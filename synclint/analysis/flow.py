@@ -202,6 +202,8 @@ class FlowWalker:
             for small in stmt.body:
                 self._small(small, env, stmt)
         elif isinstance(stmt, cst.If):
+            fallback = _none_test(stmt.test)
+            before = env.get(fallback) if fallback is not None else None
             then_facts, else_facts = host_narrowing(stmt.test, self.analysis.imports)
             then_env = env.fork()
             then_env.update(_keeping_pinned(then_facts, env))
@@ -221,6 +223,8 @@ class FlowWalker:
                 _adopt(env, then_env)
             else:
                 _merge_into(env, then_env, else_env)
+                if before is not None:
+                    _host_unless_missing(env, fallback, before, else_env.get(fallback), stmt)
             normalised = _normalised_to_host(stmt, self.analysis.imports)
             if normalised is not None:
                 env[normalised] = placed(
@@ -595,6 +599,31 @@ def _device_owner(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def _none_test(test: cst.BaseExpression) -> str | None:
+    """`x is None`: the name `x`."""
+    if (
+        isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is) and _is_none(test.comparisons[0].comparator)
+    ):
+        return test.left.value
+    return None
+
+
+def _host_unless_missing(env: FlowEnv, name: str, before: Placement, given: Placement | None, stmt: cst.If) -> None:
+    """After `if x is None: x = <device tensor>` (`else: x = x.to(dtype)`), where `x` held
+    host data and still does on the path where it was given: the device tensor is only the
+    fallback for a missing value (a multimodal field kept on the host, left out by an older
+    processor), so a read of `x` after the join reads host data on the common path. Low: the
+    finding is shown with --min-confidence low, and --explain says why."""
+    merged = env.get(name)
+    if merged is None or not merged.maybe_device or merged.confidence < MEDIUM:
+        return
+    if not (before.is_host_data and before.confidence >= MEDIUM and given is not None and given.is_host_data):
+        return
+    env[name] = merged.at_most(Confidence.LOW).because(
+        stmt, f"`{name}` is host data where it is given; only the fallback for `{name} is None` puts it on the device")
+
+
 _HOST_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.LongTensor", "torch.Tensor"})
 
 
@@ -764,6 +793,10 @@ def _resolved_by_use(value: Placement, func: cst.FunctionDef, name: str) -> Plac
     return value
 
 
+# Nodes with a scope of their own (libcst's node classes have no subclasses: `type()` is exact).
+_OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
     """The ids of the `name.to` / `name.cuda` attributes of `body` that move `name` to a
     device (`.cuda()`, `.to(device)`, `.to(device=d, non_blocking=True)`; not `.to(torch.bool)`
@@ -773,9 +806,10 @@ def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
     pending = [body]
     while pending:
         node = pending.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
+        kind = type(node)
+        if kind in _OWN_SCOPES and node is not body:
             continue
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
+        if kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name \
                 and node.func.value.value == name and node.func.attr.value in ("to", "cuda") and _moves(node):
             found.add(id(node.func))
         pending.extend(children(node))
@@ -791,9 +825,10 @@ def moved_inputs(body: cst.CSTNode) -> frozenset:
     pending = [body]
     while pending:
         node = pending.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
+        kind = type(node)
+        if kind in _OWN_SCOPES and node is not body:
             continue
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and _moves(node) \
+        if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("to", "cuda") and _moves(node) \
                 and not _to_the_cpu(node):
             found.update(_data_names(node.func.value))
         pending.extend(children(node))
