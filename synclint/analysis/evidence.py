@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
-from synclint.analysis.nodes import children
+from synclint.analysis.nodes import OWN_SCOPES, children
 from synclint.analysis.sources import is_module_class
 from synclint.analysis.values import Env, Place, Placement, placed
 from synclint.apis import torch_api as api
@@ -139,7 +139,6 @@ def _unplaced(value: Placement) -> bool:
 # --- device-only uses ------------------------------------------------------------------------------
 
 
-_OWN_SCOPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _MEMBERSHIP_OR_IDENTITY = frozenset({cst.Is, cst.IsNot, cst.In, cst.NotIn})
 
 
@@ -219,7 +218,7 @@ class _Uses:
         while pending:
             current = pending.pop()
             kind = type(current)
-            if kind in _OWN_SCOPES:
+            if kind in OWN_SCOPES:
                 continue
             if kind is cst.Assign:
                 if len(current.targets) == 1 and type(current.targets[0].target) is cst.Name:
@@ -497,7 +496,7 @@ def _walk_assignments(func: cst.FunctionDef):
         kind = type(node)
         if kind is cst.Assign:
             yield node
-        elif kind in _OWN_SCOPES and node is not func:
+        elif kind in OWN_SCOPES and node is not func:
             continue
         pending.extend(children(node))
 

@@ -11,7 +11,7 @@ import libcst as cst
 
 from synclint.analysis import evidence, guarded_branches, guards
 from synclint.analysis.annotations import annotation_placement
-from synclint.analysis.nodes import always_leaves, children
+from synclint.analysis.nodes import OWN_SCOPES, always_leaves, children
 from synclint.analysis.scopeenv import FlowEnv
 from synclint import repo
 from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, resolve_by_method, string_value
@@ -793,10 +793,6 @@ def _resolved_by_use(value: Placement, func: cst.FunctionDef, name: str) -> Plac
     return value
 
 
-# Nodes with a scope of their own (libcst's node classes have no subclasses: `type()` is exact).
-_OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
-
-
 def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
     """The ids of the `name.to` / `name.cuda` attributes of `body` that move `name` to a
     device (`.cuda()`, `.to(device)`, `.to(device=d, non_blocking=True)`; not `.to(torch.bool)`
@@ -807,7 +803,7 @@ def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
     while pending:
         node = pending.pop()
         kind = type(node)
-        if kind in _OWN_SCOPES and node is not body:
+        if kind in OWN_SCOPES and node is not body:
             continue
         if kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name \
                 and node.func.value.value == name and node.func.attr.value in ("to", "cuda") and _moves(node):
@@ -826,7 +822,7 @@ def moved_inputs(body: cst.CSTNode) -> frozenset:
     while pending:
         node = pending.pop()
         kind = type(node)
-        if kind in _OWN_SCOPES and node is not body:
+        if kind in OWN_SCOPES and node is not body:
             continue
         if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("to", "cuda") and _moves(node) \
                 and not _to_the_cpu(node):

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+# The nodes with a scope of their own, which a walk of one function does not go into. A test
+# `type(node) in OWN_SCOPES` is exact: libcst's node classes have no subclasses, and it is
+# much cheaper than `isinstance` (they derive from abstract base classes).
+OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
 _ORDER: dict[type, tuple[str, ...]] = {}
 _IS_NODE: dict[type, bool] = {}
 

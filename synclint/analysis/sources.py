@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import re
-
 import libcst as cst
 
 from synclint.analysis.imports import dotted_name
