@@ -38,6 +38,17 @@ def _is_node(kind: type) -> bool:
     return found
 
 
+_IS_EXPRESSION: dict[type, bool] = {}
+
+
+def is_expression(kind: type) -> bool:
+    """Whether a node type is an expression (`issubclass(kind, cst.BaseExpression)`, kept)."""
+    found = _IS_EXPRESSION.get(kind)
+    if found is None:
+        found = _IS_EXPRESSION[kind] = issubclass(kind, cst.BaseExpression)
+    return found
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node.children`: its child nodes in source order."""
     kind = type(node)

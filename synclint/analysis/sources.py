@@ -17,7 +17,7 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.screen.places import names_a_class
-from synclint.analysis.nodes import children
+from synclint.analysis.nodes import children, is_expression
 from synclint.analysis.scopeenv import FlowEnv
 from synclint.analysis.values import (
     TENSOR_PLACES,
@@ -1074,16 +1074,6 @@ def _is_shape(expr: cst.BaseExpression) -> bool:
 
 
 _BINDINGS: dict[int, tuple] = {}
-_EXPRESSION_TYPES: dict[type, bool] = {}
-
-
-def _is_expression(kind: type) -> bool:
-    found = _EXPRESSION_TYPES.get(kind)
-    if found is None:
-        found = _EXPRESSION_TYPES[kind] = issubclass(kind, cst.BaseExpression)
-    return found
-
-
 def _bind_loop(node: cst.For, out: dict[str, list]) -> None:
     """`for req in reqs` binds `req` to an element of `reqs`; `for i, req in enumerate(reqs)`
     too (and `i` to a number); any other target is bound to something unknown."""
@@ -1140,7 +1130,7 @@ def _local_bindings(func: cst.FunctionDef) -> dict[str, list]:
             continue
         if kind is cst.For:
             _bind_loop(node, out)
-        elif (kind is cst.FunctionDef and node is not func) or kind is cst.ClassDef or _is_expression(kind):
+        elif (kind is cst.FunctionDef and node is not func) or kind is cst.ClassDef or is_expression(kind):
             continue
         below = children(node)
         below.reverse()
