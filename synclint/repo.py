@@ -4466,9 +4466,12 @@ class _CallGraphTiers:
                 if kind.startswith(guards.PLATFORM):
                     kind = guards.on_targets(kind, self.targets)
                 if kind.startswith("@"):  # the caller's own parameter, passed on
-                    outer, at, outer_default = kind[1:].split("#")
+                    outer, at, outer_default, *declared = kind[1:].split("#")
                     upstream = self.passed_kinds(caller, outer, int(at), outer_default, "", depth + 1)
-                    pairs.update((k, caller) for k in (upstream if upstream is not None else (guards.UNKNOWN,)))
+                    kinds = upstream if upstream is not None else (guards.UNKNOWN,)
+                    if declared:  # declared never None (`max_top_k: int`): what may be None is a value
+                        kinds = {guards.GIVEN if k == guards.UNKNOWN else k for k in kinds}
+                    pairs.update((k, caller) for k in kinds)
                 else:
                     pairs.add((kind, caller))
             found = tuple(sorted(pairs))

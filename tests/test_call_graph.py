@@ -4,6 +4,7 @@ method reached from a model's forward is hot, its namesake in another class that
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from index_projects import _store, project  # noqa: F401 - _store is an autouse fixture
@@ -2227,3 +2228,72 @@ def test_a_cycle_no_call_enters_decides_nothing(tmp_path):
     root = project(tmp_path / "proj", files)
     found = tiers(root, "serve/varlen.py")
     assert found[6][0] != "cold"
+
+
+# A fallback for a missing bound, passed down through wrappers that declare it an `int`: the
+# entry forwards its `**options`, so what reaches the wrappers is not known from the calls.
+DECLARED_BOUND = {
+    "spec/probs.py": """\
+        from typing import Optional
+
+        import torch
+
+
+        def verify_probs(logits: torch.Tensor, top_ks: torch.Tensor, max_top_k: Optional[int] = None):
+            if max_top_k is None:
+                max_top_k = int(top_ks.max().item())
+            return torch.topk(logits, k=max_top_k, dim=-1)
+
+
+        def dense_probs(logits: torch.Tensor, top_ks: torch.Tensor, *, max_top_k: int):
+            return verify_probs(logits, top_ks, max_top_k=max_top_k)
+        """,
+    "spec/verifier.py": """\
+        import torch
+        from torch import nn
+
+        from spec.probs import dense_probs
+
+
+        class Verifier(nn.Module):
+            def forward(self, logits: torch.Tensor, top_ks: torch.Tensor, **options):
+                return self.sample(logits, top_ks, **options)
+
+            def sample(self, logits: torch.Tensor, top_ks: torch.Tensor, max_top_k: int):
+                return dense_probs(logits, top_ks, max_top_k=max_top_k)
+        """,
+}
+
+
+def test_a_parameter_declared_never_none_is_given_where_its_callers_are_unknown(tmp_path):
+    root = project(tmp_path / "proj", DECLARED_BOUND)
+    found = tiers(root, "spec/probs.py")
+    assert found[8] == (
+        "cold", "runs only when `max_top_k` is None, and no call of `verify_probs()` outside cold code passes that")
+
+
+def test_a_parameter_declared_optional_on_the_way_says_nothing(tmp_path):
+    files = dict(DECLARED_BOUND)
+    # No declaration on the way says never None: the wrapper's is Optional, the entry's missing.
+    files["spec/probs.py"] = files["spec/probs.py"].replace("*, max_top_k: int)", "*, max_top_k: Optional[int])")
+    files["spec/verifier.py"] = files["spec/verifier.py"].replace("max_top_k: int)", "max_top_k)")
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "spec/probs.py")[8][0] == "hot"
+
+
+def test_a_none_passed_for_a_parameter_declared_never_none_still_counts(tmp_path):
+    # The declaration says what is not known; a call that passes None says more.
+    files = dict(DECLARED_BOUND)
+    files["spec/verifier.py"] += textwrap.indent(textwrap.dedent("""\
+
+
+        class Drafter(nn.Module):
+            def __init__(self, verifier: Verifier):
+                super().__init__()
+                self.verifier = verifier
+
+            def forward(self, logits: torch.Tensor, top_ks: torch.Tensor):
+                return self.verifier.sample(logits, top_ks, max_top_k=None)
+        """), "        ")
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "spec/probs.py")[8][0] == "hot"

@@ -27,6 +27,7 @@ Argument kinds:
 | `g` | given: a call, a computed value, a local name never bound to what may be `None`: taken to be a value |
 | `?` | unknown: what may be `None` (a field `batch.x_cpu`, an item, a conditional expression, a `.get(...)`, a name bound to one of these), or a `*args`/`**kwargs` call |
 | `@q#i#d` | the caller's own parameter `q` (at position `i`, default kind `d`) passed on: what the caller's callers pass for it |
+| `@q#i#d#g` | the same, where `q` is declared never None (`max_top_k: int`): what may be None among what its callers pass (or all, where they are not known) is taken to be a value |
 | `Pcpu` | a platform predicate (`current_platform.is_cpu()`, `_is_npu`): false where the target platforms (`target-platforms`) are none of its own |
 
 A debug switch (`self.debug_mode`, `ps > 1 and pool.debug_mode`, `os.environ.get("X_DEBUG")`,
@@ -184,6 +185,7 @@ class Bindings(frozenset):
     cpu: frozenset[str] = frozenset()  # names bound only to the CPU device (`device = torch.device("cpu")`)
     lists: frozenset[str] = frozenset()  # names bound only to Python lists (`sizes = t.tolist()`, or `a = b` under `if isinstance(b, list):`)
     fields: dict = {}  # name -> the field its one binding reads (`lens = meta.per_req_lens`)
+    declared: frozenset[str] = frozenset()  # parameters declared never None (`max_top_k: int`)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -262,7 +264,18 @@ def none_assigned(func: ast.AST) -> Bindings:
     found.cpu = frozenset(name for name, only in cpu.items() if only)
     found.lists = frozenset(name for name, only in lists.items() if only)
     found.fields = {name: attr for name, attr in fields.items() if bindings[name] == 1}
+    found.declared = _declared_never_none(func)
     return found
+
+
+def _declared_never_none(func: ast.AST) -> frozenset[str]:
+    """The named parameters whose annotation says they are never None (`max_top_k: int`, with
+    no default or a default that is not None): not `Optional[...]`, `... | None` or `Any`."""
+    args = getattr(func, "args", None)
+    if args is None:
+        return frozenset()
+    stars = {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    return frozenset(name for name, kind in _annotated_parameters(func).items() if kind == GIVEN and name not in stars)
 
 
 def _list_copies(node: ast.If):
@@ -347,7 +360,9 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
             if expr.id in none_names.rebound:
                 return UNKNOWN  # passed on after some other rebinding
             position, default = own[expr.id]
-            return f"@{expr.id}#{position}#{default}"
+            # `#g`: declared never None, which is what it is where its callers are not known
+            declared = f"#{GIVEN}" if expr.id in none_names.declared else ""
+            return f"@{expr.id}#{position}#{default}{declared}"
         return GIVEN
     if kind is ast.Call and cpu_device(expr):
         return CPU_DEVICE  # `torch.device("cpu")`
