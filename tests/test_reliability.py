@@ -607,3 +607,17 @@ def test_workers_end_when_the_run_is_killed(tmp_path, files):
         alive = {pid for pid in alive if os.path.exists(f"/proc/{pid}") and "Z" not in open(f"/proc/{pid}/stat").read().split()[2]}
         time.sleep(0.1)
     assert not alive
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_split_lines_without_a_carriage_return_matches_the_physical_lines(seed):
+    # The fast path (no `\r` in the text) gives what the physical-line reading gives.
+    import random
+
+    rng = random.Random(seed)
+    alphabet = ["a", " ", "\n", "\n", "\r", "\r\n"] + NOT_TERMINATORS
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        expected = [lines._strip_end(line) for line in lines._PHYSICAL_LINE.findall(text)]
+        assert lines.split_lines(text) == expected, repr(text)
+        assert [lines._strip_end(line) for line in lines.split_lines(text, keepends=True)] == expected
