@@ -4,9 +4,10 @@ symlink loops, missing paths and unreadable folders (each reported, the walk goe
 from __future__ import annotations
 
 import errno
+import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -56,13 +57,28 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _matches(patterns, rel: str) -> bool:
+    """Whether an exclude pattern matches the path's name, the path, or a folder above it
+    (`fnmatchcase(name, p)`, `fnmatchcase(rel, p)`, `fnmatchcase(rel, p + "/*")`, or `rel`
+    under `p/`), for each pattern of `patterns`."""
+    if not patterns:
+        return False
     rel = rel.lstrip("./") if rel.startswith("./") else rel
-    name = PurePosixPath(rel).name
+    plain = rel and not rel.endswith(("/", ".")) and "//" not in rel  # as `as_posix()` writes a path
+    name = rel.rpartition("/")[2] if plain else PurePosixPath(rel).name
+    by_name, by_path = _compiled(tuple(patterns))
+    return by_name.match(name) is not None or by_path.match(rel) is not None
+
+
+@lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern]:
+    """`_matches`' tests of every pattern as two regular expressions (one walk tests each of
+    hundreds of entries against the same excludes)."""
+    names, paths = [], []
     for pattern in patterns:
         p = pattern.rstrip("/")
-        if fnmatchcase(name, p) or fnmatchcase(rel, p) or fnmatchcase(rel, p + "/*") or rel.startswith(p + "/"):
-            return True
-    return False
+        names.append(fnmatch.translate(p))
+        paths += [fnmatch.translate(p), fnmatch.translate(p + "/*"), f"(?s:{re.escape(p + '/')}.*)\\Z"]
+    return re.compile("|".join(names)), re.compile("|".join(paths))
 
 
 def _excluded_anywhere(path: Path, root: Path, excludes) -> bool:
@@ -93,25 +109,33 @@ class _Ignores:
 
     def __init__(self) -> None:
         self.specs: dict[Path, pathspec.PathSpec | None] = {}
-        self.tops: dict[Path, Path] = {}  # folder -> the repository root above it (one walk up per folder)
+        self.chains: dict[Path, list[tuple[int, pathspec.PathSpec]]] = {}
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
-        resolved = path.absolute()
-        folder = resolved.parent
-        top = self.tops.get(folder)
-        if top is None:
-            top = self.tops[folder] = _git_root(folder) or folder
-        while True:
-            if folder not in self.specs:
-                self.specs[folder] = _load_gitignore(folder)
-            spec = self.specs[folder]
-            if spec is not None:
-                rel = resolved.relative_to(folder).as_posix() + ("/" if is_dir else "")
-                if spec.match_file(rel):
-                    return True
-            if folder == top or folder.parent == folder:
-                return False
-            folder = folder.parent
+    def _chain(self, folder: Path) -> list[tuple[int, pathspec.PathSpec]]:
+        """(depth, spec) of each .gitignore from `folder` (absolute) up to the repository root
+        above it, nearest first: a path's pattern text there is its parts below that depth."""
+        found = self.chains.get(folder)
+        if found is None:
+            found = self.chains[folder] = []
+            top = _git_root(folder) or folder
+            current = folder
+            while True:
+                if current not in self.specs:
+                    self.specs[current] = _load_gitignore(current)
+                spec = self.specs[current]
+                if spec is not None:
+                    found.append((len(current.parts), spec))
+                if current == top or current.parent == current:
+                    break
+                current = current.parent
+        return found
+
+    def ignored_in(self, folder: Path, parts: tuple[str, ...], is_dir: bool) -> bool:
+        """Whether the entry of absolute `parts` in `folder` (absolute) is ignored."""
+        for depth, spec in self._chain(folder):
+            if spec.match_file("/".join(parts[depth:]) + ("/" if is_dir else "")):
+                return True
+        return False
 
 
 class _Folder:
@@ -164,9 +188,19 @@ def discover(paths: list[Path], settings) -> Discovery:
             out.errors.append((str(folder), f"cannot read folder: {exc.strerror or exc}"))
             return
         here = view(folder)
+        # An entry's path relative to the project root is its folder's and its name, where the
+        # folder was given relative (`.`, as a hook gives it): no path arithmetic per entry.
+        under = None if folder.is_absolute() else _relative(folder, here.root)
+        if under is not None and (under.startswith("..") or under.startswith("/")):
+            under = None
+        absolute = folder.absolute()
+        parts = absolute.parts
         for entry in entries:
             path = Path(entry.path)
-            rel = _relative(path, here.root)
+            if under is None:
+                rel = _relative(path, here.root)
+            else:
+                rel = entry.name if under == "." else f"{under}/{entry.name}"
             if _matches(here.excludes, rel):
                 continue
             try:
@@ -183,7 +217,7 @@ def discover(paths: list[Path], settings) -> Discovery:
                 if entry.name.endswith(SOURCE_SUFFIXES):
                     out.errors.append((str(path), _symlink_problem(path)))
                 continue
-            if here.settings.respect_gitignore and ignores.ignored(path, is_dir):
+            if here.settings.respect_gitignore and ignores.ignored_in(absolute, (*parts, entry.name), is_dir):
                 continue
             if is_dir:
                 walk(path)

@@ -77,3 +77,32 @@ def test_symlinked_folder_outside_the_tree_is_followed(project, tmp_path_factory
     (outside / "o.py").write_text("")
     os.symlink(outside, project.root / "linked")
     assert _names(discover([Path(".")], Settings()), project.root) == ["linked/o.py"]
+
+
+def test_a_walk_from_a_relative_or_an_absolute_folder_excludes_the_same_files(project):
+    # The walk builds an entry's path from its folder's where the folder is relative, and
+    # asks each .gitignore of the chain with the entry's parts: both ways agree.
+    import subprocess
+
+    project.write(
+        {
+            ".gitignore": "generated/\n*_pb2.py\n",
+            "pkg/.gitignore": "local.py\n/top_only.py\n",
+            "pkg/a.py": "",
+            "pkg/local.py": "",
+            "pkg/top_only.py": "",
+            "pkg/deep/top_only.py": "",
+            "pkg/deep/local.py": "",
+            "pkg/deep/api_pb2.py": "",
+            "pkg/gen/skip.py": "",
+            "pkg/gen/keep/inner.py": "",
+            "generated/g.py": "",
+            "tools/run.py": "",
+        }
+    )
+    subprocess.run(["git", "init", "-q", str(project.root)], check=True)
+    settings = Settings(extend_exclude=("pkg/gen/*.py", "tools"))
+    relative = _names(discover([Path(".")], settings), project.root)
+    assert relative == ["pkg/a.py", "pkg/deep/top_only.py"]  # fnmatch's `*` crosses `/`
+    assert _names(discover([project.root], settings), project.root) == relative
+    assert _names(discover([Path("pkg")], settings), project.root) == relative
