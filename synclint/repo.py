@@ -767,7 +767,9 @@ class _Summarizer:
 
     def _flow(self, target: tuple, value, unit, line: int, more: tuple = ()) -> None:
         """`target <- value` (and the same for each of `more`: one evaluation)."""
-        if _scalar(value):
+        if type(value) is ast.Compare and self._compares_tensors(value, unit):
+            pass  # `mask_left >= bounds`, `r >= 3` of a tensor: a bool tensor where its operands are
+        elif _scalar(value):
             self.flows.append((target, SCALAR, (), line))
             self.flows.extend((t, SCALAR, (), line) for t in more)
             return
@@ -783,6 +785,16 @@ class _Summarizer:
         if local or symbols:
             self.flows.append((target, local, symbols, line))
             self.flows.extend((t, local, symbols, line) for t in more)
+
+    def _compares_tensors(self, value: ast.Compare, unit) -> bool:
+        """Whether a comparison is elementwise on a tensor the code places (not `n > 0` of
+        Python numbers, nor `is`, `in` or a string's test): then it is a tensor, not a bool."""
+        if any(type(op) in (ast.Is, ast.IsNot, ast.In, ast.NotIn) for op in value.ops):
+            return False
+        try:
+            return bool(self.model.place(value, unit) & (DEVICE | HOST | NUMPY))
+        except RecursionError:
+            return False
 
     def run(self, collected, classes) -> tuple:
         for cls in classes:

@@ -31,6 +31,23 @@ PLACE_NAMES = {
 }
 
 CASES = [
+    # --- the legacy constructors: `torch.Tensor(data)` and `torch.LongTensor(ids)` build on
+    # the host, `torch.cuda.LongTensor(ids)` on the GPU; `torch.Tensor` named, not called, is a type
+    ("legacy-tensor-constructor-host", """
+        chunk_start_idx = torch.Tensor([0, 18, 36]).long()
+        reveal(chunk_start_idx)""", "host", "high"),
+    ("legacy-long-tensor-host", """
+        def pack(tokens):
+            ids = torch.LongTensor(tokens)
+            reveal(ids)""", "host", "high"),
+    ("legacy-cuda-long-tensor-device", """
+        def pack(tokens):
+            ids = torch.cuda.LongTensor(tokens)
+            reveal(ids)""", "device", "high"),
+    ("legacy-tensor-type-not-called", """
+        def f(x):
+            kind = torch.Tensor
+            reveal(kind)""", "unknown", "low"),
     # --- factories with and without device= ---------------------------------------------
     ("factory-cuda-string", """
         x = torch.zeros(4, device="cuda")

@@ -81,6 +81,47 @@ def test_a_helper_in_another_file_returning_a_host_tensor(tmp_path):
     assert found[0][3] == "medium"
 
 
+STREAMING_MASK = {
+    "masks.py": """\
+        import torch
+
+
+        def chunk_mask(x_len: int, chunk_starts: list[int], left_window: int = 0) -> torch.Tensor:
+            starts = torch.nn.functional.pad(torch.Tensor(chunk_starts).long(), (1, 0))
+            positions = torch.arange(0, x_len).unsqueeze(0).expand(x_len, -1)
+            rows = torch.arange(0, x_len).unsqueeze(-1)
+            idx = (rows >= starts).sum(-1) - 1 - left_window
+            return positions >= starts[idx.clamp(min=0)].unsqueeze(-1)
+
+
+        def any_chunks(chunk_starts: list[int]) -> bool:
+            return len(chunk_starts) > 0
+        """,
+    "encoder.py": """\
+        import torch
+        from torch import nn
+
+        from masks import any_chunks, chunk_mask
+
+
+        class StreamingEncoder(nn.Module):
+            def forward(self, xs_pad: torch.Tensor, chunk_starts: list[int]):
+                mask = chunk_mask(xs_pad.shape[1], chunk_starts).to(xs_pad.device)
+                if any_chunks(chunk_starts):
+                    xs_pad = xs_pad * 2
+                return xs_pad, mask
+        """,
+}
+
+
+def test_a_helper_returning_a_comparison_of_host_tensors_returns_a_host_tensor(tmp_path):
+    # An audio encoder's streaming mask, built on the host by a helper in another file from a
+    # legacy constructor, positions and a comparison: moving it is a blocking copy. The
+    # helper that compares Python numbers returns a bool, and its truth test is no finding.
+    root = project(tmp_path / "proj", STREAMING_MASK)
+    assert [f[1:4] for f in findings(root, "encoder.py", min_confidence="low")] == [(9, "SL103", "medium")]
+
+
 def test_a_device_parameter_through_two_calls(tmp_path):
     root = project(
         tmp_path / "proj",

@@ -835,6 +835,11 @@ class Evaluator:
             return placed(Place.SCALAR, HIGH, call, f"`torch.{name}()` returns a Python value")
         if name == "from_numpy":
             return placed(Place.HOST, HIGH, call, "`torch.from_numpy()` wraps pageable host memory")
+        legacy = api.legacy_constructor(name)
+        if legacy == "cpu":
+            return placed(Place.HOST, HIGH, call, f"the legacy constructor `torch.{name}()` builds on the host")
+        if legacy == "cuda":
+            return placed(Place.DEVICE, HIGH, call, f"the legacy constructor `torch.{name}()` builds on the GPU")
         if name in api.TENSOR_FACTORIES:
             return self._factory(name, call, env)
         if name.startswith(api.NOT_TENSOR_NAMESPACES):

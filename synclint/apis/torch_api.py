@@ -72,6 +72,19 @@ def legacy_tensor_type(name: str | None) -> str | None:
     if name.startswith("torch.") and name[6:] in LEGACY_TENSOR_TYPES:
         return "cpu"
     return None
+
+
+def legacy_constructor(name: str) -> str | None:
+    """"cpu" for a call of `torch.Tensor(...)` / `torch.LongTensor(...)` (`name` without its
+    `torch.`): the legacy constructors build on the host; "cuda" for `torch.cuda.LongTensor(...)`;
+    else None."""
+    if name == "Tensor" or name in LEGACY_TENSOR_TYPES:
+        return "cpu"
+    if name.startswith("cuda.") and name[5:] in LEGACY_TENSOR_TYPES:
+        return "cuda"
+    return None
+
+
 # `x.new_*(...)` make a tensor on x's device.
 NEW_METHODS = frozenset({"new_tensor", "new_zeros", "new_ones", "new_empty", "new_full"})
 

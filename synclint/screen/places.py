@@ -639,6 +639,9 @@ class PlaceModel:
             return 0
         if name == "from_numpy":
             return HOST
+        legacy = api.legacy_constructor(name)
+        if legacy is not None:  # `torch.LongTensor(ids)`: the host; `torch.cuda.LongTensor(ids)`: the GPU
+            return HOST if legacy == "cpu" else DEVICE
         if name in api.TENSOR_FACTORIES:
             for kw in call.keywords:
                 if kw.arg == "device":
