@@ -767,18 +767,19 @@ class _Summarizer:
 
     def _flow(self, target: tuple, value, unit, line: int, more: tuple = ()) -> None:
         """`target <- value` (and the same for each of `more`: one evaluation)."""
-        if type(value) is ast.Compare and self._compares_tensors(value, unit):
-            pass  # `mask_left >= bounds`, `r >= 3` of a tensor: a bool tensor where its operands are
-        elif _scalar(value):
+        # `positions >= starts` of tensors is a bool tensor where its operands are
+        mask = self._tensor_comparison(value, unit) if type(value) is ast.Compare else None
+        if mask is None and _scalar(value):
             self.flows.append((target, SCALAR, (), line))
             self.flows.extend((t, SCALAR, (), line) for t in more)
             return
         if type(value) is ast.Constant:
             return  # None, `...`: says nothing
-        try:
-            mask = self.model.place(value, unit)
-        except RecursionError:
-            return
+        if mask is None:
+            try:
+                mask = self.model.place(value, unit)
+            except RecursionError:
+                return
         if not mask:
             return
         local, symbols = self.recorder.split(mask)
@@ -786,15 +787,16 @@ class _Summarizer:
             self.flows.append((target, local, symbols, line))
             self.flows.extend((t, local, symbols, line) for t in more)
 
-    def _compares_tensors(self, value: ast.Compare, unit) -> bool:
-        """Whether a comparison is elementwise on a tensor the code places (not `n > 0` of
-        Python numbers, nor `is`, `in` or a string's test): then it is a tensor, not a bool."""
+    def _tensor_comparison(self, value: ast.Compare, unit) -> int | None:
+        """The places of a comparison that is elementwise on a tensor the code places; None
+        for one that gives a Python bool (`n > 0` of Python numbers, `is`, `in`)."""
         if any(type(op) in (ast.Is, ast.IsNot, ast.In, ast.NotIn) for op in value.ops):
-            return False
+            return None
         try:
-            return bool(self.model.place(value, unit) & (DEVICE | HOST | NUMPY))
+            mask = self.model.place(value, unit)
         except RecursionError:
-            return False
+            return None
+        return mask if mask & (DEVICE | HOST | NUMPY) else None
 
     def run(self, collected, classes) -> tuple:
         for cls in classes:
