@@ -374,6 +374,34 @@ CASES = [
                     pool = self.pools[q.dtype] = (sizes, fits)
                 return pool
     """, "unknown", "no signal"),
+    ("after-a-first-use-guard-cold", """
+        import torch
+        class Codebook(torch.nn.Module):
+            def init_embed_(self, data):
+                if self.inited:
+                    return
+                embed = data[:16].clone()
+                self.embed.data.copy_(embed)
+                self.inited.data.copy_(torch.Tensor([True]).to("cuda"))
+    """, "cold", "runs until it is set, once"),
+    ("a-guard-the-code-never-sets-is-not-cold", """
+        import torch
+        class Codebook(torch.nn.Module):
+            def forward(self, data):
+                if self.frozen:
+                    return
+                self.embed.data.copy_(torch.Tensor([1.0]).to("cuda"))
+    """, "hot", "forward()"),
+    ("a-guard-that-returns-a-value-is-not-a-first-use-guard", """
+        import torch
+        class Codebook(torch.nn.Module):
+            def forward(self, data):
+                if self.ready:
+                    return data
+                out = torch.Tensor([1.0]).to("cuda")
+                self.ready = True
+                return out
+    """, "hot", "forward()"),
     ("worker-thread-cold", """
         import threading
         import torch

@@ -4,7 +4,8 @@
   function nested in one; or CUDA graph capture);
 - `cold`: runs once or rarely: initialisation and weight loading (`cold-functions`),
   memoised values (`@cached_property`, `@functools.cache`, code after
-  `if key in cache: return cache[key]`), training-only branches (`if self.training:`),
+  `if key in cache: return cache[key]`), code after a first-use guard (`if self.inited:
+  return` with `self.inited` set further down), training-only branches (`if self.training:`),
   periodic branches (`if self.step >= self.interval: self.step = 0; ...`),
   functions run on a worker thread (`threading.Thread(target=f)`, `executor.submit(f)`),
   tests and benchmarks (by file and folder name), model loading, VAE and diffusion
@@ -524,6 +525,53 @@ def _rare_phase_return(stmt: cst.CSTNode) -> bool:
     )
 
 
+def _self_flag(test: cst.BaseExpression) -> str | None:
+    """`inited` of `if self.inited:`."""
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
+        return test.attr.value
+    return None
+
+
+class _SetsFlag(cst.CSTVisitor):
+    """Whether statements set `self.<flag>`: assign it, or fill it in place
+    (`self.inited.data.copy_(torch.Tensor([True]))`, `self.ready.fill_(1)`)."""
+
+    def __init__(self, flag: str) -> None:
+        self.flag = flag
+        self.found = False
+
+    def _is_flag(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            node = node.value
+        return _self_flag(node) == self.flag
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.found = self.found or self._is_flag(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("copy_", "fill_") and self._is_flag(func.value):
+            self.found = True
+
+
+def _first_use_guard(stmt: cst.CSTNode, block: cst.IndentedBlock) -> bool:
+    """`if self.inited: return` followed, in the same block, by a statement that sets
+    `self.inited`: what runs between them runs until the flag is set, once."""
+    if not (isinstance(stmt, cst.If) and stmt.orelse is None):
+        return False
+    flag = _self_flag(stmt.test)
+    ret = _returns_only(stmt.body)
+    if flag is None or ret is None or (ret.value is not None and _names(ret.value) != "None"):
+        return False
+    statements = list(block.body)
+    setter = _SetsFlag(flag)
+    for later in statements[statements.index(stmt) + 1:]:
+        later.visit(setter)
+        if setter.found:
+            return True
+    return False
+
+
 def _cache_lookup_miss(stmt: cst.If, block) -> bool:
     """`t = CACHE.get(key)` followed by `if t is None:` (the body fills the cache), or by
     statements that leave `t` as it is and `if t is None or t.sizes != sizes:` whose body
@@ -656,6 +704,11 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                     break
                 if _memo_hit(sibling):
                     return TierVerdict(Tier.COLD, "after a memo hit returns early: runs once per key")
+                if _first_use_guard(sibling, node):
+                    return TierVerdict(
+                        Tier.COLD,
+                        f"after `if {_names(sibling.test)}: return`, before the code sets it: runs until it is set, once",
+                    )
                 if _rare_phase_return(sibling):
                     return TierVerdict(
                         Tier.COLD,
