@@ -76,6 +76,11 @@ DEFAULT_COLD_FUNCTIONS = (
     "teardown*",
     "*_teardown",
     "*rebalance*",
+    # A request's abort and a batch's retraction under memory pressure: per event, not per step.
+    "abort",
+    "abort_*",
+    "*_abort",
+    "*retract*",
     "*scale_up*",
     "*scale_down*",
     "close",

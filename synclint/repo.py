@@ -32,7 +32,8 @@ Structural conventions, which hold in any codebase, are evidence too (medium con
 `--explain` says so): a name ending in `_gpu`, `_cuda` or `_dev` is a device tensor (not a
 device word such as `device`, nor a flag or a count: `is_cuda`, `use_gpu`, `num_gpu`,
 `flops_per_gpu`; a `_device` suffix names a device object as often as a tensor, so it says
-nothing); `_cpu`, `_host`, `_pinned`, `_cpu_tensor` a host tensor, `_np`/`_numpy` a numpy
+nothing); `_cpu`, `_host`, `_pinned`, `_cpu_tensor` a host tensor (so is a name that starts
+with `host_` or `cpu_`: `host_indices`), `_np`/`_numpy` a numpy
 array, `_list` a Python list; and a class or a parameter list holding both `x` and its host
 mirror `x_cpu` (`x_host`, `x_np`) holds `x` on the device, unless `x` is given host data or
 Python values anywhere in the repository (`self.num_tokens = 0` in another class).
@@ -75,6 +76,7 @@ _FIRST_SYMBOL = 1 << 6  # bits from here stand for what another file decides
 
 DEVICE_SUFFIXES = ("_gpu", "_cuda", "_dev")
 HOST_SUFFIXES = {"_cpu": HOST, "_host": HOST, "_pinned": HOST, "_cpu_tensor": HOST, "_np": NUMPY, "_numpy": NUMPY, "_list": LIST}
+HOST_PREFIXES = ("host_", "cpu_")
 MIRROR_SUFFIXES = ("_cpu", "_host", "_np", "_cpu_tensor", "_numpy")
 
 # Files larger than this are not summarised (generated tables, test data).
@@ -118,6 +120,8 @@ def convention(name: str) -> int:
             return place
     if lower.endswith(DEVICE_SUFFIXES) and len(lower) > 4:
         return DEVICE
+    if lower.startswith(HOST_PREFIXES) and len(lower) > 5:
+        return HOST  # `host_indices`, `cpu_lens`: the prefix says where, as the suffix does
     return 0
 
 
@@ -764,6 +768,13 @@ class _Summarizer:
         self._fields_memo: dict[int, frozenset] = {}
         # Calls whose result the code reads as an array (`x.detach().cpu()`: id of `x.detach()`).
         self._array_results: set[int] = set()
+        self._tables_memo: dict[int, frozenset] = {}  # class node -> the tables its methods fill by key
+
+    def _filled_tables(self, class_node: ast.ClassDef) -> frozenset[str]:
+        found = self._tables_memo.get(id(class_node))
+        if found is None:
+            found = self._tables_memo[id(class_node)] = coldcode.filled_tables(class_node)
+        return found
 
     def _flow(self, target: tuple, value, unit, line: int, more: tuple = ()) -> None:
         """`target <- value` (and the same for each of `more`: one evaluation)."""
@@ -936,7 +947,8 @@ class _Summarizer:
         none_names = guards.none_assigned(func)
         signatures: set[str] = set()
         # A memoised function (`@lru_cache`) runs its body once per key: what it calls too.
-        cold = {id(n) for n in (func.body if coldcode.memoised(func) else coldcode.cold_subtrees(func))}
+        filled = self._filled_tables(unit.owner.header.node) if unit.owner is not None else frozenset()
+        cold = {id(n) for n in (func.body if coldcode.memoised(func) else coldcode.cold_subtrees(func, filled))}
         if unit.owner is not None and unit.node is func and coldcode.pipeline_entry(unit.owner.header.node.name, func.name):
             # A pipeline or stage entry: what it calls outside its loops, once per request.
             cold.update(id(n) for n in coldcode.once_per_request(func, unit.owner.header.node.name, unit.owner.header.node))

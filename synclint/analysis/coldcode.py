@@ -224,17 +224,45 @@ def _held(missing: ast.expr, stmt: ast.If, block: list[ast.stmt]) -> str:
     return _text(missing)
 
 
-def _runs_once(stmt: ast.If, block: list[ast.stmt]) -> bool:
+def _missing_key(test: ast.expr, stored: set[str], filled: frozenset[str]) -> bool:
+    """`key not in self.table` where the body, or a method of the class (`filled`), stores
+    `self.table[...]`, or the table is named a cache; `a not in T or b not in U` where each is."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.Or:
+        return all(_missing_key(value, stored, filled) for value in test.values)
+    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotIn:
+        container = _text(test.comparators[0])
+        if per_step_holder(container):
+            return False
+        return cache_like(container) or (container + "[]") in stored or (container + "[]") in filled
+    return False
+
+
+def filled_tables(class_node: ast.ClassDef) -> frozenset[str]:
+    """The tables the methods of a class fill by key (`self.table[key] = ...`), as
+    `self.table[]`: a test that finds a key missing in one of them is a miss filled once."""
+    out = set()
+    for node in astwalk.walk(class_node):
+        if type(node) in (ast.Assign, ast.AnnAssign):
+            for target in node.targets if type(node) is ast.Assign else [node.target]:
+                if type(target) is ast.Subscript and type(target.value) is ast.Attribute and type(target.value.value) is ast.Name \
+                        and target.value.value.id == "self":
+                    out.add(_text(target.value) + "[]")
+    return frozenset(out)
+
+
+def _runs_once(stmt: ast.If, block: list[ast.stmt], filled: frozenset[str] = frozenset()) -> bool:
     """The body of `stmt` fills what its test found missing (a cache miss, a first use),
-    except on an object of one step (`per_step_holder`)."""
+    except on an object of one step (`per_step_holder`). `filled`: the tables the class of
+    the function fills by key (`filled_tables`), where a callee fills what the test found missing."""
     test = stmt.test
     missing = _none_test(test)
     if missing is not None and per_step_holder(_held(missing, stmt, block)):
         return False
     stored = _assigned(stmt.body)
     if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotIn:
-        container = _text(test.comparators[0])
-        return cache_like(container) or (container + "[]") in stored
+        return _missing_key(test, stored, filled)
+    if type(test) is ast.BoolOp and _missing_key(test, stored, filled):
+        return True
     missing = _none_test(test)
     if missing is None:
         return False
@@ -500,9 +528,9 @@ def _loop_header(loop: ast.AST) -> str:
     return ""
 
 
-def cold_subtrees(func: ast.AST) -> list[ast.AST]:
+def cold_subtrees(func: ast.AST, filled: frozenset[str] = frozenset()) -> list[ast.AST]:
     """The nodes of `func`'s own body (not of functions nested in it) that run once or rarely:
-    every node in their subtrees is cold."""
+    every node in their subtrees is cold. `filled`: as `_runs_once` takes it."""
     out: list[ast.AST] = []
     pending: list[list[ast.stmt]] = [func.body]
     while pending:
@@ -516,7 +544,7 @@ def cold_subtrees(func: ast.AST) -> list[ast.AST]:
                 break
             if kind is ast.If:
                 training, debug = _training(stmt.test), _debug(stmt.test)
-                if training is True or debug is True or _runs_once(stmt, block) or periodic(stmt):
+                if training is True or debug is True or _runs_once(stmt, block, filled) or periodic(stmt):
                     out.extend(stmt.body)
                     pending.append(stmt.orelse)
                     continue

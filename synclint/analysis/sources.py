@@ -995,6 +995,8 @@ class Evaluator:
             return placed(Place.SEQUENCE, HIGH, call, f"`.{method}()` gives Python data")
         if method in api.SCALAR_RESULT_METHODS:
             return placed(Place.SCALAR, HIGH, call, f"`.{method}()` gives a Python scalar")
+        if method in api.NON_TENSOR_RESULT_METHODS:
+            return placed(Place.OTHER, HIGH, call, f"`.{method}()` gives a storage object, not a tensor")
         if method == "to":
             return self._to(call, base, env)
         if method in api.NEW_METHODS:

@@ -53,6 +53,9 @@ SCALAR_RESULT_METHODS = frozenset(
      "is_pinned", "is_contiguous", "is_floating_point", "is_complex", "__len__", "nbytes", "storage_offset"}
 )
 SEQUENCE_RESULT_METHODS = frozenset({"tolist", "size", "stride"})
+# Tensor methods whose result is no tensor and no Python data: a storage object (its own
+# methods, `tensor.untyped_storage()._share_cuda_()`, return handles and offsets, not tensors).
+NON_TENSOR_RESULT_METHODS = frozenset({"untyped_storage", "storage", "_typed_storage"})
 NUMPY_RESULT_METHODS = frozenset({"numpy"})
 # The legacy tensor types (`torch.FloatTensor`, ...): `t.type(torch.BoolTensor)` is a CPU
 # tensor (a copy to the host of a device tensor); `torch.cuda.BoolTensor` is a CUDA one.

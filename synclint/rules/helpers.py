@@ -348,9 +348,10 @@ def is_int_literal(expr: cst.BaseExpression) -> bool:
 
 def python_list_index(expr: cst.BaseExpression, ctx) -> bool:
     """The index is a Python list (advanced indexing: PyTorch builds a CPU index tensor and
-    copies it to the device). Tuples are not lists: `x[(0, 1)]` is basic indexing."""
+    copies it to the device). Tuples are not lists: `x[(0, 1)]` is basic indexing; nor is a
+    list of slices (`x[[slice(a, b) for ...]]`), which PyTorch reads as a tuple of them."""
     if isinstance(expr, (cst.List, cst.ListComp)):
-        return True
+        return not _list_of_slices(expr)
     if isinstance(expr, cst.Call):
         func = expr.func
         if isinstance(func, cst.Name) and func.value in ("list", "sorted"):
@@ -368,6 +369,18 @@ def python_list_index(expr: cst.BaseExpression, ctx) -> bool:
         origins = [ev.node for ev in value.evidence if isinstance(ev.node, cst.BaseExpression)]
         return value.is_(Place.SEQUENCE) and bool(origins) and all(python_list_index(n, ctx) for n in origins if not isinstance(n, cst.Attribute))
     return False
+
+
+def _is_slice_call(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "slice"
+
+
+def _list_of_slices(expr: cst.List | cst.ListComp) -> bool:
+    """`[slice(a, b), slice(c, d)]`, `[slice(o, o + n) for n, o in ...]`: basic indexing, as a
+    tuple of slices (a list holding a slice, `...` or `None` is not an index list)."""
+    if isinstance(expr, cst.ListComp):
+        return _is_slice_call(expr.elt)
+    return any(_is_slice_call(e.value) or isinstance(e.value, cst.Ellipsis) for e in expr.elements if isinstance(e, cst.Element))
 
 
 def _annotated_list_parameter(name: str, ctx) -> bool:

@@ -117,7 +117,8 @@ SELF_DEVICE_ATTRIBUTES = PARAMETER_ATTRIBUTES | DEVICE_NAMES
 _MODULE_MEMBERS = frozenset({"Parameter", "Buffer", "register_buffer"})
 _DEVICE_WORDS = ("device", "cuda")
 _HOST_ATTRIBUTES = api.SEQUENCE_ATTRIBUTES | api.SCALAR_ATTRIBUTES | api.OTHER_ATTRIBUTES
-_HOST_METHODS = api.SCALAR_RESULT_METHODS | api.SEQUENCE_RESULT_METHODS | api.NUMPY_RESULT_METHODS | {"cpu", "pin_memory"}
+_HOST_METHODS = (api.SCALAR_RESULT_METHODS | api.SEQUENCE_RESULT_METHODS | api.NUMPY_RESULT_METHODS | api.NON_TENSOR_RESULT_METHODS
+                 | {"cpu", "pin_memory"})
 _MODULE_MEMBER_CALLS = frozenset(q.removeprefix("torch.") for q in api.MODULE_MEMBER_CALLS)
 _TENSOR_ARG_KEYWORDS = frozenset({"input", "other", "tensors"})
 
