@@ -256,6 +256,9 @@ def test_names_say_where_a_tensor_lives():
     # of CPUs and a flag say nothing.
     assert repo.convention("num_draft_tokens_cpu") == repo.convention("max_seq_lens_host") == repo.HOST
     assert repo.convention("num_cpu") == repo.convention("is_prefill_cpu") == repo.convention("use_cpu") == 0
+    # A prefix says it as a suffix does (`host_indices` of a host pool's allocator).
+    assert repo.convention("host_indices") == repo.convention("cpu_lens") == repo.HOST
+    assert repo.convention("host") == repo.convention("is_host_ready") == 0
 
 
 BUILDERS = """\
@@ -772,6 +775,56 @@ def test_calls_made_only_on_a_branch_that_runs_once_are_cold(tmp_path):
         'gather_pages([1, 2, 3], "cuda")', 'gather_pages([1, 2, 3], "cuda")\n                self.execute_model([], None, None, None)')
     root = project(tmp_path / "loop", files)
     assert tiers(root, "runner.py")[24][0] == "unknown"
+
+
+# A graph-metadata table filled by key: the replay builds the entry of a new batch size
+# (a method that fills the table does it) and returns; what it calls there runs once per size.
+FILLED_TABLE = {
+    "backend.py": """\
+        import torch
+
+
+        class Backend:
+            def __init__(self):
+                self.graph_metadata = {}
+                self.rope_cache = {}
+
+            def _build(self, bs, seq_lens):
+                lens = seq_lens.tolist()
+                self.graph_metadata[bs] = lens
+
+            def _rope_ids(self, positions):
+                return int(positions.max().item())
+
+            def replay(self, bs):
+                seq_lens = torch.ones(bs, device="cuda")
+                if bs not in self.graph_metadata:
+                    self._build(bs, seq_lens)
+                    return
+                return self.graph_metadata[bs]
+
+            def rope(self, key, positions):
+                if key not in self.rope_cache or key not in self.graph_metadata:
+                    self.rope_cache[key] = self._rope_ids(positions)
+                return self.rope_cache[key]
+
+            def forward(self, x):
+                positions = torch.arange(8, device="cuda")
+                self.replay(4)
+                self.rope(4, positions)
+                return x
+        """,
+}
+
+
+def test_calls_made_where_a_key_is_missing_from_a_table_the_class_fills_are_cold(tmp_path):
+    root = project(tmp_path / "proj", FILLED_TABLE)
+    found = tiers(root, "backend.py")
+    assert found[10] == ("cold", "reached only from cold code (Backend.replay [on a cold branch] -> _build)")
+    assert found[14][0] == "cold" and "Backend.rope [on a cold branch]" in found[14][1]
+    # A table nothing fills by key says nothing: the call stays on the step's path.
+    files = {"backend.py": FILLED_TABLE["backend.py"].replace("self.graph_metadata[bs] = lens", "self.last = lens")}
+    assert tiers(project(tmp_path / "unfilled", files), "backend.py")[10][0] == "hot"
 
 
 def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on(tmp_path, monkeypatch):

@@ -199,6 +199,20 @@ CASES = [
                 t = torch.zeros(4, device="cuda")
                 t.sum().item()
     """, "cold", "shutdown"),
+    ("retraction-cold", """
+        import torch
+        class ScheduleBatch:
+            def retract_decode(self, server_args):
+                seq_lens = torch.zeros(4, device="cuda")
+                return seq_lens.tolist()
+    """, "cold", "*retract*"),
+    ("abort-cold", """
+        import torch
+        class Scheduler:
+            def abort_request(self, req):
+                slots = torch.zeros(4, device="cuda")
+                return slots.sum().item()
+    """, "cold", "abort_*"),
     ("autotune-inputs-cold", """
         import torch
         def generate_silu_mul_inputs():
