@@ -199,6 +199,23 @@ CASES = [
                 t = torch.zeros(4, device="cuda")
                 t.sum().item()
     """, "cold", "shutdown"),
+    ("asserted-not-none-branch-cold", """
+        import torch
+        def shrink(inputs: torch.Tensor, a_scale, use_fp8: bool):
+            inputs = inputs.cuda()
+            if use_fp8:
+                assert a_scale is not None, "a_scale required for FP8"
+                return a_scale if a_scale is not None else torch.tensor(1.0, device=inputs.device)
+            return inputs
+    """, "cold", "never runs"),
+    ("asserted-then-rebound-stays", """
+        import torch
+        def shrink(inputs: torch.Tensor, a_scale, table):
+            inputs = inputs.cuda()
+            assert a_scale is not None
+            a_scale = table.get("scale")
+            return a_scale if a_scale is not None else torch.tensor(1.0, device=inputs.device)
+    """, "unknown", "no signal"),
     ("retraction-cold", """
         import torch
         class ScheduleBatch:

@@ -678,10 +678,15 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
         if isinstance(stack[i], (cst.FunctionDef, cst.Lambda)):
             start = i
             break
+    asserted: set[str] = set()  # names an `assert x is not None` above the finding has checked
     for i in range(start, len(stack) - 1):
         node, child = stack[i], stack[i + 1]
         if isinstance(node, cst.ExceptHandler) and child is node.body:
             return TierVerdict(Tier.COLD, "in an `except` handler: runs only when an exception is raised")
+        if asserted and isinstance(node, (cst.If, cst.IfExp)):
+            missing = _none_branch(node, child)
+            if missing in asserted:
+                return TierVerdict(Tier.COLD, f"in the branch where `{missing}` is None, after `assert {missing} is not None`: never runs")
         if isinstance(node, cst.If):
             in_body = child is node.body
             in_else = node.orelse is not None and child is node.orelse
@@ -702,6 +707,8 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
             for sibling in node.body:
                 if sibling is child:
                     break
+                asserted.difference_update(_rebound(sibling))
+                asserted.update(_asserted_not_none(sibling))
                 if _memo_hit(sibling):
                     return TierVerdict(Tier.COLD, "after a memo hit returns early: runs once per key")
                 if _first_use_guard(sibling, node):
@@ -714,6 +721,47 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                         Tier.COLD,
                         f"after `if {_names(sibling.test)}: return`: runs only while debugging, profiling, warming up or scaling",
                     )
+    return None
+
+
+def _asserted_not_none(stmt: cst.CSTNode) -> list[str]:
+    """`assert x is not None`: ["x"] (also `self.x`)."""
+    found = []
+    for small in _small_statements(stmt):
+        test = small.test if isinstance(small, cst.Assert) else None
+        if (
+            isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.IsNot)
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+            and isinstance(test.left, (cst.Name, cst.Attribute))
+        ):
+            found.append(_names(test.left))
+    return found
+
+
+def _rebound(stmt: cst.CSTNode) -> set[str]:
+    """The names and attributes a simple statement assigns."""
+    out = set()
+    for small in _small_statements(stmt):
+        if isinstance(small, cst.Assign):
+            out.update(_names(t.target) for t in small.targets)
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            out.add(_names(small.target))
+    return out
+
+
+def _none_branch(node: cst.If | cst.IfExp, child: cst.CSTNode) -> str | None:
+    """The name whose being None takes the branch of `node` that holds `child`
+    (`if x is None:` its body, `a if x is not None else b` its `else`), or None."""
+    test = node.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    comparison = test.comparisons[0]
+    if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+        return None
+    in_body, in_else = child is node.body, node.orelse is not None and child is node.orelse
+    if isinstance(comparison.operator, cst.Is) and in_body or isinstance(comparison.operator, cst.IsNot) and in_else:
+        return _names(test.left)
     return None
 
 
