@@ -181,6 +181,26 @@ def test_a_dispatch_on_a_tensors_device_type_is_a_platform_branch():
     assert _rows(code, targets=("npu",)) == [6, 10, 14]
 
 
+def test_the_code_after_a_platform_branch_that_returns_is_the_else():
+    # `if t.device.type == "cuda": <kernel>; return` and then the reference path of the
+    # other devices: what follows the `if` runs where its test fails.
+    code = """
+        import torch
+
+        def block_map(block_index, counts, ids):
+            if block_index.device.type == "cuda":
+                a = torch.tensor(ids, device=block_index.device)
+                return a
+            b = torch.tensor(ids, device=block_index.device)
+            if counts.device.type == "cuda":
+                c = torch.tensor(ids, device=counts.device)
+            d = torch.tensor(ids, device=counts.device)
+            return b, c, d
+    """
+    assert _rows(code) == [6]
+    assert _rows(code, targets=("cpu",)) == [8, 11]
+
+
 def test_predicates_that_are_not_platforms():
     for test in ("self.is_cuda_graph", "use_cuda_graph", "is_cuda_available()", "use_cpu_offload", "is_flashinfer_available()"):
         assert platforms.branch_sets(__import__("libcst").parse_expression(test)) == (None, None), test

@@ -563,12 +563,6 @@ def host_narrowing(test: cst.BaseExpression, imports) -> tuple[Env, Env]:
         if name is not None and _names_cpu(right) and isinstance(op, (cst.Equal, cst.NotEqual)):
             fact = {name: placed(Place.HOST, HIGH, test, f"`{name}` is on the CPU where this test holds")}
             return (fact, {}) if isinstance(op, cst.Equal) else ({}, fact)
-        by_type = isinstance(left, cst.Attribute) and left.attr.value == "type"  # not `str(t.device)`: "cuda:0"
-        if name is not None and by_type and string_value(right) == "cuda" and isinstance(op, (cst.Equal, cst.NotEqual)):
-            # `if t.device.type == "cuda": ...; return`: what follows runs for other devices
-            # (a CPU reference path), where nothing waits on the GPU.
-            fact = {name: placed(Place.HOST, MEDIUM, test, f"`{name}` is not on the GPU where this test fails")}
-            return ({}, fact) if isinstance(op, cst.Equal) else (fact, {})
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2:
         subject, kind = test.args[0].value, test.args[1].value
         if isinstance(subject, cst.Name) and (imports.qualname(kind) or "") in _TENSOR_TYPES:

@@ -13,7 +13,7 @@ The rules are conventions that hold across projects, not any one project's names
 | a class name, split at its CamelCase words | a platform word; `CPU` only as the first or last word | that platform |
 | a function name | `forward_<platform>` (the custom-op dispatch convention), or a `_`-separated part that is a platform word other than `cpu` | that platform |
 | an `if` test | `is_<platform>()` / `is_<platform>` / `_is_<platform>` / `use_<platform>` (a call, a module flag or an attribute: `current_platform.is_xpu()`, `_is_npu`, `is_hip()`, `t.is_cuda`), combined with `not`, `and`, `or` | the body runs on that platform, the `else` on the others |
-| an `if` test on a device's type | `x.device.type == "cuda"` / `!= "cuda"`, `device_type in ("npu", "xpu")` (as `t.is_cuda` reads; `"cuda"` is also ROCm's type) | the body runs where the data lives on that platform, the `else` on the others |
+| an `if` test on a device's type | `x.device.type == "cuda"` / `!= "cuda"`, `device_type in ("npu", "xpu")` (as `t.is_cuda` reads; `"cuda"` is also ROCm's type) | the body runs where the data lives on that platform, the `else` on the others (and, where the body always returns or raises, the code after the `if`) |
 
 Triton's availability (`supports_triton`, `HAS_TRITON`, `is_triton_available()`) holds on
 cuda, rocm and xpu: its `not` branch is the fallback of the platforms without Triton.
@@ -48,6 +48,7 @@ import libcst as cst
 from synclint.analysis.platform_words import PLATFORMS as _PLATFORMS
 from synclint.analysis.platform_words import WORDS as _WORDS
 from synclint.analysis.imports import dotted_name
+from synclint.analysis.nodes import always_leaves
 from synclint.analysis.platform_words import (
     device_type_platforms,
     host_class,
@@ -288,6 +289,14 @@ def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[
                     result = _intersect(result, _function_uses(scope, guarded))
     for i in range(len(stack) - 1):
         node, child = stack[i], stack[i + 1]
+        if isinstance(node, cst.IndentedBlock):
+            # `if x.device.type == "cuda": ...; return` above: what follows is the `else`.
+            for sibling in node.body:
+                if sibling is child:
+                    break
+                if isinstance(sibling, cst.If) and sibling.orelse is None and always_leaves(sibling.body):
+                    result = _intersect(result, branch_sets(sibling.test)[1])
+            continue
         if not isinstance(node, cst.If):
             continue
         if child is node.body:
