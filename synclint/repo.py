@@ -601,6 +601,10 @@ _WRAPPERS = frozenset({"lru_cache", "cache", "wraps", "compile", "no_grad", "inf
                        "jit", "autotune", "heuristics", "contextmanager", "deprecated", "deprecate_kwarg", "override",
                        "dataclass", "total_ordering", "singledispatch", "retry", "timeit", "nvtx_range"})
 _FORMAT_PREFIX = re.compile(r"""\b[fF][rR]?["']([A-Za-z_][A-Za-z0-9_]*)\{""")
+# `f"get_{modality}_feature"`: the name's start and, where the string ends in a name's
+# characters right after a replacement field, its end (`get_*_feature`).
+_FORMAT_NAME = re.compile(r"""\b[fF][rR]?(["'])([A-Za-z_][A-Za-z0-9_]*)((?:\{[^{}"'\n]*\}[A-Za-z0-9_]*)+)\1""")
+_FORMAT_END = re.compile(r"\}([A-Za-z0-9_]*)$")
 NAME_PREFIX = "*"  # `decode_*`: a word that starts a formatted string
 _MIN_PREFIX = 4
 _KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
@@ -640,7 +644,13 @@ def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...
     seen.difference_update(_KEYWORDS)
     found = {w for w in seen if not w[:1].isupper()}
     # A prefix shorter than a word (`f"_{i}"`, `f"g{n}"`) looks nothing up by name.
-    found.update(p + NAME_PREFIX for p in _FORMAT_PREFIX.findall(text) if len(p) >= _MIN_PREFIX)
+    for match in _FORMAT_PREFIX.finditer(text):
+        start = match.group(1)
+        if len(start) < _MIN_PREFIX:
+            continue
+        whole = _FORMAT_NAME.match(text, match.start())  # the whole string is a name's parts
+        end = _FORMAT_END.search(whole.group(3)) if whole is not None else None
+        found.add(start + NAME_PREFIX + (end.group(1) if end is not None else ""))
     return tuple(sorted(found))
 
 
@@ -2204,18 +2214,20 @@ _ENTRY_NAMES = frozenset({"main"})
 
 def unused(functions, references) -> frozenset[str]:
     """The functions (module-level, by name) that no module's words name (`name_references`),
-    nor a formatted string's prefix (`getattr(module, f"decode_{backend}")`)."""
+    nor a formatted string's start (`getattr(module, f"decode_{backend}")`), and end where
+    the string has one (`f"get_{modality}_feature"` names `get_image_feature`, not `get_rank`)."""
     named: set[str] = set()
-    prefixes: set[str] = set()
+    prefixes: set[tuple[str, str]] = set()
     for words in references:
         for word in words:
-            if word.endswith(NAME_PREFIX):
-                prefixes.add(word[: -len(NAME_PREFIX)])
+            if NAME_PREFIX in word:
+                prefixes.add(tuple(word.split(NAME_PREFIX, 1)))  # (start, end)
             else:
                 named.add(word)
     return frozenset(
         f for f in functions
-        if f not in named and f not in _ENTRY_NAMES and not f.startswith("__") and not any(f.startswith(p) for p in prefixes)
+        if f not in named and f not in _ENTRY_NAMES and not f.startswith("__")
+        and not any(f.startswith(start) and f.endswith(end) for start, end in prefixes)
     )
 
 

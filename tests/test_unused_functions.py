@@ -99,6 +99,13 @@ def test_name_references_leave_out_a_name_only_its_def_mentions():
     assert "Table" not in words and "def" not in words and "return" not in words
     assert "decode_" + repo.NAME_PREFIX in words
     assert repo.unused({"lonely", "decode_frames", "main", "used"}, [words]) == frozenset({"lonely"})
+    # A formatted string that is a whole name, with an end after its field, names only the
+    # functions with that start and end (`get_{modality}_feature`: `get_image_feature`).
+    lookup = 'def f(model, modality):\n    return getattr(model, f"get_{modality}_feature")\n'
+    assert repo.unused({"get_image_feature", "get_token_ids_batch"}, [repo.name_references(lookup)]) == frozenset({"get_token_ids_batch"})
+    # One that goes on past a name's characters says only how the name starts.
+    dotted = 'KEY = f"get_{name}.weight"\n'
+    assert repo.unused({"get_image_feature", "get_token_ids_batch"}, [repo.name_references(dotted)]) == frozenset()
 
 
 def test_a_function_that_names_only_itself_is_unnamed():
