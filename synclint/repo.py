@@ -630,12 +630,16 @@ def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...
     has no decorator (with the parsed `tree`: nor where the others are in its own body, a
     recursive call or `f.cache`, or set an attribute of it at module level, `f.cache = {}`),
     and the words that start a formatted string (`decode_*`). Capitalised words (classes) and
-    keywords are left out."""
+    keywords are left out. With the `tree`, a name the module only imports and re-exports
+    (`from .factory import create_pool` and `__all__`) is left out too: a package's public
+    name, which users call and the repository need not."""
     words = _WORD.findall(text)
     seen = set(words)
     defined = _DEF_NAME.findall(text)
+    counts = Counter(words) if defined or tree is not None else None
+    if tree is not None:
+        seen.difference_update(_reexported_only(text, tree, counts))
     if defined:
-        counts = Counter(words)
         decorated = _registered(text)
         own = _own_mentions(text, tree) if tree is not None else {}
         for name, n in Counter(defined).items():
@@ -652,6 +656,38 @@ def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...
         end = _FORMAT_END.search(whole.group(3)) if whole is not None else None
         found.add(start + NAME_PREFIX + (end.group(1) if end is not None else ""))
     return tuple(sorted(found))
+
+
+def _reexported_only(text: str, tree: ast.Module, counts: Counter) -> set[str]:
+    """The names a module imports (`from x import name`, at module level) and mentions
+    nowhere else than in its imports and its `__all__`."""
+    imported: set[str] = set()
+    spans: list[tuple[int, int]] = []
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is ast.ImportFrom:
+            imported.update(a.name for a in node.names if a.asname in (None, a.name) and a.name != "*")
+            spans.append((node.lineno, node.end_lineno or node.lineno))
+        elif kind in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+            targets = node.targets if kind is ast.Assign else [node.target]
+            if any(type(t) is ast.Name and t.id == "__all__" for t in targets):
+                spans.append((node.lineno, node.end_lineno or node.lineno))
+        elif kind in (ast.If, ast.Try) or kind.__name__ == "TryStar":
+            pending.extend(node.body)
+            pending.extend(getattr(node, "orelse", ()))
+            for handler in getattr(node, "handlers", ()):
+                pending.extend(handler.body)
+    imported = {name for name in imported if not name[:1].isupper()}
+    if not imported:
+        return set()
+    lines = text.splitlines()
+    there: Counter = Counter()
+    for start, end in spans:
+        for line in lines[start - 1:end]:
+            there.update(word for word in _WORD.findall(line) if word in imported)
+    return {name for name in imported if counts[name] <= there[name]}
 
 
 def _own_mentions(text: str, tree: ast.Module) -> dict[str, int]:
@@ -994,6 +1030,9 @@ class _Summarizer:
                     self.edges.add((source, node.name, "*"))  # a nested definition runs when called
                 continue
             if kind is ast.Call:
+                built = _built_class(node.func)
+                if built:
+                    self.edges.add((caller, BUILDER_MARK + built, ""))  # `Cls(...)`: who builds `Cls`
                 callees = [c for c in self._callees(node, unit) if c != caller]
                 if callees:
                     # What the call passes for each parameter (synclint/analysis/guards.py).
@@ -3403,6 +3442,9 @@ FIELD_MARK = "~f:"
 # `("~", BUILT_MARK + Cls, guard)`: the module calls `Cls(...)` on a branch that runs on the
 # platforms of `guard` (`%xpu`; "" everywhere), or uses the name another way (`guards.ANY_USE`).
 BUILT_MARK = "~new:"
+# `(f, BUILDER_MARK + Cls, "")`: function `f` builds `Cls` (`Cls(...)`): a class only code
+# nothing runs builds is never built (`_CallGraphTiers._unbuilt`).
+BUILDER_MARK = "~by:"
 # `("~", KEPT_FIELD_MARK, f)`: the module declares multimodal field `f` kept on the host
 # (`keep_on_cpu=True`); `DEVICE_FIELD_MARK`, one the framework moves to the device;
 # `("~", BASE_MODULE_MARK, "1:qwen2_vl")`: a base of one of its classes is imported from that
@@ -3472,6 +3514,12 @@ def _below_project_root(path: str) -> str:
     folders above the project say nothing of the platforms its files are for."""
     root = _project_root_of(os.path.dirname(os.path.abspath(path)))
     return os.path.relpath(path, root) if root else path
+
+
+def _built_class(func: ast.expr) -> str:
+    """`Cls` of a call `Cls(...)` or `module.Cls(...)`, "" for any other call."""
+    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+    return name if name[:1].isupper() and not name.isupper() else ""
 
 
 def _file_edges(path: str, edges) -> tuple:
@@ -4037,8 +4085,12 @@ class _CallGraph:
                     decisive.add(callee.rpartition(".")[2])
         callers: dict[str, set[str]] = {}
         passed: dict[str, set[tuple]] = {}
+        builders: dict[str, set[str]] = {}
         for callee, counts in calls.items():
             found = [key for key, n in counts.items() if key[0] and n > 0]
+            if found and callee.startswith(BUILDER_MARK):
+                builders.setdefault(callee, set()).update(caller for caller, _ in found)
+                continue
             if not found or callee[:1] == MARK_CALLER:
                 continue
             if callee[:1] == HELD_CALL:  # a read of a field that holds functions: each of them
@@ -4059,6 +4111,7 @@ class _CallGraph:
         self.arguments = {target: tuple(sorted(found)) for target, found in passed.items()}
         graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in defined or callee[:1] in ".?" and callee[1:] in named}
         graph.update((mark, tuple(sorted(found))) for mark, found in marks.items() if not mark.startswith(RECEIVER_MARK))
+        graph.update((mark, tuple(sorted(found))) for mark, found in builders.items())
         graph.update(self._unreached(marks))
         return graph
 
@@ -4688,12 +4741,57 @@ class _CallGraphTiers:
         the repository names (`Facts.orphans`): code kept for tests or for users of the
         package, which serving never runs."""
         entries = self._entries(name)
-        if not entries or not entries <= self.facts.orphans:
+        if not entries:
+            return None
+        orphans = self.facts.orphans
+        unbuilt = {e: self._unbuilt(e.rpartition(".")[0]) for e in entries if e not in orphans}
+        if not all(unbuilt.values()):
             return None
         from synclint.analysis.tier import Tier, TierVerdict
 
         shown = ", ".join(f"`{e}()`" for e in sorted(entries)[:3]) + (", ..." if len(entries) > 3 else "")
-        return TierVerdict(Tier.COLD, f"reached only from {shown}, which nothing in the repository calls or names (code for tests or users, not serving)")
+        if not unbuilt:
+            return TierVerdict(Tier.COLD, f"reached only from {shown}, which nothing in the repository calls or names (code for tests or users, not serving)")
+        builders = sorted({b for found in unbuilt.values() for b in found})
+        built = ", ".join(f"`{b}()`" for b in builders[:3]) + (", ..." if len(builders) > 3 else "")
+        return TierVerdict(Tier.COLD, f"reached only from {shown}, on objects only {built} builds, which nothing in the repository "
+                                      "calls or names (code for tests or users, not serving)")
+
+    def _unbuilt(self, cls: str, depth: int = 0) -> frozenset[str]:
+        """The functions that build class `cls` (and its subclasses) where every one is code
+        nothing runs (a function nothing names, or a method of a class only such code builds)
+        and the class is used in no other way than built (not handed on as a class, nor kept
+        in a registry); empty otherwise."""
+        if not cls or "." in cls or depth > 3:
+            return frozenset()
+        memo = self.__dict__.setdefault("_unbuilt_memo", {})
+        if cls in memo:
+            return memo[cls]
+        memo[cls] = frozenset()  # asked again while searching (a cycle of builders): not unbuilt
+        memo[cls] = found = self._unbuilt_search(cls, depth)
+        return found
+
+    def _unbuilt_search(self, cls: str, depth: int) -> frozenset[str]:
+        if self._children is None:
+            self._children = _children_of(self.facts.types.bases)
+        lineage = (cls, *_descendants(self._children, cls))
+        builders = {b for one in lineage for b in self.callers.get(BUILDER_MARK + one, ())}
+        if not builders:
+            return frozenset()
+        for one in lineage:
+            for guard in self.callers.get(BUILT_MARK + one, ()):
+                if guard[:1] in (guards.ANY_USE, guards.QUERY, guards.HANDED, guards.REGISTERED, guards.MEMBER):
+                    return frozenset()  # handed on or looked up as a class: built where that goes
+        orphans = self.facts.orphans
+        for builder in builders:
+            if builder in orphans:
+                continue
+            owner = builder.rpartition(".")[0]
+            if owner == cls or not self._unbuilt(owner, depth + 1):
+                entries = self._entries(builder)
+                if not entries or not all(e in orphans or self._unbuilt(e.rpartition(".")[0], depth + 1) for e in entries):
+                    return frozenset()
+        return frozenset(builders)
 
     def _ways_in(self, node: str, weak: bool = True):
         """(caller, by a weak call by name) for each call of `node`: by name, only the calls

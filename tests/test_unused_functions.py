@@ -184,3 +184,67 @@ def test_a_comment_that_names_nothing_new_keeps_the_facts_as_they_were(tmp_path,
     monkeypatch.setattr(repo, "_fingerprint", hashed)
     after = repo.build(root, use_cache=True)
     assert after.fingerprint == facts.fingerprint and after.orphans == facts.orphans
+
+
+# A subsystem the package exports and never wires in: a factory only its `__init__` imports
+# and re-exports builds the coordinator; nothing else builds it or calls its hooks, and its
+# algorithm's steps are reached only from them.
+UNWIRED = {
+    "engine/sparsity/__init__.py": """\
+        from engine.sparsity.factory import create_sparse_coordinator
+
+        __all__ = ["create_sparse_coordinator"]
+        """,
+    "engine/sparsity/factory.py": """\
+        from engine.sparsity.coordinator import SparseCoordinator
+
+
+        def create_sparse_coordinator(config):
+            return SparseCoordinator(config)
+        """,
+    "engine/sparsity/coordinator.py": """\
+        from engine.sparsity.algorithm import Algorithm
+
+
+        class SparseCoordinator:
+            # Hooks: attention_begin(...) and attention_end(...) around each layer.
+            def __init__(self, config):
+                self.algorithm = Algorithm(config)
+
+            def attention_end(self, seq_lens):
+                return self.algorithm.update_representations(seq_lens)
+        """,
+    "engine/sparsity/algorithm.py": """\
+        import torch
+
+
+        class Algorithm:
+            def __init__(self, config):
+                self.states = torch.zeros(8, device="cuda")
+
+            def update_representations(self, seq_lens):
+                valid_mask = self.states > 0
+                return seq_lens[valid_mask]
+        """,
+}
+
+
+def test_a_subsystem_only_an_exported_factory_builds_is_cold(tmp_path):
+    root = project(tmp_path / "proj", {**FILLER, **UNWIRED})
+    tier, reason = tiers(root, "engine/sparsity/algorithm.py")[10]
+    assert tier == "cold", reason
+    assert "SparseCoordinator" in reason and "create_sparse_coordinator" in reason
+    # Wired in: the runner builds the coordinator through the factory and calls its hook.
+    wired = {**UNWIRED, "engine/runner.py": """\
+        from engine.sparsity import create_sparse_coordinator
+
+
+        class Runner:
+            def __init__(self, config):
+                self.coordinator = create_sparse_coordinator(config)
+
+            def forward(self, seq_lens):
+                return self.coordinator.attention_end(seq_lens)
+        """}
+    root = project(tmp_path / "wired", {**FILLER, **wired})
+    assert tiers(root, "engine/sparsity/algorithm.py")[10][0] == "hot"
