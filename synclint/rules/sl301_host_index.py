@@ -23,7 +23,9 @@ class HostIndex(Rule):
 
     ## What it does
     Reports `dev_t[cpu_idx]`, `dev_t[[1, 2, 3]]` and `dev_t[cpu_idx] = y`: advanced indexing
-    of a tensor that lives on the device with an index that lives on the host.
+    of a tensor that lives on the device with an index that lives on the host. A list of
+    slices (`x[[slice(a, b) for ...]]`, a sharding helper's) is basic indexing, read as a
+    tuple of slices, and is not reported.
 
     ## Why it stalls
     PyTorch moves a host index to the indexed tensor's device with a blocking copy before
