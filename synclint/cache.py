@@ -73,7 +73,7 @@ class Entry:
     # Under another index the entry holds while the same questions get the same answers.
     deps: tuple = ()
     answers: str = ""
-    # The digest of what the rules saw of the file (engine._screened_digest): an edit that
+    # The digest of what the rules saw of the file (screened.screened_digest): an edit that
     # leaves it the same (a comment, a function no rule can flag) keeps these findings.
     screened: str = ""
     # The digest of the same answers with the rows they cite left out (moved_lines.loose_digest):
@@ -130,6 +130,62 @@ def cache_folder(settings: Settings) -> Path:
 
         folder = project_root(settings) / folder
     return folder
+
+
+# --- the rules, described for a run that need not load them --------------------------------
+
+
+def _catalog_path(settings: Settings) -> Path:
+    return cache_folder(settings) / f"rules-{code_fingerprint()}.cat"
+
+
+def read_catalog(settings: Settings) -> tuple | None:
+    """The rules as a run of this code described them (synclint/rule_catalog.py), or None
+    (none written yet, or damaged)."""
+    from synclint.rule_catalog import from_plain as catalog_from_plain
+
+    try:
+        blob = _catalog_path(settings).read_bytes()
+    except OSError:
+        return None
+    checksum, body = blob[:_DIGEST_SIZE], blob[_DIGEST_SIZE:]
+    if hashlib.sha256(body).digest() != checksum:
+        return None
+    try:
+        return catalog_from_plain(marshal.loads(body))
+    except Exception:  # noqa: BLE001 - any damage is a miss, never a crash
+        return None
+
+
+def write_catalog(settings: Settings) -> None:
+    """Describe the rules beside the cache, where no run of this code has yet (it loads the
+    rules). Never raises: without it, the next run only imports the rules again."""
+    path = _catalog_path(settings)
+    if path.exists():
+        return
+    from synclint.rule_catalog import describe
+    from synclint.rules import all_rules
+
+    try:
+        body = marshal.dumps(describe(all_rules()))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _mark_folder(path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=".cat.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(hashlib.sha256(body).digest() + body)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        for other in path.parent.glob("rules-*.cat"):  # other versions' descriptions
+            if other != path and other.stat().st_mtime < time.time() - STALE_AFTER_S:
+                other.unlink()
+    except OSError:
+        return
 
 
 # --- violations <-> plain tuples ---------------------------------------------------------
@@ -353,7 +409,7 @@ class ResultCache:
 
     def previous(self, filename: str) -> tuple | None:
         """What the file's last lint saw and reported, for a lint of its new content to reuse
-        (engine.reusing): (screened digest, findings, questions, answers digest, the answers'
+        (screened.reusing): (screened digest, findings, questions, answers digest, the answers'
         digest less the rows they cite, the call graph's fingerprint, the other answers' digest),
         or None."""
         entry = self.updates.get(self.key(filename)) or self.entries.get(self.key(filename))
@@ -367,7 +423,7 @@ class ResultCache:
         was read, so that a file changed meanwhile is caught by its stat next time. `reads`:
         what the lint asked of the repository index and the answers (repo.recording); None
         when unknown, and the entry then holds under this index only. `screened`: the digest
-        of what the rules saw (engine.reusing). `kept`: the questions and the digests of their
+        of what the rules saw (screened.reusing). `kept`: the questions and the digests of their
         answers of the file's last entry, where its findings were reused with the same answers."""
         from synclint import repo
 

@@ -13,23 +13,16 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import hashlib
-import io
 import re
-import tokenize
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import libcst as cst
 
-from synclint import moved_lines, prefilter, screen, suppressions
-from synclint.analysis import tier
-from synclint.analysis.host_fields import declares_fields, device_fields, host_fields
+from synclint import screen, screened, suppressions
 from synclint.analysis.imports import ImportTable
-from synclint.apis.torch_api import h2d_helpers
-from synclint.fix.layout import Layout, line_length
-from synclint.lines import split_lines
+from synclint.decoding import DecodeError, decode, source_encoding  # noqa: F401 - source_encoding: re-exported
+from synclint.fix.layout import Layout
 from synclint.analysis.tier import FunctionTiers
 from synclint.config import Settings
 from synclint.context import LintContext
@@ -60,89 +53,6 @@ class FileResult:
     cold: int = 0  # findings in cold code, hidden without --include-cold
     # Each suppressed finding with the comment that suppressed it (for --show-suppressions).
     suppressions: list = field(default_factory=list)
-
-
-# --- the same screened input gives the same findings ---------------------------------------
-#
-# What the rules see of a file is the screened text (the units that can hold a finding, the
-# rest blanked; synclint/screen/) with a few facts of the whole text: the rules its words
-# enable, its suppression comments, its line length (a fix's layout), the functions it runs on
-# worker threads and its host and device fields. An edit outside the screened units (a
-# comment, a function no rule can flag) leaves all of that the same, and so the findings: the
-# runner's cache offers the file's last findings through `reusing`, and they are used when the
-# digest of this screened input equals the one they were made from (and what they read of
-# the repository index still holds: the runner checks).
-_REUSE = None
-
-
-@contextmanager
-def reusing(lookup):
-    """Within the block, each screened file's digest is passed to `lookup(digest)`, which
-    returns the findings to use (already filtered, as the file's last run reported them) or
-    None to lint."""
-    global _REUSE
-    saved, _REUSE = _REUSE, lookup
-    try:
-        yield
-    finally:
-        _REUSE = saved
-
-
-def _without_trailing_comments(screened: str, text: str) -> str:
-    """The screened text less its lines after the module's last statement (only comments and
-    blank lines stand there): they change no finding (suppressions are keyed apart)."""
-    lines = screened.rstrip().split("\n")
-    kept = len(lines)
-    while kept and (not lines[kept - 1].strip() or lines[kept - 1].lstrip().startswith("#")):
-        kept -= 1
-    if any(line.strip() for line in lines[kept:]):
-        # Lines that look like comments may still be inside the last statement (a string).
-        body = ast.parse(text).body
-        kept = max(kept, body[-1].end_lineno or 0) if body else kept
-    return "\n".join(lines[:kept])
-
-
-def _screened_digest(filename: str, text: str, rules, screened: str, facts: tuple) -> tuple[str, moved_lines.Shape | None]:
-    """The digest of what the rules see of a file, and its shape (synclint/moved_lines.py)."""
-    h = hashlib.sha256()
-    seen = _without_trailing_comments(screened, text)
-    given = "\0".join((filename, ",".join(r.code for r in rules), repr(facts)))
-    for part in (given, seen):
-        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
-    directives = []
-    if suppressions.may_have_directives(text):
-        for row, line in enumerate(split_lines(text), 1):
-            if suppressions.may_have_directives(line):
-                directives.append((row, line))
-                h.update(f"{row}:{line}\0".encode("utf-8", "surrogatepass"))
-    return h.hexdigest(), moved_lines.shape_of(split_lines(seen), given, directives)
-
-
-class DecodeError(Exception):
-    pass
-
-
-def decode(source: bytes) -> tuple[str, str]:
-    """Decode as Python does: PEP 263 cookie or BOM, else UTF-8."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-    except SyntaxError as exc:
-        raise DecodeError(str(exc)) from None
-    try:
-        return source.decode(encoding), encoding
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise DecodeError(f"cannot decode as {encoding}: {exc}") from None
-
-
-def source_encoding(source: bytes | str) -> str:
-    """The encoding `decode` reads `source` with (its first two lines say), "utf-8" when
-    they name none or an unknown one, or for text."""
-    if isinstance(source, str):
-        return "utf-8"
-    try:
-        return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
-    except SyntaxError:
-        return "utf-8"
 
 
 @lru_cache(maxsize=64)
@@ -361,16 +271,8 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
     if suppressions.skips_file(text):
         return result
     rules = tuple(r for r in enabled_rules(settings) if r.code not in _file_ignores(settings, filename))
-    # Only the rules whose trigger words appear in the file run (each rule's triggers are
-    # necessary for it to match), and a file no rule can match is not parsed with libcst.
-    rules = prefilter.rules_for(text, rules)
-    if rules and not settings.include_cold and tier.file_tier(filename) is not None:
-        # A test, benchmark or loading file: every finding would be cold, and the default
-        # report leaves cold findings out. Not parsing it saves the most where it costs the
-        # most (a generated test table of thousands of lines is one statement libcst must
-        # parse whole).
-        rules = ()
-    if not rules:
+    front = screened.screened_input(text, filename, settings, rules, function_tiers)
+    if not front.rules:
         # No parse with libcst needed; still report a syntax error, which ast finds cheaply.
         try:
             ast.parse(text, filename=filename)
@@ -379,28 +281,16 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
         except (ValueError, RecursionError) as exc:  # null bytes, absurd nesting
             result.violations.append(syntax_error_violation(filename, exc))
         return _filtered(result, settings)
-    # Only the functions that can hold a finding (and what their analysis reads) are parsed
-    # with libcst; the rest of the lines are blank, so positions are those of the file.
-    reduced = screen.reduce(text, rules, settings.min_confidence, h2d_helpers(settings.h2d_helper)) if settings.screen else None
-    if reduced == screen.NOTHING:
+    if front.reduced == screen.NOTHING:
         return _filtered(result, settings)  # ast parsed it, and no unit can hold a finding
-    workers, hosts, devices = tier.worker_functions(text), host_fields(text), device_fields(text)
-    if declares_fields(text):
-        if function_tiers is None:  # the repository's, as the rules' context takes it
-            from synclint import repo
-
-            function_tiers = repo.tiers_hook(settings)
-        inherited = getattr(function_tiers, "inherited_host_fields", None)
-        if inherited is not None:
-            hosts = hosts | (inherited(filename) - devices)  # declared by the modules of its classes' bases
-    if _REUSE is not None:
-        facts = (sorted(workers), sorted(hosts), sorted(devices), line_length(text))
-        found = _REUSE(*_screened_digest(filename, text, rules, text if reduced is None else reduced, facts))
+    lookup = screened.lookup()
+    if lookup is not None:
+        found = lookup(*front.digest(filename, text))
         if found is not None:
             result.violations = found
             return result
     try:
-        module = _parse(text, reduced)
+        module = _parse(text, front.reduced)
     except cst.ParserSyntaxError as exc:
         result.violations.append(syntax_error_violation(filename, _python_syntax_error(text) or exc))
         return _filtered(result, settings)
@@ -408,7 +298,7 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
         result.violations.append(syntax_error_violation(filename, exc))
         return _filtered(result, settings)
     result.parsed = True
-    findings = run_rules(module, rules, settings, filename, workers, function_tiers, hosts, devices)
+    findings = run_rules(module, front.rules, settings, filename, front.workers, front.function_tiers, front.hosts, front.devices)
     if findings:
         result.violations.extend(to_violations(module, findings, filename, settings, text))
     return _filtered(result, settings)

@@ -121,3 +121,18 @@ def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
         if not line.endswith("\n"):
             out.append("\n" + NO_NEWLINE_MARKER)
     return "".join(out)
+
+
+MIN_LINE_LENGTH = 88  # a file whose lines are all short still allows this much
+
+
+def line_length(text: str, index: LineIndex | None = None) -> int:
+    """The file's line length: the length that 99% of its lines stay within (the longest
+    line for a file of under 100 lines), and at least MIN_LINE_LENGTH."""
+    index = index or LineIndex(text)
+    starts = index.starts
+    lengths = sorted((starts[i + 1] if i + 1 < len(starts) else len(text)) - starts[i] for i in range(len(starts)))
+    if not lengths:
+        return MIN_LINE_LENGTH
+    # (the lengths count the line break: one or two characters more than the line)
+    return max(MIN_LINE_LENGTH, lengths[-1 - len(lengths) // 100] - 1)

@@ -4541,7 +4541,7 @@ class _CallGraphTiers:
                                              if c[0] not in unreached)]
         found = None
         if calls and depth <= _MAX_PASSED_ON:
-            from synclint.analysis.tier import Tier
+            from synclint.analysis.path_tiers import Tier
 
             pairs: set[tuple[str, str]] = set()
             for caller, signature in calls:
@@ -4642,7 +4642,7 @@ class _CallGraphTiers:
         if verdict is None and self.callers and not (self._is_hot(name) or self._is_cold(name)):
             entries = self._entries(name)
             if entries is not None and {e.rpartition(".")[2] for e in entries} <= self.vendored:
-                from synclint.analysis.tier import Tier, TierVerdict
+                from synclint.analysis.path_tiers import Tier, TierVerdict
 
                 shown = name.rpartition(".")[2]
                 return TierVerdict(Tier.COLD, f"vendored third-party code that no hot code of the repository calls (`{shown}()`)")
@@ -4657,7 +4657,7 @@ class _CallGraphTiers:
             self.memo[name] = verdict
             return verdict
         if self.callers and self._handler(name):
-            from synclint.analysis.tier import Tier, TierVerdict
+            from synclint.analysis.path_tiers import Tier, TierVerdict
 
             self.memo[name] = verdict = TierVerdict(Tier.COLD, _HANDLER_REASON.format(name.rpartition(".")[2]))
             return verdict
@@ -4678,7 +4678,7 @@ class _CallGraphTiers:
         found = self._uses_of(cls)
         if not found or self._on_targets(found):
             return None
-        from synclint.analysis.tier import Tier, TierVerdict
+        from synclint.analysis.path_tiers import Tier, TierVerdict
 
         where = sorted({p for g in found for p in g[len(guards.ON_PLATFORMS):].split("+")})
         return TierVerdict(Tier.COLD, f"a method of `{cls}`, which the repository builds only on branches for other platforms "
@@ -4747,7 +4747,7 @@ class _CallGraphTiers:
         unbuilt = {e: self._unbuilt(e.rpartition(".")[0]) for e in entries if e not in orphans}
         if not all(unbuilt.values()):
             return None
-        from synclint.analysis.tier import Tier, TierVerdict
+        from synclint.analysis.path_tiers import Tier, TierVerdict
 
         shown = ", ".join(f"`{e}()`" for e in sorted(entries)[:3]) + (", ..." if len(entries) > 3 else "")
         if not unbuilt:
@@ -4882,7 +4882,7 @@ class _CallGraphTiers:
         call (weak calls by name too), hot when one reaches it and no resolved call comes
         from a cold root, no verdict when one does; cold when every way in ends at a cold
         root; no verdict when a way in has no callers."""
-        from synclint.analysis.tier import Tier, TierVerdict
+        from synclint.analysis.path_tiers import Tier, TierVerdict
 
         found, _, _ = self._walk(name, weak=False)
         if found is not None and found[0]:

@@ -191,13 +191,22 @@ def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_c
         source = read_source(Path(filename))
     except OSError:
         return _Linted(process_file(filename, settings, fix, unsafe))  # reports the error
-    from synclint import repo
-    from synclint.engine import reusing
+    from synclint import repo, screened
 
     # A fix rewrites the file, and a notebook is linted cell by cell: neither reuses findings.
     last = _LastFindings(filename, settings, previous) if not fix and not filename.endswith(".ipynb") else None
-    with repo.recording() as reads, reusing(last):
-        outcome = process_file(filename, settings, fix, unsafe, source=source)
+    with repo.recording() as reads, screened.reusing(last):
+        outcome = None
+        if last is not None and previous is not None and _CATALOG is not None:
+            # The same screened input as last time? Asked with the cache's description of
+            # the rules: the engine (libcst, the analysis) is imported only when it is not.
+            found = screened.reuse(source, filename, settings, _CATALOG, last)
+            if found is not None:
+                from synclint.decoding import source_encoding
+
+                outcome = FileOutcome(filename, found, encoding=source_encoding(source))
+        if outcome is None:
+            outcome = process_file(filename, settings, fix, unsafe, source=source)
     if outcome.changed or outcome.error:  # only unfixed results describe the file on disk
         return _Linted(outcome)
     return _Linted(outcome, (st.st_size, st.st_mtime_ns), content_digest(source), reads,
@@ -205,6 +214,9 @@ def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_c
 
 
 _WORKER_ARGS: tuple | None = None
+# The rules as the cache describes them (synclint/rule_catalog.py), while a run whose changed
+# files have last findings lints them: set before the workers are forked, who inherit it.
+_CATALOG: tuple | None = None
 
 
 def _init_worker(settings_list: list[Settings], fix: bool, unsafe: bool | None, want_cache: bool) -> None:
@@ -374,7 +386,7 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
     outcomes: dict[str, FileOutcome] = {}
     sizes: dict[str, int] = {}
     misses: list[str] = []
-    previous: dict[str, tuple] = {}  # a changed file's last findings (engine.reusing)
+    previous: dict[str, tuple] = {}  # a changed file's last findings (screened.reusing)
     for name in names:
         try:
             st = os.stat(name)
@@ -401,7 +413,19 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
                 previous[name] = last
 
     advance = bar.advance if bar is not None else None
-    linted, run.jobs = _lint_many(misses, sizes, settings_of, fix, unsafe, use_cache, jobs or default_jobs(), advance, previous)
+    global _CATALOG
+    if previous:  # edited files with last findings: the rules as the cache describes them
+        from synclint.cache import read_catalog
+
+        _CATALOG = read_catalog(settings_of[next(iter(previous))])
+    try:
+        linted, run.jobs = _lint_many(misses, sizes, settings_of, fix, unsafe, use_cache, jobs or default_jobs(), advance, previous)
+    finally:
+        _CATALOG = None
+    if linted and use_cache:
+        from synclint.cache import write_catalog
+
+        write_catalog(settings_of[next(iter(linted))])  # where it is missing, once the rules are loaded
     run.linted = len(linted)
     run.linted_files = [name for name in names if name in linted]
     for name, result in linted.items():

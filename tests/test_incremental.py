@@ -584,3 +584,65 @@ def test_a_base_modules_field_declaration_that_changes_re_lints_the_models_that_
     assert "pangu_vl.py" in relinted(changed)
     assert [r[1] for r in result(changed) if r[0] == "pangu_vl.py" and r[3] == "SL208"] != []
     assert_same_as_cold(root, settings, changed)
+
+
+# --- ... and does so without loading the rules ----------------------------------------------
+
+EDITED_RUN = """
+import json, sys
+from pathlib import Path
+from synclint import runner
+from synclint.config import Settings
+run = runner.lint_paths([Path(sys.argv[1])], Settings(cache_dir=sys.argv[2]), jobs=1)
+print(json.dumps({"libcst": "libcst" in sys.modules, "linted": sorted(Path(n).name for n in run.linted_files),
+                  "findings": sorted((Path(v.filename).name, v.location.row, v.code) for v in run.violations)}))
+"""
+
+
+def _edited_run(root: Path, tmp_path: Path) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SYNCLINT_INDEX_DIR": str(tmp_path / "index-store")}
+    done = subprocess.run([sys.executable, "-c", EDITED_RUN, str(root), str(tmp_path / "cache")], capture_output=True,
+                          text=True, timeout=300, env=env, check=True)
+    return json.loads(done.stdout)
+
+
+def test_an_edit_outside_what_the_rules_see_loads_no_rules(tmp_path):
+    # A run that finds an edited file's screened input unchanged (a comment, a function no
+    # rule can flag) keeps its findings with the rules as the cache describes them: libcst
+    # and the analysis are never imported. A run that must lint does import them.
+    root = project(tmp_path / "proj", FILES)
+    first = _edited_run(root, tmp_path)
+    assert first["libcst"] and len(first["linted"]) == len(FILES)
+    assert list((tmp_path / "cache").glob("rules-*.cat"))
+    text = textwrap.dedent(FILES["sampler.py"])
+    write(root / "sampler.py", text + "\n\ndef added(x):\n    return x\n\n# and a comment\n")
+    edited = _edited_run(root, tmp_path)
+    assert edited["linted"] == ["sampler.py"] and not edited["libcst"]
+    assert edited["findings"] == first["findings"]
+    # An edit the rules see is linted, with the rules loaded.
+    write(root / "sampler.py", text.replace("> 0.5", "> 0.25"))
+    relinted_run = _edited_run(root, tmp_path)
+    assert relinted_run["linted"] == ["sampler.py"] and relinted_run["libcst"]
+    assert relinted_run["findings"] == first["findings"]
+
+
+def test_the_catalog_describes_the_rules(tmp_path):
+    import ast
+
+    from synclint import rule_catalog
+    from synclint.rules import all_rules
+
+    catalog = rule_catalog.from_plain(rule_catalog.describe(all_rules()))
+    assert [info.code for info in catalog] == [rule.code for rule in all_rules()]
+    tree = ast.parse("class Runner:\n    def _wait(self):\n        self.event.synchronize()\n")
+    for info, rule in zip(catalog, all_rules()):
+        assert (info.triggers, info.shape_words, info.device_only, info.device_sites) == (
+            tuple(rule.triggers), None if rule.shape_words is None else tuple(rule.shape_words), rule.device_only,
+            None if rule.device_sites is None else tuple(rule.device_sites))
+        assert info.screen_words(tree) == rule.screen_words(tree)
+    assert "_wait" in next(info for info in catalog if info.code == "SL501").screen_words(tree)

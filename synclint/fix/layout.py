@@ -23,7 +23,7 @@ import re
 
 import libcst as cst
 
-from synclint.lines import LineIndex
+from synclint.lines import LineIndex, line_length  # noqa: F401 - line_length: re-exported
 
 STEP = "    "
 # A fix that pushes its line fewer characters than this past the file's line length (or
@@ -31,21 +31,6 @@ STEP = "    "
 # (`x[:, f(\n    a, b\n)]`) reads worse than a line a few characters long.
 SLACK = 16
 _TRAILING_COMMENT = re.compile(r"\s*#[^'\"]*$")
-MIN_LINE_LENGTH = 88  # a file whose lines are all short still allows this much
-
-
-def line_length(text: str, index: LineIndex | None = None) -> int:
-    """The file's line length: the length that 99% of its lines stay within (the longest
-    line for a file of under 100 lines), and at least MIN_LINE_LENGTH."""
-    index = index or LineIndex(text)
-    starts = index.starts
-    lengths = sorted((starts[i + 1] if i + 1 < len(starts) else len(text)) - starts[i] for i in range(len(starts)))
-    if not lengths:
-        return MIN_LINE_LENGTH
-    # (the lengths count the line break: one or two characters more than the line)
-    return max(MIN_LINE_LENGTH, lengths[-1 - len(lengths) // 100] - 1)
-
-
 class Layout:
     """The file's text, read once per file: where each replacement sits on its line."""
 

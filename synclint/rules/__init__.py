@@ -51,17 +51,6 @@ def known_codes() -> tuple[str, ...]:
     return (*ENGINE_CODES, *(r.code for r in all_rules()))
 
 
-def _specificity(code: str, prefixes) -> int:
-    best = -1
-    for prefix in prefixes:
-        p = prefix.strip().upper()
-        if p == "ALL":
-            p = ""
-        if code.startswith(p):
-            best = max(best, len(p))
-    return best
-
-
 def validate_selectors(selectors, where: str) -> None:
     """Every selector must be a prefix of some known code (or ALL)."""
     codes = known_codes()
@@ -75,9 +64,6 @@ def validate_selectors(selectors, where: str) -> None:
 
 def select_codes(select, extend_select, ignore) -> frozenset[str]:
     """ruff's rule: the most specific matching selector wins (`--select SL1 --ignore SL102`)."""
-    chosen = set()
-    selectors = (*select, *extend_select)
-    for code in known_codes():
-        if _specificity(code, selectors) > _specificity(code, ignore):
-            chosen.add(code)
-    return frozenset(chosen)
+    from synclint.rule_catalog import select as chosen
+
+    return chosen(known_codes(), select, extend_select, ignore)

@@ -89,10 +89,19 @@ class Rule:
     # asks only whether a device source is in reach of the function.
     device_sites: ClassVar[tuple[str, ...] | None] = None
 
+    # "module:function" of a function (without libcst) that gives the screen's words for one
+    # file from its `ast` tree, where the rule learns more names from the file itself; "":
+    # `shape_words` for every file. A name, not code: synclint/rule_catalog.py keeps it.
+    words_of: ClassVar[str] = ""
+
     @classmethod
     def screen_words(cls, tree) -> tuple[str, ...] | None:
         """The screen's `shape_words` for one file (its `ast` tree): `shape_words`, unless the
-        rule learns more names from the file itself."""
+        rule learns more names from the file itself (`words_of`)."""
+        if cls.words_of:
+            from synclint.rule_catalog import words_function
+
+            return words_function(cls.words_of)(tree)
         return cls.shape_words
 
     def __init__(self, settings) -> None:

@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.rules.base import Rule
 from synclint.rules.helpers import code, method_name, receiver
+from synclint.screen.sync_wrappers import SYNC_WORDS
 from synclint.violation import Confidence
 
 _DEVICE_SYNCS = frozenset({"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.xpu.synchronize"})
@@ -75,7 +76,8 @@ class ExplicitSyncHotPath(Rule):
     name = "explicit-sync-hot-path"
     summary = "an explicit device/event/stream synchronization on a hot path"
     triggers = ("synchronize",)
-    shape_words = ("synchronize",)
+    shape_words = SYNC_WORDS
+    words_of = "synclint.screen.sync_wrappers:wrapper_words"  # and the file's own sync wrappers
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qual = ctx.qualname(node.func) or ""
@@ -106,20 +108,6 @@ class ExplicitSyncHotPath(Rule):
     @staticmethod
     def _receiver_confidence(target: cst.BaseExpression, ctx) -> Confidence:
         return _receiver_confidence(target, ctx)
-
-    @classmethod
-    def screen_words(cls, tree) -> tuple[str, ...]:
-        """`synchronize`, and the names of the file's functions and methods whose body only
-        synchronizes: a call of one is a sync (the screen must keep its callers)."""
-        import ast
-
-        names = []
-        for stmt in tree.body:
-            members = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]
-            for member in members:
-                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and _ast_only_syncs(member):
-                    names.append(member.name)
-        return (*cls.shape_words, *names)
 
 
 def _receiver_confidence(target: cst.BaseExpression, ctx) -> Confidence:
@@ -240,24 +228,6 @@ def _only_syncs(function: cst.FunctionDef, ctx):
             return None
         result = this if result is None else (min(result[0], this[0]), result[1] or this[1])
     return result
-
-
-def _ast_only_syncs(function) -> bool:
-    """The `ast` mirror of `_only_syncs` (for the screen): every statement but a docstring
-    is a `....synchronize()` call, bare or returned."""
-    import ast
-
-    body = list(function.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-        body = body[1:]
-    return bool(body) and all(
-        isinstance(stmt, (ast.Expr, ast.Return))
-        and isinstance(stmt.value, ast.Call)
-        and isinstance(stmt.value.func, ast.Attribute)
-        and stmt.value.func.attr == "synchronize"
-        and not stmt.value.args
-        for stmt in body
-    )
 
 
 def _is_docstring(stmt) -> bool:

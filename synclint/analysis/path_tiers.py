@@ -1,0 +1,98 @@
+"""The tiers a file's path alone decides, without libcst: tests, benchmarks, debugging
+tools, model and weight loading, VAE and diffusion condition-encoder code. Read by the
+engine before it parses a file (a file all of whose findings would be cold is not parsed for
+the default report), and by synclint/analysis/tier.py."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+import re
+from dataclasses import dataclass
+
+from synclint.analysis.coldcode import VAE_WORDS
+from synclint.analysis.pathkinds import TEST_FILE as _TEST_FILE
+from synclint.analysis.pathkinds import TEST_FOLDERS as _TEST_FOLDERS
+
+
+class Tier(str, enum.Enum):
+    HOT = "hot"
+    COLD = "cold"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class TierVerdict:
+    tier: Tier
+    reason: str  # "in load_weights(): weight loading and initialisation run once"
+
+
+UNKNOWN_TIER = TierVerdict(Tier.UNKNOWN, "no signal says how often this code runs")
+
+# Folders and files of tests and benchmarks (path components, compared in lower case).
+# `decode_bench_connector.py`, `attn_benchmark_utils.py`: a benchmark word among the parts.
+# ... and test doubles: `hf3fs_mock_client.py`, `fake_store.py`.
+_BENCH_PART = re.compile(r"(^|_)(bench|benchmark|benchmarks|mock|mocks|fake)(_|\.py)")
+# Folders and files (without `.py`) of model and weight loading: run once at start-up.
+_LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", "weight_utils", "weight_loading"})
+# Folders and file names of debugging tools (`debug_utils/dumper.py`, `debug.py`,
+# `gpu_sync_debug.py`): tensor dumps and comparisons that run only while someone debugs.
+_DEBUG_PART = re.compile(r"(^|_)(debug|debugging|debugger)(_|\.py$|$)")
+
+_VAE_REASON = "VAE code: encodes or decodes once per generation, not per denoise step"
+
+# The condition encoders of a diffusion model zoo: a folder of encoders beside a folder of
+# VAEs (`models/encoders/` next to `models/vaes/`). They encode the prompt or the reference
+# image once per generation, before the denoise loop. An `encoders` folder with no VAE
+# folder beside it (a serving engine's vision encoders, which run in every prefill step)
+# says nothing.
+_ENCODER_FOLDERS = frozenset({"encoders", "text_encoders", "image_encoders", "condition_encoders"})
+_ENCODERS_REASON = (
+    "a diffusion model's condition encoder (an encoders folder beside a VAE folder): "
+    "encodes once per generation, before the denoise loop"
+)
+
+
+
+
+def _vae_words(words) -> bool:
+    return any(w.lower() in VAE_WORDS for w in words)
+
+
+@functools.lru_cache(maxsize=256)
+def _beside_vae_folder(folder: str) -> bool:
+    """Whether the folder `folder` holds a VAE folder (`vaes`, `autoencoders`)."""
+    try:
+        return any(entry.is_dir() and entry.name.lower() in VAE_WORDS for entry in os.scandir(folder))
+    except OSError:
+        return False
+
+
+def _diffusion_encoder(filename: str, parts: list[str]) -> bool:
+    for index, part in enumerate(parts[:-1]):
+        if part in _ENCODER_FOLDERS:
+            folder = os.path.dirname(os.path.abspath(filename))
+            for _ in range(len(parts) - 1 - index):
+                folder = os.path.dirname(folder)
+            return _beside_vae_folder(folder)
+    return False
+
+
+def file_tier(filename: str) -> TierVerdict | None:
+    """Tests, benchmarks and debugging tools, by folder or file name; loading, VAE and
+    diffusion condition-encoder code, by folder."""
+    parts = re.split(r"[\\/]", filename.lower())
+    if any(p in _TEST_FOLDERS for p in parts[:-1]):
+        return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
+    if parts and (_TEST_FILE.match(parts[-1]) or _BENCH_PART.search(parts[-1])):
+        return TierVerdict(Tier.COLD, "in a test, mock or benchmark file")
+    if any(_DEBUG_PART.search(p) for p in parts):
+        return TierVerdict(Tier.COLD, "in debugging tools (by its folder or file name): runs only while debugging")
+    if any(p.removesuffix(".py") in _LOADING_PARTS for p in parts):
+        return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
+    if _vae_words(parts[:-1]) or (parts and _vae_words(re.split(r"[_.\-]", parts[-1].removesuffix(".py")))):
+        return TierVerdict(Tier.COLD, f"{_VAE_REASON} (by its folder or file name)")
+    if _diffusion_encoder(filename, parts):
+        return TierVerdict(Tier.COLD, _ENCODERS_REASON)
+    return None
