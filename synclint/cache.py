@@ -161,15 +161,13 @@ def write_catalog(settings: Settings) -> None:
     """Describe the rules beside the cache, where no run of this code has yet (it loads the
     rules). Never raises: without it, the next run only imports the rules again."""
     path = _catalog_path(settings)
-    if path.exists():
-        return
+    if path.exists() or not path.parent.is_dir():
+        return  # described already, or no cache kept (a fix run that stored nothing)
     from synclint.rule_catalog import describe
     from synclint.rules import all_rules
 
     try:
         body = marshal.dumps(describe(all_rules()))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _mark_folder(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=".cat.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:

@@ -422,10 +422,6 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
         linted, run.jobs = _lint_many(misses, sizes, settings_of, fix, unsafe, use_cache, jobs or default_jobs(), advance, previous)
     finally:
         _CATALOG = None
-    if linted and use_cache:
-        from synclint.cache import write_catalog
-
-        write_catalog(settings_of[next(iter(linted))])  # where it is missing, once the rules are loaded
     run.linted = len(linted)
     run.linted_files = [name for name in names if name in linted]
     for name, result in linted.items():
@@ -436,5 +432,9 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
                         result.kept)
     for cache in caches.values():
         cache.save()
+    if linted and caches:
+        from synclint.cache import write_catalog
+
+        write_catalog(settings_of[next(iter(linted))])  # where it is missing, beside a cache kept
     run.outcomes = [outcomes[name] for name in names]
     return run
