@@ -45,6 +45,7 @@ What the solve found is installed for the lint (`install`): the screen reads it 
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
 import hashlib
 import keyword
 import marshal
@@ -68,6 +69,7 @@ from synclint.apis import torch_api as api
 from synclint.apis.tensor_members import ARRAY_ONLY_MEMBERS, TENSOR_MEMBERS
 from synclint.screen import places
 from synclint.screen.facts import FactReader, function_key, param_key, parsed
+from synclint.lines import line_starts
 
 DEVICE, HOST, NUMPY, LIST, CPU = places.DEVICE, places.HOST, places.NUMPY, places.LIST, places.CPU
 SCALAR = 1 << 5  # a Python scalar or string: the index's own bit (the screen never needs it)
@@ -647,15 +649,57 @@ def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...
                 seen.discard(name)
     seen.difference_update(_KEYWORDS)
     found = {w for w in seen if not w[:1].isupper()}
-    # A prefix shorter than a word (`f"_{i}"`, `f"g{n}"`) looks nothing up by name.
+    # A prefix shorter than a word (`f"_{i}"`, `f"g{n}"`) looks nothing up by name; with the
+    # tree, neither does a string no lookup by name is given (`f"create_{response.id}"`, a
+    # task's name).
+    looking = _lookup_lines(tree) if tree is not None else None
+    starts = line_starts(text) if looking is not None else None
     for match in _FORMAT_PREFIX.finditer(text):
         start = match.group(1)
         if len(start) < _MIN_PREFIX:
+            continue
+        if looking is not None and bisect_right(starts, match.start()) not in looking:
             continue
         whole = _FORMAT_NAME.match(text, match.start())  # the whole string is a name's parts
         end = _FORMAT_END.search(whole.group(3)) if whole is not None else None
         found.add(start + NAME_PREFIX + (end.group(1) if end is not None else ""))
     return tuple(sorted(found))
+
+
+# Calls that look a name up (`getattr(module, f"decode_{backend}")`), and the tables a
+# subscript looks one up in (`globals()[f"_{kind}_kernel"]`).
+_LOOKUP_CALLS = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller", "import_module", "__import__", "import_string",
+                           "locate", "get_attr"})
+_LOOKUP_TABLES = frozenset({"globals", "vars", "locals"})
+
+
+def _lookup_lines(tree: ast.Module) -> set[int]:
+    """The lines of the formatted strings a module may look a name up with: given to a
+    lookup (in its arguments, or a table's subscript), or bound to a name the module gives
+    to one (`name = f"decode_{backend}"`, then `getattr(module, name)`)."""
+    given: list[ast.AST] = []
+    names: set[str] = set()
+    assigned: list[tuple[str, ast.AST]] = []
+    for node in astwalk.walk(tree):
+        kind = type(node)
+        if kind is ast.Call:
+            func = node.func
+            called = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+            if called in _LOOKUP_CALLS:
+                for arg in (*node.args, *(k.value for k in node.keywords)):
+                    given.append(arg)
+                    names.update(n.id for n in astwalk.walk(arg) if type(n) is ast.Name)
+        elif kind is ast.Subscript:
+            table = node.value
+            if (type(table) is ast.Call and type(table.func) is ast.Name and table.func.id in _LOOKUP_TABLES) or \
+                    (type(table) is ast.Attribute and table.attr == "__dict__"):
+                given.append(node.slice)
+                names.update(n.id for n in astwalk.walk(node.slice) if type(n) is ast.Name)
+        elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            assigned.append((node.targets[0].id, node.value))
+    given.extend(value for name, value in assigned if name in names)
+    return {line for part in given for n in astwalk.walk(part) if type(n) is ast.JoinedStr
+            for line in range(n.lineno, (n.end_lineno or n.lineno) + 1)}
 
 
 def _reexported_only(text: str, tree: ast.Module, counts: Counter) -> set[str]:

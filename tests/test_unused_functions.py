@@ -103,6 +103,14 @@ def test_name_references_leave_out_a_name_only_its_def_mentions():
     # functions with that start and end (`get_{modality}_feature`: `get_image_feature`).
     lookup = 'def f(model, modality):\n    return getattr(model, f"get_{modality}_feature")\n'
     assert repo.unused({"get_image_feature", "get_token_ids_batch"}, [repo.name_references(lookup)]) == frozenset({"get_token_ids_batch"})
+    # With the parsed module, only a string a lookup is given names anything: directly, or
+    # through a name it is bound to; a task's name (`f"create_{response.id}"`) looks nothing up.
+    import ast
+
+    module = ('import backends\n\n\ndef pick(kind, response):\n    name = f"decode_{kind}"\n'
+              '    task = f"create_{response.id}"\n    return getattr(backends, name), task\n')
+    words = repo.name_references(module, ast.parse(module))
+    assert repo.unused({"decode_frames", "create_pool"}, [words]) == frozenset({"create_pool"})
     # One that goes on past a name's characters says only how the name starts.
     dotted = 'KEY = f"get_{name}.weight"\n'
     assert repo.unused({"get_image_feature", "get_token_ids_batch"}, [repo.name_references(dotted)]) == frozenset()
