@@ -168,20 +168,8 @@ def write_catalog(settings: Settings) -> None:
 
     try:
         body = marshal.dumps(describe(all_rules()))
-        fd, tmp = tempfile.mkstemp(prefix=".cat.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(hashlib.sha256(body).digest() + body)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        for other in path.parent.glob("rules-*.cat"):  # other versions' descriptions
-            if other != path and other.stat().st_mtime < time.time() - STALE_AFTER_S:
-                other.unlink()
+        _replace_atomically(path, hashlib.sha256(body).digest() + body)
+        _prune_stale(path.parent, keep=path, pattern="rules-*.cat")  # other versions' descriptions
     except OSError:
         return
 
@@ -448,18 +436,8 @@ class ResultCache:
             merged = self._read()  # what concurrent runs wrote since we loaded
             merged.update(self.updates)
             _drop_deleted(merged, self.seen)
-            fd, tmp = tempfile.mkstemp(prefix=".idx.", suffix=".tmp", dir=self.folder)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(_encode(merged))
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-            _prune_stale_indexes(self.folder, keep=self.path)
+            _replace_atomically(self.path, _encode(merged))
+            _prune_stale(self.folder, keep=self.path)
         except OSError:
             return
         self.entries = merged
@@ -472,10 +450,27 @@ def _drop_deleted(entries: dict[str, Entry], seen: set[str]) -> None:
         del entries[key]
 
 
-def _prune_stale_indexes(folder: Path, keep: Path) -> None:
-    """Delete indexes of other configurations or synclint versions unused for STALE_AFTER_S."""
+def _replace_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to a temporary file beside `path`, then put it in `path`'s place: a reader
+    sees the old file or the new one, never a part (raises OSError; leaves no temporary file)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.suffix.lstrip('.')}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _prune_stale(folder: Path, keep: Path, pattern: str = "*.idx") -> None:
+    """Delete indexes (or rule descriptions) of other configurations or synclint versions
+    unused for STALE_AFTER_S."""
     cutoff = time.time() - STALE_AFTER_S
-    for index in folder.glob("*.idx"):
+    for index in folder.glob(pattern):
         try:
             if index != keep and index.stat().st_mtime < cutoff:
                 index.unlink()

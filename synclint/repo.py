@@ -3563,7 +3563,7 @@ def _below_project_root(path: str) -> str:
 def _built_class(func: ast.expr) -> str:
     """`Cls` of a call `Cls(...)` or `module.Cls(...)`, "" for any other call."""
     name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
-    return name if name[:1].isupper() and not name.isupper() else ""
+    return name if guards.capitalised(name) else ""
 
 
 def _file_edges(path: str, edges) -> tuple:

@@ -131,7 +131,7 @@ class _Linted:
     stat: tuple[int, int] | None = None  # (size, mtime_ns) taken before reading; None: do not cache
     digest: bytes | None = None
     reads: dict | None = None  # what the lint asked of the repository index, and the answers
-    screened: str = ""  # the digest of what the rules saw (engine.reusing)
+    screened: str = ""  # the digest of what the rules saw (screened.reusing)
     kept: tuple | None = None  # the last entry's questions and answer digests, where reused unchanged
 
 

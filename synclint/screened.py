@@ -4,7 +4,7 @@ the digest of all of that.
 
 The engine (synclint/engine.py) computes this before it parses a file. The same screened
 input gives the same findings, so a file whose digest is the one its last findings were
-made from keeps them (`engine.reusing`). A run whose changed file is such a one (a comment,
+made from keeps them (`reusing`, below). A run whose changed file is such a one (a comment,
 a function no rule can flag: the usual edit of a file with findings elsewhere) asks
 `reuse` first, with the rules described by the cache's catalog (synclint/rule_catalog.py),
 and never imports libcst and the analysis when the answer is yes."""

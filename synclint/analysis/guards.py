@@ -988,7 +988,8 @@ def class_uses(tree: ast.Module) -> set[tuple[str, str]]:
     return out
 
 
-def _capitalised(name: str) -> bool:
+def capitalised(name: str) -> bool:
+    """A name that may be a class's (`Runner`; not a constant's, `MAX_LEN`)."""
     return name[:1].isupper() and not name.isupper()
 
 
@@ -1028,15 +1029,15 @@ def _expression_uses(node: ast.AST, guard: str, uses: "_Uses", out: set) -> None
         if kind is ast.Call:
             func = sub.func
             name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
-            if _capitalised(name):
+            if capitalised(name):
                 out.add((name, guard))
                 called.add(id(func))
-            elif type(func) is ast.Attribute and type(func.value) is ast.Name and _capitalised(func.value.id) and not name[:1].isupper():
+            elif type(func) is ast.Attribute and type(func.value) is ast.Name and capitalised(func.value.id) and not name[:1].isupper():
                 out.add((func.value.id, QUERY + name + "\t" + guard))  # `Cls.m(...)`: a question, or a build where `m` builds
                 called.add(id(func.value))
         elif id(sub) in called:
             continue
-        elif kind is ast.Name and type(sub.ctx) is ast.Load and _capitalised(sub.id):
+        elif kind is ast.Name and type(sub.ctx) is ast.Load and capitalised(sub.id):
             key = id(sub)
             if key in handed:
                 out.add((sub.id, HANDED + handed[key]))
@@ -1045,9 +1046,9 @@ def _expression_uses(node: ast.AST, guard: str, uses: "_Uses", out: set) -> None
             else:
                 out.add((sub.id, ANY_USE))
         elif kind is ast.Attribute and type(sub.ctx) is ast.Load:
-            if _capitalised(sub.attr):
+            if capitalised(sub.attr):
                 out.add((sub.attr, ANY_USE))
-            elif sub.attr.isupper() and _capitalised(_base_name(sub.value)):
+            elif sub.attr.isupper() and capitalised(_base_name(sub.value)):
                 out.add((MEMBER + sub.attr, guard))  # `Registry.FLASH`: an entry, where it is used
         elif kind is ast.Assign and len(sub.targets) == 1 and type(sub.targets[0]) is ast.Name:
             value = sub.value
@@ -1081,7 +1082,7 @@ class _Uses:
                 if kind is ast.Return and type(sub.value) is ast.Name:
                     if sub.value.id == own:
                         out.add((node.name, SELF_BUILT + item.name))
-                    elif _capitalised(sub.value.id):
+                    elif capitalised(sub.value.id):
                         self.handed[id(sub.value)] = node.name + "." + item.name
                 elif kind is ast.Call:
                     func = sub.func
@@ -1127,7 +1128,7 @@ class _Uses:
 
 def _holds_a_class(node: ast.Assign) -> bool:
     """`backend = Cls`: a local name assigned a capitalised name."""
-    return len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(node.value) is ast.Name and _capitalised(node.value.id)
+    return len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(node.value) is ast.Name and capitalised(node.value.id)
 
 
 def _base_name(node: ast.AST) -> str:
