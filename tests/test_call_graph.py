@@ -870,6 +870,41 @@ def test_a_call_made_on_another_platforms_branch_is_no_way_in(tmp_path):
     assert tiers(root, "engine/ops.py", target_platforms=("cpu",))[6][0] == "hot"
 
 
+def test_a_call_after_a_platform_branch_that_returns_runs_on_the_others(tmp_path):
+    # `if t.is_cuda: return <kernel>` and then the torch reference path: what that path
+    # calls runs on the other platforms only, as the `else` of the branch would.
+    files = {
+        "engine/ops.py": """\
+            import torch
+
+
+            def reference_topk(logits: torch.Tensor, k: int):
+                return int(logits.max().item()), k
+
+
+            def launch_topk(logits: torch.Tensor, k: int):
+                return logits.topk(k)
+            """,
+        "engine/sampler.py": """\
+            import torch
+            from torch import nn
+            from engine import ops
+
+
+            class Sampler(nn.Module):
+                def forward(self, logits: torch.Tensor, k: int):
+                    if logits.is_cuda:
+                        return ops.launch_topk(logits, k)
+                    return ops.reference_topk(logits, k)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "engine/ops.py")
+    assert found[5][0] == "cold" and "Sampler.forward [on a branch no call outside cold code takes]" in found[5][1]
+    # For the CPU platform the reference path is what runs.
+    assert tiers(root, "engine/ops.py", target_platforms=("cpu",))[5][0] == "hot"
+
+
 def test_a_branch_that_runs_once_every_n_steps_is_cold(tmp_path):
     files = {
         "engine/eplb.py": """\

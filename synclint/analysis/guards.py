@@ -642,25 +642,33 @@ def _join(sets):
 def platform_calls(func: ast.AST) -> dict[int, str]:
     """id of each statement of `func` (not of functions nested in it) that runs only on some
     platforms, by the `if` tests around it (`elif current_platform.is_cpu():`, the `else` of
-    `if is_cuda():`) -> `%cpu`: the calls made there reach their callees only where the
-    target platforms include one of those (`repo._CallGraphTiers._caller`)."""
+    `if is_cuda():`, and what follows `if is_cuda(): ...; return` in its block) -> `%cpu`: the
+    calls made there reach their callees only where the target platforms include one of those
+    (`repo._CallGraphTiers._caller`)."""
     out: dict[int, str] = {}
-    pending = list(func.body)
-    while pending:
-        node = pending.pop()
-        kind = type(node)
-        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            continue
-        if kind is ast.If:
-            body, orelse = _branch_platforms(node.test)
-            for branch, where in ((node.body, body), (node.orelse, orelse)):
-                for stmt in branch:
-                    if where is not None:
-                        out[id(stmt)] = ON_PLATFORMS + "+".join(sorted(where))
-                    pending.append(stmt)
-            continue
-        for field_name in ("body", "orelse", "finalbody", "handlers"):
-            pending.extend(getattr(node, field_name, ()) or ())
+    blocks = [func.body]
+    while blocks:
+        after = None  # where the rest of the block runs, after `if is_cuda(): ...; return`
+        for node in blocks.pop():
+            kind = type(node)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                continue
+            if after is not None:
+                out[id(node)] = ON_PLATFORMS + "+".join(sorted(after))
+            if kind is ast.If:
+                body, orelse = _branch_platforms(node.test)
+                for branch, where in ((node.body, body), (node.orelse, orelse)):
+                    for stmt in branch:
+                        if where is not None:
+                            out[id(stmt)] = ON_PLATFORMS + "+".join(sorted(where))
+                    blocks.append(branch)
+                if orelse is not None and not node.orelse and node.body and type(node.body[-1]) in (ast.Return, ast.Raise):
+                    after = orelse if after is None else after & orelse  # the `else` is what follows
+                continue
+            for field_name in ("body", "orelse", "finalbody"):
+                blocks.append(getattr(node, field_name, ()) or ())
+            blocks.extend(handler.body for handler in getattr(node, "handlers", ()) or ())
+            blocks.extend(case.body for case in getattr(node, "cases", ()) or ())
     return out
 
 
