@@ -606,7 +606,6 @@ _FORMAT_PREFIX = re.compile(r"""\b[fF][rR]?["']([A-Za-z_][A-Za-z0-9_]*)\{""")
 # `f"get_{modality}_feature"`: the name's start and, where the string ends in a name's
 # characters right after a replacement field, its end (`get_*_feature`).
 _FORMAT_NAME = re.compile(r"""\b[fF][rR]?(["'])([A-Za-z_][A-Za-z0-9_]*)((?:\{[^{}"'\n]*\}[A-Za-z0-9_]*)+)\1""")
-_FORMAT_END = re.compile(r"\}([A-Za-z0-9_]*)$")
 NAME_PREFIX = "*"  # `decode_*`: a word that starts a formatted string
 _MIN_PREFIX = 4
 _KEYWORDS = frozenset(keyword.kwlist) | {"self", "cls"}
@@ -661,8 +660,8 @@ def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...
         if looking is not None and bisect_right(starts, match.start()) not in looking:
             continue
         whole = _FORMAT_NAME.match(text, match.start())  # the whole string is a name's parts
-        end = _FORMAT_END.search(whole.group(3)) if whole is not None else None
-        found.add(start + NAME_PREFIX + (end.group(1) if end is not None else ""))
+        end = whole.group(3).rpartition("}")[2] if whole is not None else ""  # what follows its last field
+        found.add(start + NAME_PREFIX + end)
     return tuple(sorted(found))
 
 
@@ -4808,11 +4807,11 @@ class _CallGraphTiers:
         in a registry); empty otherwise."""
         if not cls or "." in cls or depth > 3:
             return frozenset()
-        memo = self.__dict__.setdefault("_unbuilt_memo", {})
-        if cls in memo:
-            return memo[cls]
-        memo[cls] = frozenset()  # asked again while searching (a cycle of builders): not unbuilt
-        memo[cls] = found = self._unbuilt_search(cls, depth)
+        key = ("b", cls)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = frozenset()  # asked again while searching (a cycle of builders): not unbuilt
+        self.memo[key] = found = self._unbuilt_search(cls, depth)
         return found
 
     def _unbuilt_search(self, cls: str, depth: int) -> frozenset[str]:

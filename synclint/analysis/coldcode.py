@@ -259,9 +259,7 @@ def _runs_once(stmt: ast.If, block: list[ast.stmt], filled: frozenset[str] = fro
     if missing is not None and per_step_holder(_held(missing, stmt, block)):
         return False
     stored = _assigned(stmt.body)
-    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotIn:
-        return _missing_key(test, stored, filled)
-    if type(test) is ast.BoolOp and _missing_key(test, stored, filled):
+    if _missing_key(test, stored, filled):
         return True
     missing = _none_test(test)
     if missing is None:
