@@ -15,7 +15,7 @@ from synclint.analysis.nodes import OWN_SCOPES, always_leaves, children
 from synclint.analysis.scopeenv import FlowEnv
 from synclint import repo
 from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, resolve_by_method, string_value
-from synclint.analysis.values import UNKNOWN, Env, Evidence, Place, Placement, join, placed
+from synclint.analysis.values import TENSOR_PLACES, UNKNOWN, Env, Evidence, Place, Placement, join, placed
 from synclint.apis import torch_api as api
 from synclint.violation import Confidence
 
@@ -204,7 +204,7 @@ class FlowWalker:
         elif isinstance(stmt, cst.If):
             fallback = _none_test(stmt.test)
             before = env.get(fallback) if fallback is not None else None
-            then_facts, else_facts = host_narrowing(stmt.test, self.analysis.imports)
+            then_facts, else_facts = host_narrowing(stmt.test, self.analysis.imports, env)
             then_env = env.fork()
             then_env.update(_keeping_pinned(then_facts, env))
             self._block(stmt.body, then_env)
@@ -330,7 +330,7 @@ class FlowWalker:
                 # iterable that is no literal adds elements nothing here places.
                 self._record_elements(call.func.value, self._added_elements(call.args[0].value, env), env, stmt, fresh=False)
         elif isinstance(small, cst.Assert):
-            env.update(_keeping_pinned(host_narrowing(small.test, self.analysis.imports)[0], env))
+            env.update(_keeping_pinned(host_narrowing(small.test, self.analysis.imports, env)[0], env))
         elif isinstance(small, cst.AugAssign):
             if isinstance(small.target, cst.Name):
                 combined = self.evaluator._combine([small.target, small.value], env, small, "augmented assignment")
@@ -538,15 +538,18 @@ def _names_cpu(expr: cst.BaseExpression) -> bool:
     return string_value(expr) == "cpu"
 
 
-def host_narrowing(test: cst.BaseExpression, imports) -> tuple[Env, Env]:
+def host_narrowing(test: cst.BaseExpression, imports, env: Env | None = None) -> tuple[Env, Env]:
     """Names known to be host data where `test` holds (first) and where it fails (second):
     `t.is_cpu`, `t.device.type == "cpu"`, `str(t.device) == "cpu"`, `not t.is_cuda`,
-    `not isinstance(x, torch.Tensor)` (Python or numpy data), combined with `not` and `and`."""
+    `not isinstance(x, torch.Tensor)` or `not torch.is_tensor(x)` (Python or numpy data),
+    combined with `not` and `and`. Where `isinstance(x, torch.Tensor)` or `torch.is_tensor(x)`
+    holds, `x` is a tensor: what `env` says of it less what is no tensor (a tensor of unsaid
+    place where `env` says nothing of one)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        holds, fails = host_narrowing(test.expression, imports)
+        holds, fails = host_narrowing(test.expression, imports, env)
         return fails, holds
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        left, right = host_narrowing(test.left, imports), host_narrowing(test.right, imports)
+        left, right = host_narrowing(test.left, imports, env), host_narrowing(test.right, imports, env)
         return {**left[0], **right[0]}, {}
     if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name):
         name = test.value.value
@@ -563,17 +566,35 @@ def host_narrowing(test: cst.BaseExpression, imports) -> tuple[Env, Env]:
         if name is not None and _names_cpu(right) and isinstance(op, (cst.Equal, cst.NotEqual)):
             fact = {name: placed(Place.HOST, HIGH, test, f"`{name}` is on the CPU where this test holds")}
             return (fact, {}) if isinstance(op, cst.Equal) else ({}, fact)
-    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2:
-        subject, kind = test.args[0].value, test.args[1].value
-        if isinstance(subject, cst.Name) and (imports.qualname(kind) or "") in _TENSOR_TYPES:
-            name = subject.value
-            not_tensor = Placement(
-                frozenset({Place.SCALAR, Place.SEQUENCE, Place.NUMPY}),
-                HIGH,
-                placed(Place.SEQUENCE, HIGH, test, f"`{name}` is not a tensor here: Python or numpy data").evidence,
-            )
-            return {}, {name: not_tensor}
+    name = _tensor_test(test, imports)
+    if name is not None:
+        not_tensor = Placement(
+            frozenset({Place.SCALAR, Place.SEQUENCE, Place.NUMPY}),
+            HIGH,
+            placed(Place.SEQUENCE, HIGH, test, f"`{name}` is not a tensor here: Python or numpy data").evidence,
+        )
+        return ({name: _as_tensor(env.get(name), name, test)} if env is not None else {}), {name: not_tensor}
     return {}, {}
+
+
+def _tensor_test(test: cst.BaseExpression, imports) -> str | None:
+    """`x` of `isinstance(x, torch.Tensor)` or `torch.is_tensor(x)`."""
+    if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)):
+        return None
+    subject = test.args[0].value.value
+    if isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2:
+        return subject if (imports.qualname(test.args[1].value) or "") in _TENSOR_TYPES else None
+    if len(test.args) == 1 and imports.qualname(test.func) == "torch.is_tensor":
+        return subject
+    return None
+
+
+def _as_tensor(before: Placement | None, name: str, test: cst.CSTNode) -> Placement:
+    """`name` where a test says it is a tensor: the tensor places of what was known of it
+    (`before`), or a tensor of unsaid place."""
+    if before is not None and before.known and before.places & TENSOR_PLACES:
+        return Placement(before.places & TENSOR_PLACES, before.confidence, before.evidence)
+    return Placement(TENSOR_PLACES, Confidence.LOW, placed(Place.DEVICE, Confidence.LOW, test, f"`{name}` is a tensor here, of unsaid place").evidence)
 
 
 def _keeping_pinned(facts: Env, env) -> Env:

@@ -105,8 +105,8 @@ class ScalarElementAssignment(Rule):
             return
         target = node.targets[0].target
         value = ctx.placement(node.value)
-        if value.is_(Place.SCALAR):
-            number = True
+        if value.is_(Place.SCALAR) or value.may_be(Place.SCALAR) and value.is_(Place.SCALAR, Place.SEQUENCE, Place.NUMPY):
+            number = True  # also Python or numpy data that is no tensor (`if not torch.is_tensor(v):`)
         elif value.known or value.maybe_device:
             return  # a tensor value is a device-side copy (`x[0] = y_gpu`): no stall
         else:
@@ -208,7 +208,7 @@ class ScalarElementAssignment(Rule):
             fix=FixSpec(
                 "Write the element with `.fill_()`",
                 replacements=((node, fill),),
-                applicability=Applicability.SAFE if number else Applicability.UNSAFE,
+                applicability=Applicability.SAFE if number and ctx.placement(node.value).is_(Place.SCALAR) else Applicability.UNSAFE,
             ),
         )
 
@@ -236,7 +236,7 @@ class ScalarElementAssignment(Rule):
             fix = FixSpec(
                 "Scatter a 0-dim device tensor made with `new_full`",
                 replacements=((node.value, full),),
-                applicability=Applicability.SAFE if number else Applicability.UNSAFE,
+                applicability=Applicability.SAFE if number and ctx.placement(node.value).is_(Place.SCALAR) else Applicability.UNSAFE,
             )
         ctx.report(
             self,
