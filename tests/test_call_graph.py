@@ -529,6 +529,53 @@ def test_an_unknown_argument_leaves_the_branch_as_it_was(tmp_path):
     assert found[6][0] == "hot" and found[12][0] == "hot" and found[25][0] == "hot"
 
 
+KEYWORD_DICT_GUARDS = {
+    "dit/attention.py": """\
+        import torch
+
+
+        def varlen(q: torch.Tensor, *, cu_seqlens: torch.Tensor, cu_seqlens_host=None, window: int = 0):
+            bounds = cu_seqlens_host if cu_seqlens_host is not None else tuple(cu_seqlens.tolist())
+            return q, bounds
+
+
+        def varlen_eager(q: torch.Tensor, out: torch.Tensor, **kwargs):
+            result, _ = varlen(q, **kwargs)
+            out.copy_(result)
+        """,
+    "dit/model.py": """\
+        import torch
+        from torch import nn
+
+        from dit.attention import varlen, varlen_eager
+
+
+        class Block(nn.Module):
+            def forward(self, q: torch.Tensor, cu_seqlens: torch.Tensor, lengths: list, eager: bool):
+                core = dict(cu_seqlens=cu_seqlens, cu_seqlens_host=tuple(lengths), window=4)
+                if eager:
+                    varlen_eager(q, out=q.new_empty(q.shape), **core)
+                    return q
+                out, _ = varlen(q, **core)
+                return out
+        """,
+}
+
+
+def test_keywords_passed_through_a_local_dict_and_a_forwarding_wrapper(tmp_path):
+    # `varlen(q, **core)` with `core = dict(..., cu_seqlens_host=tuple(lengths))`, and the same
+    # dict through a wrapper that forwards its `**kwargs`: every call gives the host bounds.
+    root = project(tmp_path / "proj", KEYWORD_DICT_GUARDS)
+    found = tiers(root, "dit/attention.py")
+    assert found[5] == (
+        "cold", "runs only when `cu_seqlens_host` is None, and no call of `varlen()` outside cold code passes that")
+    # A dict that leaves the keyword out: the fallback runs.
+    files = dict(KEYWORD_DICT_GUARDS)
+    files["dit/model.py"] = files["dit/model.py"].replace(", cu_seqlens_host=tuple(lengths)", "")
+    found = tiers(project(tmp_path / "other", files), "dit/attention.py")
+    assert found[5][0] == "hot"
+
+
 def test_a_device_kernel_calls_no_host_code(tmp_path):
     files = {
         "quant/lm_head.py": """\

@@ -102,6 +102,11 @@ def test_what_a_call_passes_for_a_parameter():
     assert guards.passed_kind("g;hint=T", "hint", 1, "N") == "T"
     assert guards.passed_kind("g;", "hint", 1, "F") == "F"
     assert guards.passed_kind("*;", "hint", 1, "F") == "?"
+    # a `*args` never fills a keyword-only parameter (position -1): left out, it is its default
+    assert guards.passed_kind("*;", "wait", -1, "F") == "F"
+    assert guards.passed_kind("*;wait=T", "wait", -1, "F") == "T"
+    # ... but a wrapper's `f(*args, **kwargs)` is not followed up its callers
+    assert guards.passed_kind("*;*@out", "wait", -1, "F") == "?"
     assert guards.passed_kind("g;", "x", 1, "-") == "?"  # a required parameter left out: not this function's call
 
 
@@ -197,3 +202,27 @@ def test_the_index_reads_a_function_shape_as_the_tiers_do():
     for text in ("def m(self, x, hint=None, *args, wait=False, **kw): pass", "def f(a, b=1): pass",
                  "def g(cls, *, key): pass", "def h(self, **kwargs): pass"):
         assert guards.shape(ast.parse(text).body[0]) == guarded_branches.shape_of(cst.parse_module(text).body[0])
+
+
+KEYWORD_DICTS = """
+def attend(self, q, cu_seqlens, cu_seqlens_host=None):
+    core = dict(cu_seqlens=cu_seqlens, cu_seqlens_host=cu_seqlens_host, window=None)
+    plain = {"cu_seqlens": cu_seqlens, "causal": True}
+    grown = dict(cu_seqlens=cu_seqlens)
+    grown["extra"] = q
+    copied = dict(self.options)
+    _core(q, **core)
+    _core(q, **plain)
+    _core(q, **grown)
+    _core(q, **copied)
+"""
+
+
+def test_a_local_dict_of_keywords_passes_its_keywords():
+    # `f(**core)` of `core = dict(a=x, ...)` or `{"a": x}`: each keyword with its kind
+    assert _call_kinds(KEYWORD_DICTS, "_core(q, **core)") == (
+        "@q#0#-;cu_seqlens=@cu_seqlens#1#-,cu_seqlens_host=@cu_seqlens_host#2#N,window=N")
+    assert _call_kinds(KEYWORD_DICTS, "_core(q, **plain)") == "@q#0#-;cu_seqlens=@cu_seqlens#1#-,causal=T"
+    # a dict changed after it is built, or copied from elsewhere: unknown keywords
+    assert _call_kinds(KEYWORD_DICTS, "_core(q, **grown)") == "@q#0#-;*"
+    assert _call_kinds(KEYWORD_DICTS, "_core(q, **copied)") == "@q#0#-;*"

@@ -186,6 +186,7 @@ class Bindings(frozenset):
     lists: frozenset[str] = frozenset()  # names bound only to Python lists (`sizes = t.tolist()`, or `a = b` under `if isinstance(b, list):`)
     fields: dict = {}  # name -> the field its one binding reads (`lens = meta.per_req_lens`)
     declared: frozenset[str] = frozenset()  # parameters declared never None (`max_top_k: int`)
+    keyword_dicts: dict = {}  # name -> the `dict(a=x, ...)` or `{"a": x, ...}` its one binding is (`f(**name)` passes them)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -201,6 +202,7 @@ def none_assigned(func: ast.AST) -> Bindings:
     narrowed: set[int] = set()  # `a = b` statements in the body of `if isinstance(b, list):`
     bindings: Counter = Counter()
     fields: dict[str, str] = {}
+    keyword_dicts: dict[str, ast.expr] = {}
     for node in astwalk.walk(func):
         kind = type(node)
         if kind is ast.Subscript and type(node.ctx) is not ast.Load and type(node.value) is ast.Name:
@@ -213,6 +215,8 @@ def none_assigned(func: ast.AST) -> Bindings:
             bindings.update(names)
             if type(node.value) is ast.Attribute:
                 fields.update((name, node.value.attr) for name in names)
+            if _keyword_dict(node.value):
+                keyword_dicts.update((name, node.value) for name in names)
             if _maybe_none(node.value):
                 maybe.update(names)
             switch = debug_switch(node.value)
@@ -264,8 +268,25 @@ def none_assigned(func: ast.AST) -> Bindings:
     found.cpu = frozenset(name for name, only in cpu.items() if only)
     found.lists = frozenset(name for name, only in lists.items() if only)
     found.fields = {name: attr for name, attr in fields.items() if bindings[name] == 1}
+    found.keyword_dicts = {name: value for name, value in keyword_dicts.items() if bindings[name] == 1 and name not in mutated}
     found.declared = _declared_never_none(func)
     return found
+
+
+def _keyword_dict(value: ast.expr) -> bool:
+    """`dict(a=x, b=y)` or `{"a": x, "b": y}`: every key a name written out."""
+    if type(value) is ast.Call:
+        return type(value.func) is ast.Name and value.func.id == "dict" and not value.args and all(kw.arg for kw in value.keywords)
+    if type(value) is ast.Dict:
+        return all(type(k) is ast.Constant and type(k.value) is str and k.value.isidentifier() for k in value.keys)
+    return False
+
+
+def keyword_items(value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """The (keyword, value) pairs of a `_keyword_dict`."""
+    if type(value) is ast.Call:
+        return [(kw.arg, kw.value) for kw in value.keywords]
+    return [(k.value, v) for k, v in zip(value.keys, value.values)]
 
 
 def _declared_never_none(func: ast.AST) -> frozenset[str]:
@@ -416,7 +437,11 @@ def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_nam
     keywords = []
     for kw in call.keywords:
         if kw.arg is None:
-            keywords.append(_forwarded(kw.value, own, none_names))
+            local = getattr(none_names, "keyword_dicts", {}).get(kw.value.id) if type(kw.value) is ast.Name and kw.value.id not in own else None
+            if local is not None:  # `f(**opts)` of `opts = dict(a=x, ...)`: the keywords it holds
+                keywords.extend(f"{key}={argument_kind(value, own, none_names, owner_of)}" for key, value in keyword_items(local))
+            else:
+                keywords.append(_forwarded(kw.value, own, none_names))
         else:
             keywords.append(f"{kw.arg}={argument_kind(kw.value, own, none_names, owner_of)}")
     return ",".join(positional) + ";" + ",".join(keywords)
@@ -440,8 +465,13 @@ def passed_kind(signature: str, name: str, position: int, default: str) -> str:
     default where `name` is one of the caller's named parameters (never in its `**kwargs`)."""
     positional, _, keywords = signature.partition(";")
     args = positional.split(",") if positional else []
-    if "*" in args[: position + 1] if position >= 0 else "*" in args:
+    if position >= 0 and "*" in args[: position + 1]:
         return UNKNOWN
+    if "*" in args and "*@" in keywords:
+        # `f(*args, **kwargs)` of a wrapper: never followed up its callers, whose calls by
+        # name (`forward`) are too many to search
+        return UNKNOWN
+    # (a `*args` never fills a keyword-only parameter: left out, it is its default)
     if 0 <= position < len(args):
         return args[position]
     forwarded = None
