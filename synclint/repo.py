@@ -987,7 +987,9 @@ class _Summarizer:
             elements = [e for v in values for e in (v.elts if type(v) is ast.Tuple else (v,))]
             if func.returns is not None and places.tensor_annotation(func.returns):
                 self.tensors.append(("r", qualified))
-        keys = (key, qualified) if qualified and not any(self._reads(e, unit, own) for e in elements) else (key,)
+        # A method's result is known by `Cls.method` alone: its own name is what calls of a
+        # function by name read (`get_context()` of an imported function is no method's call).
+        keys = ((qualified,) if not any(self._reads(e, unit, own) for e in elements) else ()) if qualified else (key,)
         # ... but a function that returns its parameters and nothing else (`return loc`,
         # `return loc.to(torch.int32)`, `return base + rem` of its own arguments) gives each
         # call where that call's arguments are (PASSED_ARGUMENT; `Facts.passes`).
@@ -996,20 +998,20 @@ class _Summarizer:
             ("p", owner_key, a.arg) for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]))
         if passed:
             self.tensors.append((PASSES_THROUGH, owner_key, tuple((params.index(n) if n in params else -1, n) for n in passed)))
-        if func.returns is not None and places.tensor_annotation(func.returns):
+        if func.returns is not None and places.tensor_annotation(func.returns) and not qualified:
             self.tensors.append(("r", key))
         names = params + tuple(a.arg for a in args.kwonlyargs)
         if len(names) > 1:
             self.mirrors.append(names)
-        for value in values:
+        for value in values if keys else ():
             if type(value) is ast.Tuple:
                 # `return timesteps, n`: unpacked by the caller (`a, b = f()`, each name bound
                 # to the result), so the result holds what any element holds; never a fact.
                 for element in value.elts:
                     if type(element) is not ast.Starred:
-                        self._flow(("rt", key), element, unit, value.lineno, tuple(("rt", k) for k in keys[1:]))
+                        self._flow(("rt", keys[0]), element, unit, value.lineno, tuple(("rt", k) for k in keys[1:]))
                 continue
-            self._flow(("r", key), value, unit, value.lineno, tuple(("r", k) for k in keys[1:]))
+            self._flow(("r", keys[0]), value, unit, value.lineno, tuple(("r", k) for k in keys[1:]))
         # ... and element by element where every `return` gives a tuple of the same length
         # (or None): `start, n = f(batch)` reads each (RESULT_ITEM), declared a tensor by
         # `-> tuple[torch.Tensor, int]`.
@@ -1019,10 +1021,10 @@ class _Summarizer:
             for position in range(length):
                 made_from_arguments = qualified and any(
                     self._reads(v.elts[position], unit, own) for v in values if type(v) is ast.Tuple)
-                items = tuple((RESULT_ITEM, k, position) for k in ((key, qualified) if qualified and not made_from_arguments else (key,)))
+                items = tuple((RESULT_ITEM, k, position) for k in (((qualified,) if not made_from_arguments else ()) if qualified else (key,)))
                 if declared[position]:
-                    self.tensors.extend((RESULT_ITEM, k, position) for k in ((key, qualified) if qualified else (key,)))
-                for value in values:
+                    self.tensors.append((RESULT_ITEM, qualified or key, position))
+                for value in values if items else ():
                     if type(value) is ast.Tuple:
                         element = value.elts[position]
                         self._flow(items[0], element, unit, value.lineno, items[1:])

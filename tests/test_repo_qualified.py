@@ -874,3 +874,60 @@ def test_a_nested_functions_readback_of_a_device_argument_is_still_reported(tmp_
     text = RESAMPLER.replace("torch.cat([item.grid for item in items])", "torch.cat([item.grid for item in items]).to(x.device)")
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/resampler.py": text})
     assert (7, "SL202") in [(v.location.row, v.code) for v in _violations(root, "pkg/resampler.py")]
+
+
+CONTEXT = """\
+    class RuntimeContext:
+        def __init__(self):
+            self.published = set()
+
+        def is_published(self, name: str) -> bool:
+            return name in self.published
+
+
+    _CONTEXT = RuntimeContext()
+
+
+    def get_context() -> RuntimeContext:
+        return _CONTEXT
+    """
+
+STATE_POOL = """\
+    import torch
+
+
+    class StatePool:
+        def __init__(self, size: int, device):
+            self.context = torch.zeros(size, 8, dtype=torch.int64, device=device)
+
+        def get_context(self, indices: torch.Tensor) -> torch.Tensor:
+            return self.context[indices]
+
+        def last_token(self, row: int):
+            return self.get_context(torch.tensor([row], device=self.context.device))
+    """
+
+LOGGER = """\
+    from pkg.context import get_context
+
+
+    def redaction_enabled() -> bool:
+        return not get_context().is_published("exec")
+
+
+    def pool_context(pool, rows):
+        ctx = pool.get_context(rows)
+        return ctx
+    """
+
+
+def test_a_function_called_by_name_is_not_a_method_of_the_same_name(tmp_path):
+    # `get_context()` runs the imported module function, never `StatePool.get_context`, whose
+    # declared tensor result is known by `StatePool.get_context` alone: `not get_context()...`
+    # reads a Python object.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/context.py": CONTEXT, "pkg/pool.py": STATE_POOL,
+                              "pkg/logger.py": LOGGER})
+    assert _violations(root, "pkg/logger.py", min_confidence=Confidence.LOW) == []
+    facts = repo.build(root, use_cache=False)
+    assert facts.values[("r", "StatePool.get_context")][0] == repo.DEVICE
+    assert ("r", "get_context") not in facts.values or not facts.values[("r", "get_context")][0] & repo.DEVICE
