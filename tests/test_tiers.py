@@ -415,6 +415,33 @@ CASES = [
                 self.embed.data.copy_(embed)
                 self.inited.data.copy_(torch.Tensor([True]).to("cuda"))
     """, "cold", "runs until it is set, once"),
+    ("after-a-lazy-init-guard-on-a-layer-cold", """
+        import torch
+        def ensure_wrapper(layer: torch.nn.Module) -> None:
+            if layer._wrapper is not None:
+                return
+            scale = torch.tensor([layer.scale], device=layer.weight.device)
+            layer._wrapper = (scale, layer.weight.shape)
+    """, "cold", "runs until it is set, once"),
+    ("after-a-readiness-guard-on-a-singleton-cold", """
+        import torch
+        def transport_ready(group):
+            if STATE.failed:
+                return False
+            if STATE.inited:
+                return True
+            STATE.init(group)
+            agreed = torch.tensor([1], device="cuda")
+            return agreed
+    """, "cold", "`if STATE.inited: return`"),
+    ("a-guard-on-a-per-call-object-is-not-a-first-use-guard", """
+        import torch
+        def prepare(batch) -> None:
+            if batch.prepared:
+                return
+            batch.lens = torch.tensor(batch.lens_list, device="cuda")
+            batch.prepared = True
+    """, "unknown", "no signal"),
     ("a-guard-the-code-never-sets-is-not-cold", """
         import torch
         class Codebook(torch.nn.Module):

@@ -33,6 +33,7 @@ engine passes it to `LintContext` (`lint_source(..., function_tiers=...)`), and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from fnmatch import fnmatchcase
 
@@ -443,25 +444,44 @@ def _rare_phase_return(stmt: cst.CSTNode) -> bool:
     )
 
 
-def _self_flag(test: cst.BaseExpression) -> str | None:
-    """`inited` of `if self.inited:`."""
-    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
-        return test.attr.value
+# The objects whose state outlives a step: the object itself, a module (the layer a quantisation
+# method is handed: `layer`, `module`, `model`), a module-level singleton (`IPC_STATE`).
+_LONG_LIVED_OWNERS = frozenset({"self", "layer", "module", "model"})
+# Methods that set an object's state up (`STATE.init(group)`): called after the guard, they set its flag.
+_INITIALISERS = re.compile(r"^_*(init|initialize|initialise|setup)(_|$)")
+_SET_UP_FLAG = re.compile(r"\.(_*is_)?(init|inited|initialized|initialised|ready|set_up|setup)$", re.I)
+
+
+def _guard_flag(test: cst.BaseExpression) -> str | None:
+    """`self.inited` of `if self.inited:`, `layer._wrapper` of `if layer._wrapper is not None:`,
+    `STATE.inited` of `if STATE.inited:`: an attribute of a long-lived object."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        if not (isinstance(comparison.operator, cst.IsNot) and isinstance(comparison.comparator, cst.Name)
+                and comparison.comparator.value == "None"):
+            return None
+        test = test.left
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name):
+        owner = test.value.value
+        if owner in _LONG_LIVED_OWNERS or (owner.isupper() and len(owner) > 1):
+            return _names(test)
     return None
 
 
 class _SetsFlag(cst.CSTVisitor):
-    """Whether statements set `self.<flag>`: assign it, or fill it in place
-    (`self.inited.data.copy_(torch.Tensor([True]))`, `self.ready.fill_(1)`)."""
+    """Whether statements set the flag (`self.inited`): assign it, fill it in place
+    (`self.inited.data.copy_(torch.Tensor([True]))`, `self.ready.fill_(1)`), or call its
+    object's initialiser (`STATE.init(group)` for `STATE.inited`)."""
 
     def __init__(self, flag: str) -> None:
         self.flag = flag
+        self.owner = flag.partition(".")[0]
         self.found = False
 
     def _is_flag(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Attribute) and node.attr.value == "data":
             node = node.value
-        return _self_flag(node) == self.flag
+        return isinstance(node, cst.Attribute) and _names(node) == self.flag
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.found = self.found or self._is_flag(node.target)
@@ -470,16 +490,22 @@ class _SetsFlag(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("copy_", "fill_") and self._is_flag(func.value):
             self.found = True
+        elif (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self.owner
+              and self.owner != "self" and _INITIALISERS.match(func.attr.value) and _SET_UP_FLAG.search(self.flag)):
+            self.found = True
 
 
 def _first_use_guard(stmt: cst.CSTNode, block: cst.IndentedBlock) -> bool:
-    """`if self.inited: return` followed, in the same block, by a statement that sets
-    `self.inited`: what runs between them runs until the flag is set, once."""
+    """`if self.inited: return` (or `if layer._wrapper is not None: return`, `if STATE.inited:
+    return True`) followed, in the same block, by a statement that sets the flag: what runs after the guard
+    runs until the flag is set, once."""
     if not (isinstance(stmt, cst.If) and stmt.orelse is None):
         return False
-    flag = _self_flag(stmt.test)
+    flag = _guard_flag(stmt.test)
     ret = _returns_only(stmt.body)
-    if flag is None or ret is None or (ret.value is not None and _names(ret.value) != "None"):
+    # (a bare return, or a constant: `return True` of a readiness check; not `return data`,
+    # which a switch that skips the work returns as often as a first use)
+    if flag is None or ret is None or (ret.value is not None and _names(ret.value) not in ("None", "True", "False")):
         return False
     statements = list(block.body)
     setter = _SetsFlag(flag)
