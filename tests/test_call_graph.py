@@ -576,6 +576,55 @@ def test_keywords_passed_through_a_local_dict_and_a_forwarding_wrapper(tmp_path)
     assert found[5][0] == "hot"
 
 
+ADAPTER_SLOTS = {
+    "lora/layers.py": """\
+        import torch
+
+
+        class HeadWithAdapters(torch.nn.Module):
+            def __init__(self, slots: int, device):
+                super().__init__()
+                self.enabled = torch.zeros(slots, dtype=torch.bool, device=device)
+
+            def set_slot(self, index: int):
+                self.enabled[index] = True
+        """,
+    "lora/manager.py": """\
+        from lora.layers import HeadWithAdapters
+
+
+        class AdapterManager:
+            def __init__(self, device):
+                self.head = HeadWithAdapters(8, device)
+                self._active = {}
+
+            def activate(self, adapter_id: int, index: int) -> bool:
+                if adapter_id in self._active:
+                    return False
+                self.head.set_slot(index)
+                self._active[adapter_id] = index
+                return True
+
+            def execute_model(self, batch):
+                for adapter_id, index in batch.adapters:
+                    self.activate(adapter_id, index)
+                return batch
+        """,
+}
+
+
+def test_calls_after_a_lookup_of_a_key_the_code_then_stores_run_once_per_key(tmp_path):
+    # `if adapter_id in self._active: return False`, then `self._active[adapter_id] = ...`:
+    # what `activate` calls after the lookup runs once per adapter, not every step.
+    root = project(tmp_path / "proj", ADAPTER_SLOTS)
+    found = tiers(root, "lora/layers.py")
+    assert found[10][0] == "cold" and "AdapterManager.activate [on a cold branch]" in found[10][1], found
+    # The look-alike: a table filled under another key says nothing of this one.
+    files = dict(ADAPTER_SLOTS)
+    files["lora/manager.py"] = files["lora/manager.py"].replace("self._active[adapter_id] = index", "self._active[index] = adapter_id")
+    assert tiers(project(tmp_path / "other", files), "lora/layers.py")[10][0] == "hot"
+
+
 def test_a_device_kernel_calls_no_host_code(tmp_path):
     files = {
         "quant/lm_head.py": """\

@@ -442,6 +442,26 @@ CASES = [
             batch.lens = torch.tensor(batch.lens_list, device="cuda")
             batch.prepared = True
     """, "unknown", "no signal"),
+    ("after-a-lookup-of-a-key-the-code-then-stores-cold", """
+        import torch
+        class AdapterManager:
+            def activate(self, adapter_id: int):
+                if adapter_id in self._active:
+                    return False
+                slot = torch.tensor([adapter_id], device="cuda")
+                self._active[adapter_id] = slot
+                return True
+    """, "cold", "once per key"),
+    ("a-lookup-of-a-key-never-stored-is-not-a-memo", """
+        import torch
+        class AdapterManager:
+            def activate(self, adapter_id: int, slot_id: int):
+                if adapter_id in self._active:
+                    return False
+                slot = torch.tensor([adapter_id], device="cuda")
+                self._active[slot_id] = slot
+                return True
+    """, "unknown", "no signal"),
     ("a-guard-the-code-never-sets-is-not-cold", """
         import torch
         class Codebook(torch.nn.Module):

@@ -328,20 +328,42 @@ def periodic(stmt: ast.If) -> bool:
     return False
 
 
+def _stores_key(block: list[ast.stmt], stmt: ast.stmt, key: str, container: str) -> bool:
+    """Whether a statement after `stmt` in `block` stores `key` in `container` (an attribute:
+    `self.active[key] = ...`, `self.active.add(key)`), the table the test looked the key up in."""
+    if not key or not container.startswith("self.") or stmt not in block:
+        return False
+    for later in block[block.index(stmt) + 1:]:
+        for node in ast.walk(later):
+            kind = type(node)
+            if kind is ast.Subscript and type(node.ctx) is ast.Store and _text(node.value) == container and _text(node.slice) == key:
+                return True
+            if (kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("add", "setdefault")
+                    and node.args and _text(node.func.value) == container and _text(node.args[0]) == key):
+                return True
+    return False
+
+
 def _memo_hit(stmt: ast.stmt, block: list[ast.stmt]) -> bool:
-    """`if key in cache: return cache[key]` and the like: what follows runs on a miss only."""
+    """`if key in cache: return cache[key]` and the like: what follows runs on a miss only.
+    Also `if key in self.active: return False` (any return) where the code after it stores
+    `self.active[key]`: what follows runs once per key."""
     if type(stmt) is not ast.If or stmt.orelse or not stmt.body or len(stmt.body) > 3:
         return False
     last = stmt.body[-1]
-    if type(last) is not ast.Return or last.value is None:
+    if type(last) is not ast.Return:
         return False
-    returned = _text(last.value)
     test = stmt.test
     if type(test) is ast.BoolOp and type(test.op) is ast.And:
         test = test.values[0]
     if type(test) is not ast.Compare or len(test.ops) != 1:
         return False
     op = type(test.ops[0])
+    if op is ast.In and _stores_key(block, stmt, _text(test.left), _text(test.comparators[0])):
+        return True  # `if key in self.active: return False`, then `self.active[key] = ...`: once per key
+    if last.value is None:
+        return False
+    returned = _text(last.value)
     if op is ast.In:
         container = _text(test.comparators[0])
         return bool(container) and (container in returned or cache_like(container))

@@ -260,17 +260,25 @@ def _is_lookup(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Subscript)
 
 
-def _memo_hit(stmt: cst.CSTNode) -> bool:
+def _memo_hit(stmt: cst.CSTNode, block: cst.IndentedBlock | None = None) -> bool:
     """`if key in cache: return cache[key]`, `if self._x is not None: return self._x`,
-    `if (v := cache.get(k)) is not None: return v`: the code after it runs on a miss only."""
+    `if (v := cache.get(k)) is not None: return v`: the code after it runs on a miss only.
+    Also `if key in self.active: return False` (any return) where the code after it in
+    `block` stores `self.active[key]`: it runs once per key."""
     if not isinstance(stmt, cst.If) or stmt.orelse is not None:
         return False
     ret = _returns_only(stmt.body)
-    if ret is None or ret.value is None:
+    if ret is None:
         return False
     test = stmt.test
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         test = test.left
+    if (block is not None and isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.In)
+            and _stores_key(block, stmt, _names(test.left), _names(test.comparisons[0].comparator))):
+        return True
+    if ret.value is None:
+        return False
     if isinstance(test, cst.NamedExpr) and _is_lookup(test.value):
         # `if values := TABLE.get(key): return values`: a hit returns what was stored.
         return _names(test.target) == _names(ret.value)
@@ -285,6 +293,39 @@ def _memo_hit(stmt: cst.CSTNode) -> bool:
         left = test.left.value if isinstance(test.left, cst.NamedExpr) else test.left
         target = _names(test.left.target) if isinstance(test.left, cst.NamedExpr) else _names(left)
         return bool(target) and (returned == target or _cache_like(_names(left)))
+    return False
+
+
+class _StoresKey(cst.CSTVisitor):
+    """Whether statements store `key` in `container` (`self.active[key] = ...`, `.add(key)`)."""
+
+    def __init__(self, key: str, container: str) -> None:
+        self.key, self.container, self.found = key, container, False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if (isinstance(target, cst.Subscript) and _names(target.value) == self.container and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index) and _names(target.slice[0].slice.value) == self.key):
+            self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in ("add", "setdefault") and node.args
+                and _names(func.value) == self.container and _names(node.args[0].value) == self.key):
+            self.found = True
+
+
+def _stores_key(block: cst.IndentedBlock, stmt: cst.CSTNode, key: str, container: str) -> bool:
+    """Whether a statement after `stmt` in `block` stores `key` in `container`, an attribute
+    (`self.active[key] = ...`): the table the test looked the key up in."""
+    statements = list(block.body)
+    if not key or not container.startswith("self.") or stmt not in statements:
+        return False
+    visitor = _StoresKey(key, container)
+    for later in statements[statements.index(stmt) + 1:]:
+        later.visit(visitor)
+        if visitor.found:
+            return True
     return False
 
 
@@ -653,7 +694,7 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                     break
                 asserted.difference_update(_rebound(sibling))
                 asserted.update(_asserted_not_none(sibling))
-                if _memo_hit(sibling):
+                if _memo_hit(sibling, node):
                     return TierVerdict(Tier.COLD, "after a memo hit returns early: runs once per key")
                 if _first_use_guard(sibling, node):
                     return TierVerdict(
