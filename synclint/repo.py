@@ -989,7 +989,7 @@ class _Summarizer:
                 self.tensors.append(("r", qualified))
         # A method's result is known by `Cls.method` alone: its own name is what calls of a
         # function by name read (`get_context()` of an imported function is no method's call).
-        keys = ((qualified,) if not any(self._reads(e, unit, own) for e in elements) else ()) if qualified else (key,)
+        result = (qualified if not any(self._reads(e, unit, own) for e in elements) else None) if qualified else key
         # ... but a function that returns its parameters and nothing else (`return loc`,
         # `return loc.to(torch.int32)`, `return base + rem` of its own arguments) gives each
         # call where that call's arguments are (PASSED_ARGUMENT; `Facts.passes`).
@@ -1003,15 +1003,15 @@ class _Summarizer:
         names = params + tuple(a.arg for a in args.kwonlyargs)
         if len(names) > 1:
             self.mirrors.append(names)
-        for value in values if keys else ():
+        for value in values if result else ():
             if type(value) is ast.Tuple:
                 # `return timesteps, n`: unpacked by the caller (`a, b = f()`, each name bound
                 # to the result), so the result holds what any element holds; never a fact.
                 for element in value.elts:
                     if type(element) is not ast.Starred:
-                        self._flow(("rt", keys[0]), element, unit, value.lineno, tuple(("rt", k) for k in keys[1:]))
+                        self._flow(("rt", result), element, unit, value.lineno)
                 continue
-            self._flow(("r", keys[0]), value, unit, value.lineno, tuple(("r", k) for k in keys[1:]))
+            self._flow(("r", result), value, unit, value.lineno)
         # ... and element by element where every `return` gives a tuple of the same length
         # (or None): `start, n = f(batch)` reads each (RESULT_ITEM), declared a tensor by
         # `-> tuple[torch.Tensor, int]`.
@@ -1021,13 +1021,12 @@ class _Summarizer:
             for position in range(length):
                 made_from_arguments = qualified and any(
                     self._reads(v.elts[position], unit, own) for v in values if type(v) is ast.Tuple)
-                items = tuple((RESULT_ITEM, k, position) for k in (((qualified,) if not made_from_arguments else ()) if qualified else (key,)))
+                item = (qualified if not made_from_arguments else None) if qualified else key
                 if declared[position]:
                     self.tensors.append((RESULT_ITEM, qualified or key, position))
-                for value in values if items else ():
+                for value in values if item else ():
                     if type(value) is ast.Tuple:
-                        element = value.elts[position]
-                        self._flow(items[0], element, unit, value.lineno, items[1:])
+                        self._flow((RESULT_ITEM, item, position), value.elts[position], unit, value.lineno)
         # A call made only on a branch that runs once (a cache miss, a first use, an
         # `except` handler, a debug-only branch: synclint/analysis/coldcode.py) comes from a
         # cold caller. Not the calls of a thread's target: a serving loop runs on a thread or
