@@ -50,7 +50,9 @@ DTYPES = frozenset(
 # Tensor methods whose result lives on the host as plain Python data.
 SCALAR_RESULT_METHODS = frozenset(
     {"item", "dim", "ndimension", "numel", "nelement", "element_size", "data_ptr", "get_device",
-     "is_pinned", "is_contiguous", "is_floating_point", "is_complex", "__len__", "nbytes", "storage_offset"}
+     "is_pinned", "is_contiguous", "is_floating_point", "is_complex", "__len__", "nbytes", "storage_offset",
+     # the tensor's metadata, never its values (unlike `is_nonzero()`, which reads the value)
+     "is_inference", "is_shared", "is_signed", "is_conj", "is_neg", "is_coalesced", "is_set_to"}
 )
 SEQUENCE_RESULT_METHODS = frozenset({"tolist", "size", "stride"})
 # Tensor methods whose result is no tensor and no Python data: a storage object (its own
@@ -94,7 +96,7 @@ NEW_METHODS = frozenset({"new_tensor", "new_zeros", "new_ones", "new_empty", "ne
 # Tensor attributes and what they hold.
 SAME_PLACE_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "data", "real", "imag", "grad"})
 SEQUENCE_ATTRIBUTES = frozenset({"shape"})
-SCALAR_ATTRIBUTES = frozenset({"ndim", "is_cuda", "requires_grad", "itemsize", "nbytes", "is_leaf"})
+SCALAR_ATTRIBUTES = frozenset({"ndim", "is_cuda", "requires_grad", "itemsize", "nbytes", "is_leaf", "_version"})
 OTHER_ATTRIBUTES = frozenset({"dtype", "layout"})
 
 # numpy functions that build arrays (numpy.<name>).
