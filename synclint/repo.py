@@ -985,8 +985,8 @@ class _Summarizer:
         if qualified:
             own = frozenset(("p", qualified, a.arg) for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
             elements = [e for v in values for e in (v.elts if type(v) is ast.Tuple else (v,))]
-            if func.returns is not None and places.tensor_annotation(func.returns):
-                self.tensors.append(("r", qualified))
+        if func.returns is not None and places.tensor_annotation(func.returns):
+            self.tensors.append(("r", qualified or key))
         # A method's result is known by `Cls.method` alone: its own name is what calls of a
         # function by name read (`get_context()` of an imported function is no method's call).
         result = (qualified if not any(self._reads(e, unit, own) for e in elements) else None) if qualified else key
@@ -998,8 +998,6 @@ class _Summarizer:
             ("p", owner_key, a.arg) for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]))
         if passed:
             self.tensors.append((PASSES_THROUGH, owner_key, tuple((params.index(n) if n in params else -1, n) for n in passed)))
-        if func.returns is not None and places.tensor_annotation(func.returns) and not qualified:
-            self.tensors.append(("r", key))
         names = params + tuple(a.arg for a in args.kwonlyargs)
         if len(names) > 1:
             self.mirrors.append(names)

@@ -437,7 +437,7 @@ def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_nam
     keywords = []
     for kw in call.keywords:
         if kw.arg is None:
-            local = getattr(none_names, "keyword_dicts", {}).get(kw.value.id) if type(kw.value) is ast.Name and kw.value.id not in own else None
+            local = none_names.keyword_dicts.get(kw.value.id) if type(kw.value) is ast.Name and kw.value.id not in own else None
             if local is not None:  # `f(**opts)` of `opts = dict(a=x, ...)`: the keywords it holds
                 keywords.extend(f"{key}={argument_kind(value, own, none_names, owner_of)}" for key, value in keyword_items(local))
             else:
@@ -469,9 +469,9 @@ def passed_kind(signature: str, name: str, position: int, default: str) -> str:
         return UNKNOWN
     if "*" in args and "*@" in keywords:
         # `f(*args, **kwargs)` of a wrapper: never followed up its callers, whose calls by
-        # name (`forward`) are too many to search
+        # name (`forward`) are too many to search. Otherwise a `*args` never fills a
+        # keyword-only parameter (position -1): its keyword, or its default, says.
         return UNKNOWN
-    # (a `*args` never fills a keyword-only parameter: left out, it is its default)
     if 0 <= position < len(args):
         return args[position]
     forwarded = None

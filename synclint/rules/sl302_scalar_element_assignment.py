@@ -121,11 +121,11 @@ class ScalarElementAssignment(Rule):
         sliced = len(indices) != len(elements)
         if all(self._python_int(i, ctx) for i in indices):
             if not sliced and base.maybe_device:
-                self._element(node, target, indices, base, number, ctx)
+                self._element(node, target, indices, base, number, value.is_(Place.SCALAR), ctx)
             return
         tensors = [i for i in indices if not self._python_int(i, ctx)]
         if len(tensors) == 1:
-            self._scatter(node, target, tensors[0], base, number, ctx)
+            self._scatter(node, target, tensors[0], base, number, value.is_(Place.SCALAR), ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         """`t.copy_(5)`: the number becomes a CPU tensor, copied with a blocking copy; so is
@@ -183,7 +183,7 @@ class ScalarElementAssignment(Rule):
             return False
         return ctx.placement(expr).is_(Place.SCALAR)
 
-    def _element(self, node: cst.Assign, target: cst.Subscript, indices, base, number: bool, ctx) -> None:
+    def _element(self, node: cst.Assign, target: cst.Subscript, indices, base, number: bool, scalar: bool, ctx) -> None:
         ndim = known_ndim(target.value, ctx)
         confidence = device_confidence(base)
         if ndim is not None and ndim != len(indices):
@@ -208,11 +208,11 @@ class ScalarElementAssignment(Rule):
             fix=FixSpec(
                 "Write the element with `.fill_()`",
                 replacements=((node, fill),),
-                applicability=Applicability.SAFE if number and ctx.placement(node.value).is_(Place.SCALAR) else Applicability.UNSAFE,
+                applicability=Applicability.SAFE if scalar else Applicability.UNSAFE,  # (a Python scalar, not numpy data or a list)
             ),
         )
 
-    def _scatter(self, node: cst.Assign, target: cst.Subscript, index, base, number: bool, ctx) -> None:
+    def _scatter(self, node: cst.Assign, target: cst.Subscript, index, base, number: bool, scalar: bool, ctx) -> None:
         value = ctx.placement(index)
         if not value.maybe_device:
             return  # a host index is SL301's
@@ -236,7 +236,7 @@ class ScalarElementAssignment(Rule):
             fix = FixSpec(
                 "Scatter a 0-dim device tensor made with `new_full`",
                 replacements=((node.value, full),),
-                applicability=Applicability.SAFE if number and ctx.placement(node.value).is_(Place.SCALAR) else Applicability.UNSAFE,
+                applicability=Applicability.SAFE if scalar else Applicability.UNSAFE,  # (a Python scalar, not numpy data or a list)
             )
         ctx.report(
             self,
