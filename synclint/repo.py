@@ -804,6 +804,8 @@ def _summarize(text: str) -> tuple:
             if names:
                 marks.update((MARK_CALLER, mark, callee) for caller, callee, _ in summary[4]
                              if not caller and callee.rpartition(".")[2] in names)
+        # The `run` of a `threading.Thread` (or `Process`) subclass is the body `start()` runs.
+        marks.update((MARK_CALLER, THREAD_MARK, f"{name}.run") for name in coldcode.thread_classes(tree))
         # ... and through a helper's parameter (`submit_batches(executor, self._push_batch)`).
         handing, handed = coldcode.handed_on_workers(tree, text)
         marks.update((MARK_CALLER, WORKER_PARAM_MARK, one) for one in handing)
@@ -855,6 +857,7 @@ class _Summarizer:
         self._loop_names: dict[int, dict] = {}  # unit -> loop element names -> what their loops iterate
         self._elements_memo: dict[int, dict] = {}  # unit -> names bound to an element -> what is indexed
         self._fields_memo: dict[int, frozenset] = {}
+        self._containers_memo: dict[int, frozenset] = {}
         # Calls whose result the code reads as an array (`x.detach().cpu()`: id of `x.detach()`).
         self._array_results: set[int] = set()
         self._tables_memo: dict[int, frozenset] = {}  # class node -> the tables its methods fill by key
@@ -1192,6 +1195,8 @@ class _Summarizer:
                     return (f"{owner}.{method}{_FIELD_CALL}",)  # `self.score(x)`: a submodule the field holds
                 return (f"{owner}.{method}",)
             if type(obj) is ast.Attribute and type(obj.value) is ast.Name and obj.value.id == "self":
+                if obj.attr in self._container_fields(unit.owner):
+                    return ()  # `self._evictable.discard(key)` of a set: the builtin's, no method by name
                 return (f"{owner}.{obj.attr}.{method}",)
             if type(obj) is ast.Call and type(obj.func) is ast.Name and obj.func.id == "super" and not obj.args:
                 # the bases' own or inherited `m`; none of the repository's where they are a
@@ -1203,6 +1208,8 @@ class _Summarizer:
         cls = self._class_of(obj, unit)
         if cls:
             return (f"{cls}.{method}",)
+        if type(obj) is ast.Name and _container_annotation(unit.annotations.get(obj.id)):
+            return ()  # `pending: set[int]`, then `pending.discard(i)`: the builtin's
         if method in TENSOR_MEMBERS and (id(call) in self._array_results or self._plainly_a_tensor(obj, unit)):
             # `x_t[:, -pad:].detach()`, `batch.lens.detach().cpu()`: torch's method, not a
             # repository's `detach`
@@ -1245,6 +1252,27 @@ class _Summarizer:
                 expr = expr.value
             else:
                 return False
+
+    def _container_fields(self, owner) -> frozenset[str]:
+        """The fields a class only ever sets to builtin containers (`self._evictable: set[K]
+        = set()`, `self.pending = {}`, `self.queue = deque()`): a method called on one is the
+        builtin's, never a repository method of that name."""
+        found = self._containers_memo.get(id(owner))
+        if found is None:
+            kinds: dict[str, bool] = {}
+            for node in ast.walk(owner.header.node):
+                if type(node) is ast.Assign:
+                    targets, value, annotation = node.targets, node.value, None
+                elif type(node) is ast.AnnAssign:
+                    targets, value, annotation = [node.target], node.value, node.annotation
+                else:
+                    continue
+                for target in targets:
+                    if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                        container = _container_annotation(annotation) or (value is not None and _container_value(value))
+                        kinds[target.attr] = kinds.get(target.attr, True) and container
+            found = self._containers_memo[id(owner)] = frozenset(name for name, container in kinds.items() if container)
+        return found
 
     def _written_fields(self, owner) -> frozenset[str]:
         """The fields a class's methods assign (`self.score = nn.Linear(...)`) and that it
@@ -1442,6 +1470,44 @@ class _Summarizer:
 
 # Tensor reductions that give a 0-dim tensor when called with no dimension.
 _WHOLE_REDUCTIONS = frozenset({"max", "min", "sum", "amax", "amin", "prod", "argmax", "argmin"})
+
+
+# Builtin and `collections` containers: what a method called on one runs is the library's.
+_CONTAINERS = frozenset({"set", "frozenset", "dict", "list", "tuple", "deque", "defaultdict", "OrderedDict", "Counter",
+                         "Set", "FrozenSet", "Dict", "List", "Tuple", "Deque", "DefaultDict", "MutableSet", "MutableMapping"})
+_CONTAINER_DISPLAYS = (ast.Set, ast.Dict, ast.List, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def _container_value(value: ast.expr) -> bool:
+    """`set()`, `{}`, `[]`, `{k: v for ...}`, `collections.deque()`, `defaultdict(list)`."""
+    if type(value) in _CONTAINER_DISPLAYS:
+        return True
+    if type(value) is ast.Call:
+        func = value.func
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+        return name in _CONTAINERS
+    return False
+
+
+def _container_annotation(annotation) -> bool:
+    """`set[int]`, `dict[str, Req]`, `Optional[List[int]]`, `collections.deque`."""
+    if annotation is None:
+        return False
+    if type(annotation) is ast.Subscript:
+        head = annotation.value
+        name = head.id if type(head) is ast.Name else head.attr if type(head) is ast.Attribute else ""
+        if name == "Optional":
+            return _container_annotation(annotation.slice)
+        return name in _CONTAINERS
+    if type(annotation) is ast.BinOp and type(annotation.op) is ast.BitOr:  # `set[int] | None`
+        sides = [annotation.left, annotation.right]
+        return any(_container_annotation(side) for side in sides) and all(
+            _container_annotation(side) or type(side) is ast.Constant and side.value is None for side in sides)
+    if type(annotation) is ast.Name:
+        return annotation.id in _CONTAINERS
+    if type(annotation) is ast.Attribute:
+        return annotation.attr in _CONTAINERS
+    return False
 
 
 def _zero_dim_of(expr):
@@ -4579,8 +4645,11 @@ class _CallGraphTiers:
         arguments = self.facts.arguments
         short = name.rpartition(".")[2]
         unreached = self._unreached_by(name)
-        calls = [*arguments.get(name, ()), *(c for c in (*arguments.get("." + short, ()), *arguments.get("?" + short, ()))
-                                             if c[0] not in unreached)]
+        # A hot root's calls by a crowded name (`x.forward(...)`, defined by hundreds of classes)
+        # say nothing of what this one is passed: a module's `forward` runs through `module(x)`,
+        # and the calls of its name are the other classes'.
+        by_name = ("." + short,) if self._is_hot(name) else ("." + short, "?" + short)
+        calls = [*arguments.get(name, ()), *(c for target in by_name for c in arguments.get(target, ()) if c[0] not in unreached)]
         found = None
         if calls and depth <= _MAX_PASSED_ON:
             from synclint.analysis.path_tiers import Tier

@@ -2428,3 +2428,175 @@ def test_a_none_passed_for_a_parameter_declared_never_none_still_counts(tmp_path
         """), "        ")
     root = project(tmp_path / "proj", files)
     assert tiers(root, "spec/probs.py")[8][0] == "hot"
+
+
+def test_a_method_called_on_a_builtin_container_field_reaches_no_method_of_that_name(tmp_path):
+    # `self._evictable.discard(key)` of a set is the builtin's, not `Allocator.discard`.
+    files = {
+        "srv/alloc.py": """\
+            import torch
+
+
+            class Allocator:
+                def __init__(self):
+                    self.buf = torch.zeros(4, device="cuda")
+
+                def discard(self, tag):
+                    return self.buf.sum().item()
+            """,
+        "srv/policy.py": """\
+            class Policy:
+                def __init__(self):
+                    self._evictable: set[int] = set()
+
+                def remove(self, key):
+                    self._evictable.discard(key)
+
+
+            class Runner:
+                def __init__(self):
+                    self.policy = Policy()
+
+                def execute_model(self, key):
+                    self.policy.remove(key)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "srv/alloc.py")[9][0] == "unknown"
+    # A field that holds an object of no known class still reaches the method by its name.
+    files["srv/policy.py"] = files["srv/policy.py"].replace(": set[int] = set()", " = make_pool()")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/alloc.py")[9] == (
+        "hot", "runs every step (called from Runner.execute_model: Runner.execute_model -> Policy.remove -> Allocator.discard)")
+
+
+def test_calls_of_a_hot_roots_crowded_name_say_nothing_of_its_branch(tmp_path):
+    # The layer's `forward` is reached only through `block(...)` of a loop, which the index does
+    # not resolve; the calls by name of `forward` are other modules' (one passes None). The
+    # layer's parameter is declared never None, and the fallback below it never runs.
+    others = "".join(
+        f"""
+            class Other{i}(nn.Module):
+                def forward(self, x, cu, bounds=None):
+                    return x
+            """
+        for i in range(5)
+    )
+    files = {
+        "srv/others.py": "from torch import nn\n" + others + """
+
+            def run(mod, x, cu):
+                return mod.forward(x, cu, None)
+            """,
+        "srv/layer.py": """\
+            from typing import Optional
+            import torch
+            from torch import nn
+
+
+            def varlen(q, cu: torch.Tensor, *, bounds: Optional[tuple] = None):
+                if bounds is None:
+                    edges = cu.tolist()
+                    bounds = tuple(zip(edges[:-1], edges[1:]))
+                return torch.cat([q[a:b] for a, b in bounds])
+
+
+            class Layer(nn.Module):
+                def forward(self, x, cu: torch.Tensor, bounds: tuple):
+                    return varlen(x, cu, bounds=bounds)
+
+
+            class Tower(nn.Module):
+                def __init__(self):
+                    self.blocks = nn.ModuleList([Layer() for _ in range(4)])
+
+                def forward(self, x, meta):
+                    for block in self.blocks:
+                        x = block(x, meta.cu, meta.bounds)
+                    return x
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "srv/layer.py")[8] == (
+        "cold", "runs only when `bounds` is None, and no call of `varlen()` outside cold code passes that")
+    # Declared Optional, the parameter may be None wherever its callers are unknown.
+    files["srv/layer.py"] = files["srv/layer.py"].replace("bounds: tuple)", "bounds: Optional[tuple])")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/layer.py")[8][0] == "hot"
+
+
+def test_a_helper_called_after_a_first_use_guard_runs_once(tmp_path):
+    # `if layer._wrapper is not None: return`, then the code that sets it: the helpers the
+    # rest of the function calls run until it is set, once, whatever calls the function.
+    files = {
+        "srv/moe.py": """\
+            import torch
+            from torch import nn
+
+
+            def resolve_scales(layer):
+                return torch.tensor(layer.scale_value, device=layer.weight.device)
+
+
+            def ensure_wrapper(layer) -> None:
+                if layer._wrapper is not None:
+                    return
+                scales = resolve_scales(layer)
+                layer._wrapper = (layer.weight, scales)
+
+
+            class MoE(nn.Module):
+                def forward(self, x: torch.Tensor):
+                    ensure_wrapper(self)
+                    return x
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "srv/moe.py")[6][0] == "cold"
+    # A guard that returns data is a switch, not a first use: the helper runs every step.
+    files["srv/moe.py"] = files["srv/moe.py"].replace("                    return\n", "                    return layer._wrapper\n")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/moe.py")[6][0] == "hot"
+
+
+def test_the_run_of_a_thread_subclass_is_off_the_serving_thread(tmp_path):
+    # `start()` runs a `threading.Thread` subclass's `run` on its own thread: what only it
+    # reaches does not block the serving loop, even where a call by the name `run` reaches it.
+    files = {
+        "srv/sender.py": """\
+            import queue
+            import threading
+
+            import torch
+
+
+            class SendingThread(threading.Thread):
+                def __init__(self):
+                    super().__init__(daemon=True)
+                    self.requests = queue.Queue()
+
+                def run(self):
+                    while True:
+                        self._handle(self.requests.get())
+
+                def _handle(self, job):
+                    job.event.synchronize()
+                    job.send()
+            """,
+        "srv/model.py": """\
+            import torch
+            from torch import nn
+
+
+            class Model(nn.Module):
+                def forward(self, x: torch.Tensor, runner):
+                    runner.run()
+                    return x
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "srv/sender.py")[17][0] == "cold"
+    # A thread whose body runs the model is the serving loop moved off the main thread.
+    files["srv/sender.py"] = files["srv/sender.py"].replace("job.send()", "job.model.forward(job.batch)")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/sender.py")[17][0] == "hot"

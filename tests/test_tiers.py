@@ -264,6 +264,24 @@ CASES = [
                 else:
                     return x.sum().item()
     """, "cold", "training only"),
+    ("raise-message-cold", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                grids = torch.ones(4, device=x.device)
+                if x.shape[0] % 2:
+                    raise AssertionError(f"bad grids {grids.sum().item()}")
+                return x
+    """, "cold", "runs only when it is raised"),
+    ("raise-condition-hot", """
+        import torch
+        class M(torch.nn.Module):
+            def forward(self, x: torch.Tensor):
+                grids = torch.ones(4, device=x.device)
+                if grids.sum().item() > 1:
+                    raise AssertionError("bad grids")
+                return x
+    """, "hot", "runs every step"),
     ("debug-attribute-branch-cold", """
         import torch
         class Allocator:

@@ -65,6 +65,20 @@ def pool_tasks(text: str) -> frozenset[str]:
     return frozenset(name for pattern in _POOL_PATTERNS for name in pattern.findall(text))
 
 
+def thread_classes(tree: ast.Module) -> list[str]:
+    """The module-level classes that subclass `threading.Thread` or `multiprocessing.Process`
+    and define `run`: the body their `start()` runs on another thread or process."""
+    out = []
+    for node in tree.body:
+        if type(node) is not ast.ClassDef:
+            continue
+        bases = [b.id if type(b) is ast.Name else b.attr if type(b) is ast.Attribute else "" for b in node.bases]
+        if any(base in ("Thread", "Process") for base in bases) and any(
+                type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and m.name == "run" for m in node.body):
+            out.append(node.name)
+    return out
+
+
 def thread_targets(text: str) -> frozenset[str]:
     """Names of the functions a module runs as a `threading.Thread`'s target."""
     return frozenset(_THREAD_PATTERN.findall(text)) if "Thread" in text else frozenset()
@@ -383,6 +397,70 @@ def _memo_hit(stmt: ast.stmt, block: list[ast.stmt]) -> bool:
     return False
 
 
+# The objects whose state outlives a step: the object itself, a module (the layer a quantisation
+# method is handed: `layer`, `module`, `model`), a module-level singleton (`IPC_STATE`).
+_LONG_LIVED_OWNERS = frozenset({"self", "layer", "module", "model"})
+# Methods that set an object's state up (`STATE.init(group)`): called after the guard, they set its flag.
+_INITIALISERS = re.compile(r"^_*(init|initialize|initialise|setup)(_|$)")
+_SET_UP_FLAG = re.compile(r"\.(_*is_)?(init|inited|initialized|initialised|ready|set_up|setup)$", re.I)
+
+
+def _guard_flag(test: ast.expr) -> str | None:
+    """`self.inited` of `if self.inited:`, `layer._wrapper` of `if layer._wrapper is not None:`,
+    `STATE.inited` of `if STATE.inited:`: an attribute of a long-lived object (the twin of
+    synclint/analysis/tier.py's, on `ast`)."""
+    if type(test) is ast.Compare:
+        if not (len(test.ops) == 1 and type(test.ops[0]) is ast.IsNot and _is_none(test.comparators[0])):
+            return None
+        test = test.left
+    if type(test) is ast.Attribute and type(test.value) is ast.Name:
+        owner = test.value.id
+        if owner in _LONG_LIVED_OWNERS or (owner.isupper() and len(owner) > 1):
+            return _text(test)
+    return None
+
+
+def _sets_flag(stmt: ast.stmt, flag: str) -> bool:
+    """Whether a statement sets the flag: assigns it, fills it in place (`.copy_`, `.fill_`,
+    also through `.data`), or calls its object's initialiser (`STATE.init(group)` for `STATE.inited`)."""
+    owner = flag.partition(".")[0]
+
+    def is_flag(node) -> bool:
+        if type(node) is ast.Attribute and node.attr == "data":
+            node = node.value
+        return type(node) is ast.Attribute and _text(node) == flag
+
+    for node in ast.walk(stmt):
+        kind = type(node)
+        if kind is ast.Assign and any(is_flag(t) for t in node.targets):
+            return True
+        if kind in (ast.AnnAssign, ast.AugAssign) and is_flag(node.target):
+            return True
+        if kind is ast.Call and type(node.func) is ast.Attribute:
+            func = node.func
+            if func.attr in ("copy_", "fill_") and is_flag(func.value):
+                return True
+            if (type(func.value) is ast.Name and func.value.id == owner and owner != "self"
+                    and _INITIALISERS.match(func.attr) and _SET_UP_FLAG.search(flag)):
+                return True
+    return False
+
+
+def first_use_guard(stmt: ast.stmt, block: list[ast.stmt]) -> bool:
+    """`if self.inited: return` (or `if layer._wrapper is not None: return`, `if STATE.inited:
+    return True`) followed, in the same block, by a statement that sets the flag: what runs
+    after the guard runs until the flag is set, once."""
+    if type(stmt) is not ast.If or stmt.orelse or len(stmt.body) != 1 or type(stmt.body[0]) is not ast.Return:
+        return False
+    flag = _guard_flag(stmt.test)
+    value = stmt.body[0].value
+    # (a bare return, or a constant: `return True` of a readiness check; not `return data`)
+    if flag is None or (value is not None and not (type(value) is ast.Constant and value.value in (None, True, False))):
+        return False
+    later = block[block.index(stmt) + 1:]
+    return any(_sets_flag(one, flag) for one in later)
+
+
 # A generation pipeline or stage (`FluxPipeline.__call__`, `DecodingStage.forward`): called
 # once per request; the loop in it (the denoise loop) runs every step. Read by the tiers
 # (synclint/analysis/tier.py) and by the call graph of the repository index.
@@ -559,7 +637,7 @@ def cold_subtrees(func: ast.AST, filled: frozenset[str] = frozenset()) -> list[a
             kind = type(stmt)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
                 continue
-            if _memo_hit(stmt, block):
+            if _memo_hit(stmt, block) or first_use_guard(stmt, block):
                 out.extend(block[index + 1 :])
                 break
             if kind is ast.If:

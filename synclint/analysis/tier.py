@@ -41,6 +41,9 @@ import libcst as cst
 
 from synclint.analysis import guarded_branches, guards, hotpath
 from synclint.analysis.coldcode import (
+    _INITIALISERS,
+    _LONG_LIVED_OWNERS,
+    _SET_UP_FLAG,
     CAMEL_WORDS,
     debug_word,
     loop_methods,
@@ -485,12 +488,6 @@ def _rare_phase_return(stmt: cst.CSTNode) -> bool:
     )
 
 
-# The objects whose state outlives a step: the object itself, a module (the layer a quantisation
-# method is handed: `layer`, `module`, `model`), a module-level singleton (`IPC_STATE`).
-_LONG_LIVED_OWNERS = frozenset({"self", "layer", "module", "model"})
-# Methods that set an object's state up (`STATE.init(group)`): called after the guard, they set its flag.
-_INITIALISERS = re.compile(r"^_*(init|initialize|initialise|setup)(_|$)")
-_SET_UP_FLAG = re.compile(r"\.(_*is_)?(init|inited|initialized|initialised|ready|set_up|setup)$", re.I)
 
 
 def _guard_flag(test: cst.BaseExpression) -> str | None:
@@ -668,6 +665,8 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
         node, child = stack[i], stack[i + 1]
         if isinstance(node, cst.ExceptHandler) and child is node.body:
             return TierVerdict(Tier.COLD, "in an `except` handler: runs only when an exception is raised")
+        if isinstance(node, cst.Raise):
+            return TierVerdict(Tier.COLD, "builds the exception a `raise` throws: runs only when it is raised")
         if asserted and isinstance(node, (cst.If, cst.IfExp)):
             missing = _none_branch(node, child)
             if missing in asserted:
