@@ -2474,20 +2474,9 @@ def test_calls_of_a_hot_roots_crowded_name_say_nothing_of_its_branch(tmp_path):
     # The layer's `forward` is reached only through `block(...)` of a loop, which the index does
     # not resolve; the calls by name of `forward` are other modules' (one passes None). The
     # layer's parameter is declared never None, and the fallback below it never runs.
-    others = "".join(
-        f"""
-            class Other{i}(nn.Module):
-                def forward(self, x, cu, bounds=None):
-                    return x
-            """
-        for i in range(5)
-    )
+    others = "".join(f"\n\nclass Other{i}(nn.Module):\n    def forward(self, x, cu, bounds=None):\n        return x\n" for i in range(5))
     files = {
-        "srv/others.py": "from torch import nn\n" + others + """
-
-            def run(mod, x, cu):
-                return mod.forward(x, cu, None)
-            """,
+        "srv/others.py": "from torch import nn\n" + others + "\n\ndef run(mod, x, cu):\n    return mod.forward(x, cu, None)\n",
         "srv/layer.py": """\
             from typing import Optional
             import torch
