@@ -1444,8 +1444,8 @@ class _Summarizer:
                     # `Cls(x=...)`, `self.metadata_cls(x=...)` (a class held in a field named
                     # for one): a dataclass / NamedTuple field
                     self._flow(("a", kw.arg), kw.value, unit, call.lineno)
-                if built:
-                    self._flow(("A", built, kw.arg), kw.value, unit, call.lineno)
+                if built:  # a field of that name, where the class has no `__init__` of its own (`_file_flows`)
+                    self._flow(("AK", built, kw.arg), kw.value, unit, call.lineno)
 
     def _owner(self, target: ast.Attribute, unit) -> str | None:
         """The class of the object whose field `target` writes (`self`, a typed name)."""
@@ -2490,6 +2490,12 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
             fields = fields_of.get(cls, ())
             if cls not in signatures and position < len(fields):
                 flows.append((("A", cls, fields[position]), local, symbols, where))
+        elif target[0] == "AK":  # `Cls(a=x)` of a class without __init__: its field `a`
+            # (with one, `__init__` says what its parameter becomes: `self.top_p = top_p` of a
+            # `top_p: float | None` is a number, whatever the call passes)
+            _, cls, name = target
+            if cls not in signatures:
+                flows.append((("A", cls, name), local, symbols, where))
         else:
             flows.append((target, local, symbols, where))
 
@@ -3496,7 +3502,7 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
 
 _STATE_VERSION = "state-3"
 _MAX_INCREMENTAL_TARGETS = 4000
-_CALL_TARGETS = ("P", "p", "LP", "Lp", "EP", "Ep", "SP", "Sp", "AP")
+_CALL_TARGETS = ("P", "p", "LP", "Lp", "EP", "Ep", "SP", "Sp", "AP", "AK")
 _RELAY_TARGETS = ("LP", "Lp", "EP", "Ep", "SP", "Sp", "QE", "Qe")
 
 

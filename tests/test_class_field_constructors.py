@@ -5,6 +5,8 @@ backend in another file reads a field back from the builder's result."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from index_projects import _store, findings, project  # noqa: F401 - _store is an autouse fixture
@@ -111,3 +113,83 @@ def test_other_calls_through_a_field_give_no_fields(tmp_path, call):
     root = project(tmp_path, _files(builder))
     assert ("backend.py", ITEM_ROW, "SL201") not in findings(root, "pkg/backend.py")
     assert ("a", "has_initial_states_p") not in repo.build(root, use_cache=False).values
+
+
+# A request's state kept by the front end: its `__init__` declares `top_p` a number, and a
+# class method builds it from a request whose options are of a class in another file. The
+# batch of another file holds a device tensor in a field of the same name.
+STATE_FILES = {
+    "pkg/__init__.py": "",
+    "pkg/batch.py": """\
+        import torch
+
+
+        class InputBatch:
+            def __init__(self, n: int, device):
+                self.top_p = torch.empty(n, device=device)
+
+            def fill(self, values):
+                self.top_p = torch.tensor(values, device=self.top_p.device)
+        """,
+    "pkg/sampling.py": """\
+        from dataclasses import dataclass
+
+        import torch
+
+
+        @dataclass
+        class SamplingMetadata:
+            top_p: torch.Tensor | None
+            temperature: torch.Tensor | None
+        """,
+    "pkg/params.py": """\
+        class SamplingParams:
+            top_p: float = 1.0
+
+
+        class EngineRequest:
+            request_id: str
+            sampling_params: SamplingParams | None
+        """,
+    "pkg/state.py": """\
+        from pkg.params import EngineRequest
+
+
+        class RequestState:
+            def __init__(self, request_id: str, top_p: float | None = None):
+                self.request_id = request_id
+                self.top_p = top_p
+
+            @classmethod
+            def from_new_request(cls, request: EngineRequest) -> "RequestState":
+                if sampling_params := request.sampling_params:
+                    top_p = sampling_params.top_p
+                else:
+                    top_p = None
+                return cls(request_id=request.request_id, top_p=top_p)
+
+
+        def trace(req_state: RequestState, attributes: dict):
+            if req_state.top_p:
+                attributes["top_p"] = req_state.top_p
+        """,
+}
+
+
+def test_a_constructor_keyword_goes_through_the_classes_own_init(tmp_path):
+    # `__init__` says what its parameter becomes: `self.top_p = top_p` of a `float | None`.
+    root = project(tmp_path / "a", STATE_FILES)
+    assert ("state.py", 19, "SL203") not in findings(root, "pkg/state.py")
+    # Without an `__init__` of its own (a dataclass), the keyword is the field's value.
+    files = {name: textwrap.dedent(text) for name, text in STATE_FILES.items()}
+    before = files["pkg/state.py"]
+    files["pkg/state.py"] = before.replace(
+        "    def __init__(self, request_id: str, top_p: float | None = None):\n"
+        "        self.request_id = request_id\n"
+        "        self.top_p = top_p\n",
+        "    request_id = None\n"
+        "    top_p = None\n",
+    )
+    assert files["pkg/state.py"] != before
+    root = project(tmp_path / "b", files)
+    assert ("state.py", 18, "SL203") in findings(root, "pkg/state.py")
