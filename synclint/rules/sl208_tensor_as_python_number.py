@@ -4,6 +4,7 @@ import libcst as cst
 
 from synclint.analysis.placement import Place
 from synclint.analysis.sources import SEQUENCE_DISPLAYS
+from synclint.apis.tensor_members import TENSOR_MEMBERS
 from synclint.apis.torch_api import (
     CLAMP_FUNCTIONS,
     NUMBER_ARGUMENT_FUNCTIONS,
@@ -245,9 +246,36 @@ def _fits_tensor_method(node: cst.Call, name: str, ctx) -> bool:
             return False
     if ctx.placement(node.func.value).maybe_device:
         return True
+    owner = node.func.value
+    if isinstance(owner, cst.Name) and _other_members_used(owner.value, ctx):
+        return False  # `moe.router(h)`, then `moe.topk(h, logits)`: an object with members no tensor has
     if any(arg.star == "**" for arg in node.args):
         return False  # `moe.topk(hidden_states, logits, **topk_kwargs)`: options of another API
     positions = NUMBER_ARGUMENT_METHODS[name][0]
     others = [a.value for i, a in enumerate(args) if positions != "*" and i not in positions]
     return not any(ctx.placement(value).maybe_device for value in others)
+
+
+class _Members(cst.CSTVisitor):
+    """The attributes read on a name in one scope (`moe.router`, `moe.experts`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+            self.found.add(node.attr.value)
+
+
+def _other_members_used(name: str, ctx) -> bool:
+    """Whether the scope reads, on the object a name holds, a member no tensor has (neither a
+    `torch.Tensor` attribute nor a dunder): the object is something else, and its method of a
+    tensor method's name is its own."""
+    scope = ctx.function
+    if scope is None:
+        return False
+    members = _Members(name)
+    scope.visit(members)
+    return any(m not in TENSOR_MEMBERS and not m.startswith("__") for m in members.found)
 
