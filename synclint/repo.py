@@ -2412,8 +2412,9 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
     loop_flows: list[tuple] = []  # the element of a loop passed as an argument
     own_flows: list[tuple] = []  # an argument of a call of the object's own method (`self.f(x)`)
     qualified = _QualifiedCalls(types, signatures, summaries)
+    numbers = frozenset((t[1], t[2]) for t in tensors if t[0] == "n")
     for path, (summary_flows, *_) in summaries.items():
-        _file_flows(path, summary_flows, signatures, fields_of, flows, tupled, loop_flows, own_flows, qualified)
+        _file_flows(path, summary_flows, signatures, fields_of, flows, tupled, loop_flows, own_flows, qualified, numbers)
     # A field read through a class (`("A", cls, x)`) reads what that class, its bases and its
     # subclasses are given, or what the name is given where none of them is: the symbols
     # it stands for, fixed before the solve.
@@ -2427,8 +2428,9 @@ def _assemble(summaries: dict[str, tuple]) -> tuple:
 
 
 def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tupled: set, loop_flows: list, own_flows: list,
-                qualified: _QualifiedCalls | None = None) -> None:
-    """One file's flows, their targets resolved by the repository's signatures and fields."""
+                qualified: _QualifiedCalls | None = None, numbers: frozenset = frozenset()) -> None:
+    """One file's flows, their targets resolved by the repository's signatures and fields
+    (`numbers`: the (function, parameter) pairs declared Python numbers)."""
     for index, (target, local, symbols, _line) in enumerate(summary_flows):
         where = (path, index)
         if target[0] in ("QE", "Qe"):  # an element or reduction passed through the class
@@ -2490,11 +2492,12 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
             fields = fields_of.get(cls, ())
             if cls not in signatures and position < len(fields):
                 flows.append((("A", cls, fields[position]), local, symbols, where))
-        elif target[0] == "AK":  # `Cls(a=x)` of a class without __init__: its field `a`
-            # (with one, `__init__` says what its parameter becomes: `self.top_p = top_p` of a
-            # `top_p: float | None` is a number, whatever the call passes)
+        elif target[0] == "AK":  # `Cls(a=x)`: the field `a` of the class
+            # (but where an `__init__` of the class declares its parameter `a` a Python number,
+            # that is what it becomes: `self.top_p = top_p` of a `top_p: float | None`,
+            # whatever the call passes)
             _, cls, name = target
-            if cls not in signatures:
+            if (cls, name) not in numbers:
                 flows.append((("A", cls, name), local, symbols, where))
         else:
             flows.append((target, local, symbols, where))
@@ -3906,12 +3909,15 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         return family[0].keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
 
     new_flows: dict[int, list] = {}
+    numbers = None
     typed_now = Counter(typed_count)
     method_params: Counter = Counter()  # flows into `("p", "Cls.m", x)` added (taken away: negative)
     for i in changed:
         out: list = []
         relay: list = []
-        _file_flows(paths[i], news[i][0], sigs_now, fields_of, out, set(), relay, relay, qualified)
+        if numbers is None:  # (an edit that changes which parameters are declared numbers is solved whole)
+            numbers = frozenset((k[1], k[2]) for k, n in base_counts[2].items() if k[0] == "n" and n > 0)
+        _file_flows(paths[i], news[i][0], sigs_now, fields_of, out, set(), relay, relay, qualified, numbers)
         resolved = []
         for target, local, symbols, where in out:
             try:

@@ -191,5 +191,7 @@ def test_a_constructor_keyword_goes_through_the_classes_own_init(tmp_path):
         "    top_p = None\n",
     )
     assert files["pkg/state.py"] != before
+    # (also where another class of the same name has an `__init__` without that parameter)
+    files["pkg/worker_state.py"] = "class RequestState:\n    def __init__(self, n: int):\n        self.n = n\n"
     root = project(tmp_path / "b", files)
     assert ("state.py", 18, "SL203") in findings(root, "pkg/state.py")
