@@ -103,7 +103,9 @@ class TensorAsPythonNumber(Rule):
     not visible is not reported (a 1-D index gathers on the device). A method named like a
     Tensor method on an object not known to be a tensor is left out where the call does not
     fit the Tensor method's signature (`moe.topk(hidden_states, router_logits, **kw)`, a
-    kernel launcher's `.topk(input, values, indices, begin, end)`): it is another API.
+    kernel launcher's `.topk(input, values, indices, begin, end)`), or where the function
+    reads members no tensor has on the same object (`fusion.router(h)`, then
+    `fusion.topk(h, logits)`): it is another API.
     """
 
     code = "SL208"
