@@ -581,6 +581,22 @@ def test_debugging_tools_are_cold():
         assert _tier(code, path)[0] == "unknown", path
 
 
+def test_post_processing_and_offline_tools_are_cold():
+    code = """
+        import torch
+        class Upscaler(torch.nn.Module):
+            def forward(self, frame):
+                return torch.from_numpy(frame).to("cuda") * 2
+    """
+    for path in ("pkg/runtime/postprocess/upscaler.py", "pkg/post_processing/interp.py"):
+        assert _tier(code, path) == ("cold", "in a post-processing folder: runs once per output, after generation"), path
+    for path in ("pkg/tools/build_cache.py", "pkg/scripts/convert.py"):
+        assert _tier(code, path) == ("cold", "in a folder of offline tools or scripts: run by hand, not while serving"), path
+    # The file's own name, or a word that only contains one: the module's forward stays hot.
+    for path in ("pkg/models/postprocess.py", "pkg/tool_parsers/hermes.py", "pkg/postprocessors_x/a.py"):
+        assert _tier(code, path)[0] == "hot", path
+
+
 def test_vae_code_runs_once_per_generation():
     # A VAE decodes after the denoise loop (and encodes before it): once per generation.
     code = """

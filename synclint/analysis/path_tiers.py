@@ -40,6 +40,11 @@ _LOADING_PARTS = frozenset({"model_loader", "weight_loader", "weight_transfer", 
 # `gpu_sync_debug.py`): tensor dumps and comparisons that run only while someone debugs.
 _DEBUG_PART = re.compile(r"(^|_)(debug|debugging|debugger)(_|\.py$|$)")
 
+# Folders of work done once per output, after generation (a diffusion engine's upscaler and
+# frame interpolator), and of offline tools and scripts (a weight converter run by hand).
+_POSTPROCESS_FOLDERS = frozenset({"postprocess", "postprocessing", "post_process", "post_processing"})
+_TOOL_FOLDERS = frozenset({"tools", "scripts"})
+
 _VAE_REASON = "VAE code: encodes or decodes once per generation, not per denoise step"
 
 # The condition encoders of a diffusion model zoo: a folder of encoders beside a folder of
@@ -91,6 +96,10 @@ def file_tier(filename: str) -> TierVerdict | None:
         return TierVerdict(Tier.COLD, "in debugging tools (by its folder or file name): runs only while debugging")
     if any(p.removesuffix(".py") in _LOADING_PARTS for p in parts):
         return TierVerdict(Tier.COLD, "in model or weight loading code (by its folder or file name)")
+    if any(p in _POSTPROCESS_FOLDERS for p in parts[:-1]):
+        return TierVerdict(Tier.COLD, "in a post-processing folder: runs once per output, after generation")
+    if any(p in _TOOL_FOLDERS for p in parts[:-1]):
+        return TierVerdict(Tier.COLD, "in a folder of offline tools or scripts: run by hand, not while serving")
     if _vae_words(parts[:-1]) or (parts and _vae_words(re.split(r"[_.\-]", parts[-1].removesuffix(".py")))):
         return TierVerdict(Tier.COLD, f"{_VAE_REASON} (by its folder or file name)")
     if _diffusion_encoder(filename, parts):
