@@ -340,3 +340,32 @@ def test_the_body_of_a_device_kernel_is_not_host_code():
             return int(y.sum())
         """
     assert _rows(code) == [16, 31]
+
+
+def test_a_field_set_only_to_a_platform_predicate_is_a_platform_branch():
+    code = """
+        import torch
+        from pkg.platforms import current_platform
+
+        class DeepEPFinalize:
+            def __init__(self, fp8: bool):
+                self.sync_comm = current_platform.is_rocm()
+                self.use_fp8 = fp8
+                self.mixed = current_platform.is_rocm()
+
+            def reset(self):
+                self.mixed = False
+
+            def finalize(self, x: torch.Tensor):
+                if self.sync_comm and dbo_enabled():
+                    torch.cuda.current_stream().synchronize()
+                if self.use_fp8:
+                    torch.cuda.current_stream().synchronize()
+                if self.mixed:
+                    torch.cuda.current_stream().synchronize()
+                return x
+    """
+    # `sync_comm` is only ever ROCm's predicate: its branch runs on ROCm. `use_fp8` is no
+    # predicate, and `mixed` is also set to something else: their branches run anywhere.
+    assert _rows(code) == [18, 20]
+    assert _rows(code, targets=("rocm",)) == [16, 18, 20]

@@ -92,8 +92,13 @@ def function_platforms(name: str) -> frozenset[str] | None:
 _ALL = PLATFORMS
 
 
-def _predicate(expr: cst.BaseExpression) -> frozenset[str] | None:
-    """`is_xpu()`, `current_platform.is_rocm()`, `_is_npu`, `t.is_cuda`, `use_aiter`."""
+def _predicate(expr: cst.BaseExpression, fields: dict | None = None) -> frozenset[str] | None:
+    """`is_xpu()`, `current_platform.is_rocm()`, `_is_npu`, `t.is_cuda`, `use_aiter`; and a
+    field of the object that its class only ever sets to one (`fields`: `self.sync_comm =
+    current_platform.is_rocm()`, then `if self.sync_comm:`)."""
+    if (fields and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+            and expr.attr.value in fields):
+        return fields[expr.attr.value]
     if isinstance(expr, cst.Call) and not expr.args:
         expr = expr.func
     if isinstance(expr, cst.Attribute):
@@ -103,17 +108,18 @@ def _predicate(expr: cst.BaseExpression) -> frozenset[str] | None:
     return None
 
 
-def branch_sets(test: cst.BaseExpression) -> tuple[frozenset[str] | None, frozenset[str] | None]:
-    """(platforms where the body runs, platforms where the `else` runs); None: any."""
+def branch_sets(test: cst.BaseExpression, fields: dict | None = None) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """(platforms where the body runs, platforms where the `else` runs); None: any.
+    `fields`: the platform fields of the enclosing class (`platform_fields`)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        body, orelse = branch_sets(test.expression)
+        body, orelse = branch_sets(test.expression, fields)
         return orelse, body
     if isinstance(test, cst.BooleanOperation):
-        left, right = branch_sets(test.left), branch_sets(test.right)
+        left, right = branch_sets(test.left, fields), branch_sets(test.right, fields)
         if isinstance(test.operator, cst.And):
             return _intersect(left[0], right[0]), _union(left[1], right[1])
         return _union(left[0], right[0]), _intersect(left[1], right[1])
-    platforms = _device_type_test(test) if isinstance(test, cst.Comparison) else _predicate(test)
+    platforms = _device_type_test(test) if isinstance(test, cst.Comparison) else _predicate(test, fields)
     if platforms is None:
         return None, None
     return platforms, _ALL - platforms
@@ -268,6 +274,50 @@ def _function_uses(func: cst.FunctionDef, guarded: dict[str, frozenset[str]]) ->
     return visitor.result
 
 
+class _PlatformFields(cst.CSTVisitor):
+    """The fields a class sets with `self.<name> = ...`, and the platforms of the predicate
+    each is set to (None where one value is no platform predicate)."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, frozenset[str] | None] = {}
+
+    def _set(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            name = target.attr.value
+            platforms = _predicate(value) if value is not None else None
+            if name in self.found and self.found[name] != platforms:
+                platforms = None
+            self.found[name] = platforms
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._set(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._set(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._set(node.target, None)
+
+
+_FIELDS_MEMO: dict[int, tuple[cst.ClassDef, dict]] = {}
+
+
+def platform_fields(class_def: cst.ClassDef) -> dict[str, frozenset[str]]:
+    """The fields a class only ever sets to one platform predicate
+    (`self.sync_dbo_comm = current_platform.is_rocm()`): a test of one is a platform branch."""
+    memo = _FIELDS_MEMO.get(id(class_def))
+    if memo is not None and memo[0] is class_def:
+        return memo[1]
+    visitor = _PlatformFields()
+    class_def.visit(visitor)
+    found = {name: platforms for name, platforms in visitor.found.items() if platforms is not None}
+    if len(_FIELDS_MEMO) > 256:
+        _FIELDS_MEMO.clear()
+    _FIELDS_MEMO[id(class_def)] = (class_def, found)
+    return found
+
+
 def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[cst.CSTNode]) -> frozenset[str] | None:
     """Platforms the code at the end of `stack` can run on (None: any): the intersection of
     what its file, classes, functions and enclosing `if` branches say."""
@@ -287,6 +337,8 @@ def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[
             for scope in chain:
                 if isinstance(scope, cst.FunctionDef):
                     result = _intersect(result, _function_uses(scope, guarded))
+    owner = next((scope for scope in reversed(chain) if isinstance(scope, cst.ClassDef)), None)
+    fields = None  # the class's platform fields, read once a branch tests a field of `self`
     for i in range(len(stack) - 1):
         node, child = stack[i], stack[i + 1]
         if isinstance(node, cst.IndentedBlock):
@@ -295,15 +347,28 @@ def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[
                 if sibling is child:
                     break
                 if isinstance(sibling, cst.If) and sibling.orelse is None and always_leaves(sibling.body):
-                    result = _intersect(result, branch_sets(sibling.test)[1])
+                    if fields is None and owner is not None and _tests_self(sibling.test):
+                        fields = platform_fields(owner)
+                    result = _intersect(result, branch_sets(sibling.test, fields)[1])
             continue
         if not isinstance(node, cst.If):
             continue
+        if fields is None and owner is not None and _tests_self(node.test):
+            fields = platform_fields(owner)
         if child is node.body:
-            result = _intersect(result, branch_sets(node.test)[0])
+            result = _intersect(result, branch_sets(node.test, fields)[0])
         elif node.orelse is not None and child is node.orelse:
-            result = _intersect(result, branch_sets(node.test)[1])
+            result = _intersect(result, branch_sets(node.test, fields)[1])
     return result
+
+
+def _tests_self(test: cst.BaseExpression) -> bool:
+    """Whether a test reads a field of `self` directly (`self.flag`, `not self.flag and x`)."""
+    while isinstance(test, cst.UnaryOperation):
+        test = test.expression
+    if isinstance(test, cst.BooleanOperation):
+        return _tests_self(test.left) or _tests_self(test.right)
+    return isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self"
 
 
 def runs_on(platforms: frozenset[str] | None, targets: Sequence[str]) -> bool:
