@@ -804,6 +804,7 @@ def _summarize(text: str) -> tuple:
             if names:
                 marks.update((MARK_CALLER, mark, callee) for caller, callee, _ in summary[4]
                              if not caller and callee.rpartition(".")[2] in names)
+        marks.update((MARK_CALLER, SCRIPT_MARK, name) for name in coldcode.script_calls(tree))
         # The `run` of a `threading.Thread` (or `Process`) subclass is the body `start()` runs.
         marks.update((MARK_CALLER, THREAD_MARK, f"{name}.run") for name in coldcode.thread_classes(tree))
         # ... and through a helper's parameter (`submit_batches(executor, self._push_batch)`).
@@ -3541,6 +3542,10 @@ HOST_MARK = "~host"
 # reaches the model itself (`_CallGraphTiers._serving_loop`).
 WORKER_MARK = "~worker"
 THREAD_MARK = "~thread"
+# `("~", SCRIPT_MARK, f)`: the module's `if __name__ == "__main__":` block calls its function
+# `f` (`main()`): a script's entry, run by hand; where nothing else calls `f`, what only it
+# reaches is cold.
+SCRIPT_MARK = "~script"
 # `("~", HANDLER_MARK, m)`: the module registers method `m` in a table keyed by message
 # types (coldcode.dispatch_handlers): it runs once per message of its kind, not every step.
 HANDLER_MARK = "~handler"
@@ -4476,6 +4481,7 @@ class _CallGraphTiers:
         self.host_functions = frozenset(self.callers.get(HOST_MARK, ())) if self.callers else frozenset()
         self.worker_functions = _worker_functions(self.callers) if self.callers else frozenset()
         self.thread_targets = frozenset(self.callers.get(THREAD_MARK, ())) if self.callers else frozenset()
+        self.script_entries = frozenset(self.callers.get(SCRIPT_MARK, ())) if self.callers else frozenset()
         self.handlers = frozenset(self.callers.get(HANDLER_MARK, ())) if self.callers else frozenset()
         self._down: dict[str, list[str]] | None = None  # caller -> what it calls (`_serving_loop`)
         self._searching: set[str] = set()
@@ -4514,6 +4520,7 @@ class _CallGraphTiers:
         return (name[:1].isupper() or name == "__init__" or self._matches(node, self.cold) or coldcode.vae_function(name)
                 or self._handler(node)
                 or node in self.worker_functions or node in self.thread_targets and not self._serving_loop(node)
+                or node in self.script_entries and not self.callers.get(node)
                 or self._host_side(node))
 
     def _handler(self, node: str) -> bool:

@@ -2589,3 +2589,49 @@ def test_the_run_of_a_thread_subclass_is_off_the_serving_thread(tmp_path):
     files["srv/sender.py"] = files["srv/sender.py"].replace("job.send()", "job.model.forward(job.batch)")
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "srv/sender.py")[17][0] == "hot"
+
+
+def test_a_scripts_main_is_run_by_hand(tmp_path):
+    # What only the `if __name__ == "__main__":` block of a script reaches runs when someone
+    # runs the script, not while serving.
+    files = {
+        "srv/example.py": """\
+            import argparse
+
+            import torch
+
+
+            def make_inputs(values, device):
+                return torch.tensor(values, device=device)
+
+
+            def run(n):
+                return make_inputs(list(range(n)), "cuda")
+
+
+            def main():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--n", type=int, default=4)
+                run(parser.parse_args().n)
+
+
+            if __name__ == "__main__":
+                main()
+            """,
+        "srv/model.py": """\
+            import torch
+            from torch import nn
+
+
+            class Model(nn.Module):
+                def forward(self, x: torch.Tensor):
+                    return x
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "srv/example.py")[7] == ("cold", "reached only from cold code (main -> run -> make_inputs)")
+    # A helper the serving code calls too runs every step, script or not.
+    files["srv/model.py"] = files["srv/model.py"].replace(
+        "return x\n", "return x + run(4)\n").replace("from torch import nn\n", "from torch import nn\n\n            from srv.example import run\n")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/example.py")[7][0] == "hot"

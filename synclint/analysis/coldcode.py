@@ -65,6 +65,25 @@ def pool_tasks(text: str) -> frozenset[str]:
     return frozenset(name for pattern in _POOL_PATTERNS for name in pattern.findall(text))
 
 
+def script_calls(tree: ast.Module) -> set[str]:
+    """The functions a module's `if __name__ == "__main__":` blocks call by name (`main()`,
+    `run(args)`): the entries of a script."""
+    out: set[str] = set()
+    for node in tree.body:
+        if type(node) is not ast.If:
+            continue
+        test = node.test
+        if not (type(test) is ast.Compare and type(test.left) is ast.Name and test.left.id == "__name__"
+                and len(test.comparators) == 1 and type(test.comparators[0]) is ast.Constant
+                and test.comparators[0].value == "__main__"):
+            continue
+        for stmt in node.body:
+            for sub in ast.walk(stmt):
+                if type(sub) is ast.Call and type(sub.func) is ast.Name:
+                    out.add(sub.func.id)
+    return out
+
+
 def thread_classes(tree: ast.Module) -> list[str]:
     """The module-level classes that subclass `threading.Thread` or `multiprocessing.Process`
     and define `run`: the body their `start()` runs on another thread or process."""
