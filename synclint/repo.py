@@ -859,6 +859,7 @@ class _Summarizer:
         self._elements_memo: dict[int, dict] = {}  # unit -> names bound to an element -> what is indexed
         self._fields_memo: dict[int, frozenset] = {}
         self._containers_memo: dict[int, frozenset] = {}
+        self._platforms_memo: dict[int, dict] = {}
         # Calls whose result the code reads as an array (`x.detach().cpu()`: id of `x.detach()`).
         self._array_results: set[int] = set()
         self._tables_memo: dict[int, frozenset] = {}  # class node -> the tables its methods fill by key
@@ -1049,7 +1050,7 @@ class _Summarizer:
         # callers pass what takes the branch (`_CallGraphTiers._caller`).
         guarded = guards.guarded_calls(func, own, none_names) if own else {}
         # ... or on a platform's branch (`elif current_platform.is_cpu():`): `caller [only when %cpu]`.
-        on_platforms = guards.platform_calls(func)
+        on_platforms = guards.platform_calls(func, self._platform_fields(unit.owner) if unit.owner is not None else None)
 
         def source_of(node, inherited: str) -> str:
             key = id(node)
@@ -1253,6 +1254,13 @@ class _Summarizer:
                 expr = expr.value
             else:
                 return False
+
+    def _platform_fields(self, owner) -> dict:
+        """The fields the class only ever sets to a platform predicate (`guards.platform_fields`)."""
+        found = self._platforms_memo.get(id(owner))
+        if found is None:
+            found = self._platforms_memo[id(owner)] = guards.platform_fields(owner.header.node)
+        return found
 
     def _container_fields(self, owner) -> frozenset[str]:
         """The fields a class only ever sets to builtin containers (`self._evictable: set[K]

@@ -2635,3 +2635,48 @@ def test_a_scripts_main_is_run_by_hand(tmp_path):
         "return x\n", "return x + run(4)\n").replace("from torch import nn\n", "from torch import nn\n\n            from srv.example import run\n")
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "srv/example.py")[7][0] == "hot"
+
+
+def test_a_helper_called_on_the_branch_of_a_platform_field_runs_there(tmp_path):
+    # `self._use_triton = is_cuda() or is_hip()` in `__init__`, then `if self._use_triton:
+    # ... else: self._gather(...)`: the gather runs only on the platforms without Triton.
+    files = {
+        "srv/platform.py": """\
+            def is_cuda():
+                return True
+
+
+            def is_hip():
+                return False
+            """,
+        "srv/worker.py": """\
+            import torch
+            from torch import nn
+
+            from srv.platform import is_cuda, is_hip
+
+
+            class DraftWorker(nn.Module):
+                def __init__(self):
+                    self._use_triton = is_cuda() or is_hip()
+
+                def _gather(self, rows: torch.Tensor, keep: torch.Tensor):
+                    return rows[keep > 0]
+
+                def forward(self, rows: torch.Tensor, keep: torch.Tensor):
+                    rows = rows.cuda()
+                    if self._use_triton:
+                        return rows
+                    else:
+                        return self._gather(rows, keep.cuda())
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    tier, reason = tiers(root, "srv/worker.py")[12]
+    assert tier == "cold" and "DraftWorker.forward [on a branch no call outside cold code takes]" in reason
+    assert tiers(root, "srv/worker.py", target_platforms=("cpu",))[12][0] == "hot"
+    # A field also set some other way decides nothing.
+    files["srv/worker.py"] = files["srv/worker.py"].replace(
+        "                def _gather", "                def disable(self):\n                    self._use_triton = False\n\n                def _gather")
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/worker.py")[15][0] == "hot"

@@ -616,18 +616,23 @@ def destination_parameters(func: ast.AST, own) -> set[str]:
 ON_PLATFORMS = "%"  # `%cpu`: a guard of a call made on a branch that runs on those platforms only
 
 
-def _branch_platforms(test: ast.expr) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+def _branch_platforms(test: ast.expr, fields: dict | None = None) -> tuple[frozenset[str] | None, frozenset[str] | None]:
     """(platforms where the body runs, where the `else` runs); None: any (as
-    synclint/analysis/platforms.py `branch_sets` reads a libcst test)."""
+    synclint/analysis/platforms.py `branch_sets` reads a libcst test). `fields`: the fields
+    the enclosing class only ever sets to a platform predicate (`platform_fields`)."""
     kind = type(test)
     if kind is ast.UnaryOp and type(test.op) is ast.Not:
-        body, orelse = _branch_platforms(test.operand)
+        body, orelse = _branch_platforms(test.operand, fields)
         return orelse, body
     if kind is ast.BoolOp:
-        sides = [_branch_platforms(v) for v in test.values]
+        sides = [_branch_platforms(v, fields) for v in test.values]
         if type(test.op) is ast.And:
             return _meet([b for b, _ in sides]), _join([e for _, e in sides])
         return _join([b for b, _ in sides]), _meet([e for _, e in sides])
+    if (fields and kind is ast.Attribute and type(test.value) is ast.Name and test.value.id == "self"
+            and test.attr in fields):
+        platforms = fields[test.attr]
+        return platforms, PLATFORMS - platforms
     platforms = _device_type_test(test) if kind is ast.Compare else _platform_predicate(test)
     if platforms is None:
         return None, None
@@ -669,7 +674,29 @@ def _join(sets):
     return None if any(s is None for s in sets) else frozenset().union(*sets)
 
 
-def platform_calls(func: ast.AST) -> dict[int, str]:
+def platform_fields(class_node: ast.ClassDef) -> dict[str, frozenset[str]]:
+    """The fields a class only ever sets to one platform predicate (`self.use_triton =
+    is_cuda() or is_hip()`): a test of one is a platform branch (the twin of
+    synclint/analysis/platforms.py's, on `ast`)."""
+    found: dict[str, frozenset[str] | None] = {}
+    for node in ast.walk(class_node):
+        kind = type(node)
+        if kind is ast.Assign:
+            targets, value = node.targets, node.value
+        elif kind is ast.AnnAssign or kind is ast.AugAssign:
+            targets, value = [node.target], (node.value if kind is ast.AnnAssign else None)
+        else:
+            continue
+        for target in targets:
+            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                platforms = _branch_platforms(value)[0] if value is not None else None
+                if target.attr in found and found[target.attr] != platforms:
+                    platforms = None
+                found[target.attr] = platforms
+    return {name: platforms for name, platforms in found.items() if platforms is not None}
+
+
+def platform_calls(func: ast.AST, fields: dict | None = None) -> dict[int, str]:
     """id of each statement of `func` (not of functions nested in it) that runs only on some
     platforms, by the `if` tests around it (`elif current_platform.is_cpu():`, the `else` of
     `if is_cuda():`, and what follows `if is_cuda(): ...; return` in its block) -> `%cpu`: the
@@ -686,7 +713,7 @@ def platform_calls(func: ast.AST) -> dict[int, str]:
             if after is not None:
                 out[id(node)] = ON_PLATFORMS + "+".join(sorted(after))
             if kind is ast.If:
-                body, orelse = _branch_platforms(node.test)
+                body, orelse = _branch_platforms(node.test, fields)
                 for branch, where in ((node.body, body), (node.orelse, orelse)):
                     for stmt in branch:
                         if where is not None:

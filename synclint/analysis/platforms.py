@@ -284,7 +284,7 @@ class _PlatformFields(cst.CSTVisitor):
     def _set(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             name = target.attr.value
-            platforms = _predicate(value) if value is not None else None
+            platforms = branch_sets(value)[0] if value is not None else None  # (`is_cuda() or is_hip()` too)
             if name in self.found and self.found[name] != platforms:
                 platforms = None
             self.found[name] = platforms
