@@ -68,7 +68,7 @@ from synclint.analysis.platform_words import host_class, host_file, path_platfor
 from synclint.apis import torch_api as api
 from synclint.apis.tensor_members import ARRAY_ONLY_MEMBERS, TENSOR_MEMBERS
 from synclint.screen import places
-from synclint.screen.facts import FactReader, function_key, param_key, parsed
+from synclint.screen.facts import NESTED, FactReader, function_key, nested_key, param_key, parsed
 from synclint.lines import line_starts
 
 DEVICE, HOST, NUMPY, LIST, CPU = places.DEVICE, places.HOST, places.NUMPY, places.LIST, places.CPU
@@ -962,6 +962,9 @@ class _Summarizer:
         args = func.args
         params = tuple(a.arg for a in [*args.posonlyargs, *args.args] if a.arg not in ("self", "cls"))
         self.signatures.append((key, params))
+        nested = nested_key(func, unit)  # its parameters are read by `f<outer`: the calls inside `outer` give them
+        if nested:
+            self.signatures.append((nested, params))
         # A method is also known by `Cls.method`: the calls whose class the code says reach
         # its parameters alone (`_QualifiedCalls`), not those of every method of its name.
         qualified = self._qualified(func, unit)
@@ -973,8 +976,12 @@ class _Summarizer:
                 self.tensors.append(("p", key, a.arg))
                 if qualified:
                     self.tensors.append(("p", qualified, a.arg))
+                if nested:
+                    self.tensors.append(("p", nested, a.arg))
             elif a.annotation is not None and _number_annotation(a.annotation):
                 self.tensors.append(("n", key, a.arg))  # declared a Python number
+                if nested:
+                    self.tensors.append(("n", nested, a.arg))
                 if qualified:
                     self.tensors.append(("n", qualified, a.arg))
         # A method's result is also known by `Cls.method`: a call through an object of its
@@ -1382,6 +1389,8 @@ class _Summarizer:
         if type(func) is ast.Name:
             key = func.id
             head = key
+            if key in unit.local_defs and type(unit.node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                key = f"{key}{NESTED}{unit.node.name}"  # a function nested in this one (`nested_key`)
         elif type(func) is ast.Attribute:
             key = func.attr
             head = func.value

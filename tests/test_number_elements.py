@@ -252,3 +252,57 @@ def test_a_number_or_a_host_reduction_passed_through_the_class_says_nothing(tmp_
     assert (ARANGE_ROW, "SL208") not in _findings(root, "pkg/rotary.py")
     found = repo.build(root, use_cache=False).values.get(("p", "VisionRotaryEmbedding.forward", "seqlen"))
     assert found is None or not found[0] & repo.DEVICE
+
+
+def test_a_nested_function_is_given_only_what_its_own_outer_function_passes(tmp_path):
+    # `def f(length: float)` nested in a method is called with floats there; another module's
+    # `f` is passed the elements of a loop over a device tensor. Only the calls made inside
+    # the method reach the nested `f`, so its result stays a number.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/sizer.py": """\
+            import logging
+
+            logger = logging.getLogger(__name__)
+
+
+            class ChunkSizer:
+                def __init__(self):
+                    self.a = 1.0
+                    self.b = 2.0
+                    self.target_latency = None
+
+                def set_target_latency(self, base_chunk_size: int):
+                    def f(length: float) -> float:
+                        return self.a * length * length + self.b * length
+
+                    self.target_latency = f(float(base_chunk_size)) - f(0.0)
+
+                def size(self, history_len: int):
+                    if self.target_latency is None:
+                        return None
+                    discriminant = self.b * self.b + 4 * self.a * self.target_latency
+                    if discriminant < 0:
+                        logger.warning(f"negative ({discriminant:.2e})")
+                    return discriminant
+            """,
+        "pkg/components.py": """\
+            import torch
+
+
+            def f(length):
+                return length * 2
+
+
+            def step(lens: torch.Tensor):
+                lens = lens.cuda()
+                return [f(n) for n in lens]
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    settings = Settings(include_cold=True)
+    run = runner.lint_paths([root / "pkg" / "sizer.py"], settings, jobs=1, use_cache=False)
+    assert [(v.location.row, v.code) for v in run.violations] == []
+    # The module-level `f` is still given the device elements by the loop of its module.
+    facts = repo.build(root, use_cache=False)
+    assert facts.values[("p", "f", "length")][0] & repo.DEVICE

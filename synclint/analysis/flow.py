@@ -14,6 +14,7 @@ from synclint.analysis.annotations import annotation_placement
 from synclint.analysis.nodes import OWN_SCOPES, always_leaves, children
 from synclint.analysis.scopeenv import FlowEnv
 from synclint import repo
+from synclint.screen.facts import NESTED
 from synclint.analysis.sources import DEVICE_CONTEXT, is_module_class, repository_placement, resolve_by_method, string_value
 from synclint.analysis.values import TENSOR_PLACES, UNKNOWN, Env, Evidence, Place, Placement, join, placed
 from synclint.apis import torch_api as api
@@ -523,9 +524,15 @@ def _given_host_data(func: cst.FunctionDef, chain, name: str) -> bool:
 
 
 def _function_key(func: cst.FunctionDef, chain) -> str:
-    """The name calls reach a function by (as synclint/screen/facts.py's `function_key`)."""
+    """The name a function's parameters are read by (as synclint/screen/facts.py's
+    `function_key`, and `nested_key` for a function nested in another: `f<outer`, with
+    `outer` the outermost function around it)."""
     if func.name.value == "__init__" and len(chain) >= 2 and isinstance(chain[-2], cst.ClassDef):
         return chain[-2].name.value
+    at = next((i for i, scope in enumerate(chain) if scope is func), len(chain))
+    outer = next((scope for scope in chain[:at] if isinstance(scope, cst.FunctionDef)), None)
+    if outer is not None:
+        return f"{func.name.value}{NESTED}{outer.name.value}"
     return func.name.value
 
 

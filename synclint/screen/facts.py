@@ -566,13 +566,29 @@ def function_key(func, unit: Unit) -> str:
     return func.name
 
 
+# `f<outer`: the parameters of a function `f` defined inside function `outer` (the outermost
+# function around it): only calls made inside `outer` reach it, never a call of another
+# module's `f` (`def f(length: float)` nested in a method is not the `f` a loop elsewhere
+# passes tensor elements).
+NESTED = "<"
+
+
+def nested_key(func, unit: Unit) -> str | None:
+    """`f<outer` for a function `f` nested in the function `outer` that `unit` is; else None."""
+    outer = unit.node
+    if func is outer or type(outer) not in (ast.FunctionDef, ast.AsyncFunctionDef) or type(func) is ast.Lambda:
+        return None
+    return f"{func.name}{NESTED}{outer.name}"
+
+
 def param_key(func, unit: Unit) -> str:
     """The name a function's own parameters are read by: `Cls.method` for a method of a
     module-level class (not `__init__`), as the analysis asks the repository first
-    (synclint/analysis/flow.py `_param_fact`); else `function_key`."""
+    (synclint/analysis/flow.py `_param_fact`); `nested_key` for a nested function; else
+    `function_key`."""
     if unit.method and unit.node is func and unit.owner is not None and func.name != "__init__":
         return f"{unit.owner.header.node.name}.{func.name}"
-    return function_key(func, unit)
+    return nested_key(func, unit) or function_key(func, unit)
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
