@@ -2680,3 +2680,9 @@ def test_a_helper_called_on_the_branch_of_a_platform_field_runs_there(tmp_path):
         "                def _gather", "                def disable(self):\n                    self._use_triton = False\n\n                def _gather")
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "srv/worker.py")[15][0] == "hot"
+    # True only on CUDA and only with a flag: false on CUDA too, so the `else` runs there.
+    files["srv/worker.py"] = files["srv/worker.py"].replace(
+        "                def disable(self):\n                    self._use_triton = False\n\n", "").replace(
+        "is_cuda() or is_hip()", "is_cuda() and use_triton_flag()")
+    root = project(tmp_path / "proj3", files)
+    assert tiers(root, "srv/worker.py")[12][0] == "hot"

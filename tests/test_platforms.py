@@ -369,3 +369,23 @@ def test_a_field_set_only_to_a_platform_predicate_is_a_platform_branch():
     # predicate, and `mixed` is also set to something else: their branches run anywhere.
     assert _rows(code) == [18, 20]
     assert _rows(code, targets=("rocm",)) == [16, 18, 20]
+
+
+def test_a_field_true_only_on_one_platform_may_be_false_there_too():
+    # `self.enable_cg = _is_cuda and flag`: true only on CUDA, but false on CUDA as well where
+    # the flag is off. The code after `if self.enable_cg: return ...` runs on CUDA too.
+    code = """
+        import torch
+        from pkg.platforms import current_platform, flag
+
+        class VisionTower:
+            def __init__(self):
+                self.enable_cg = current_platform.is_cuda() and flag()
+
+            def forward(self, x: torch.Tensor, lens: list):
+                if self.enable_cg:
+                    return x
+                seqlens = torch.tensor(lens, device=x.device)
+                return x + seqlens.sum().item()
+    """
+    assert _rows(code) == [12, 13]

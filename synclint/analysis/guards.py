@@ -631,8 +631,7 @@ def _branch_platforms(test: ast.expr, fields: dict | None = None) -> tuple[froze
         return _join([b for b, _ in sides]), _meet([e for _, e in sides])
     if (fields and kind is ast.Attribute and type(test.value) is ast.Name and test.value.id == "self"
             and test.attr in fields):
-        platforms = fields[test.attr]
-        return platforms, PLATFORMS - platforms
+        return fields[test.attr]  # (where its value holds, where it does not)
     platforms = _device_type_test(test) if kind is ast.Compare else _platform_predicate(test)
     if platforms is None:
         return None, None
@@ -674,11 +673,12 @@ def _join(sets):
     return None if any(s is None for s in sets) else frozenset().union(*sets)
 
 
-def platform_fields(class_node: ast.ClassDef) -> dict[str, frozenset[str]]:
+def platform_fields(class_node: ast.ClassDef) -> dict[str, tuple]:
     """The fields a class only ever sets to one platform predicate (`self.use_triton =
-    is_cuda() or is_hip()`): a test of one is a platform branch (the twin of
+    is_cuda() or is_hip()`), each with (the platforms where it holds, where it does not;
+    None: any): a test of one is a platform branch (the twin of
     synclint/analysis/platforms.py's, on `ast`)."""
-    found: dict[str, frozenset[str] | None] = {}
+    found: dict[str, tuple | None] = {}
     for node in ast.walk(class_node):
         kind = type(node)
         if kind is ast.Assign:
@@ -689,10 +689,10 @@ def platform_fields(class_node: ast.ClassDef) -> dict[str, frozenset[str]]:
             continue
         for target in targets:
             if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                platforms = _branch_platforms(value)[0] if value is not None else None
-                if target.attr in found and found[target.attr] != platforms:
-                    platforms = None
-                found[target.attr] = platforms
+                sets = _branch_platforms(value) if value is not None else None
+                if sets == (None, None) or (target.attr in found and found[target.attr] != sets):
+                    sets = None
+                found[target.attr] = sets
     return {name: platforms for name, platforms in found.items() if platforms is not None}
 
 

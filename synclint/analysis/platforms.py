@@ -92,13 +92,8 @@ def function_platforms(name: str) -> frozenset[str] | None:
 _ALL = PLATFORMS
 
 
-def _predicate(expr: cst.BaseExpression, fields: dict | None = None) -> frozenset[str] | None:
-    """`is_xpu()`, `current_platform.is_rocm()`, `_is_npu`, `t.is_cuda`, `use_aiter`; and a
-    field of the object that its class only ever sets to one (`fields`: `self.sync_comm =
-    current_platform.is_rocm()`, then `if self.sync_comm:`)."""
-    if (fields and isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
-            and expr.attr.value in fields):
-        return fields[expr.attr.value]
+def _predicate(expr: cst.BaseExpression) -> frozenset[str] | None:
+    """`is_xpu()`, `current_platform.is_rocm()`, `_is_npu`, `t.is_cuda`, `use_aiter`."""
     if isinstance(expr, cst.Call) and not expr.args:
         expr = expr.func
     if isinstance(expr, cst.Attribute):
@@ -119,7 +114,10 @@ def branch_sets(test: cst.BaseExpression, fields: dict | None = None) -> tuple[f
         if isinstance(test.operator, cst.And):
             return _intersect(left[0], right[0]), _union(left[1], right[1])
         return _union(left[0], right[0]), _intersect(left[1], right[1])
-    platforms = _device_type_test(test) if isinstance(test, cst.Comparison) else _predicate(test, fields)
+    if (fields and isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self"
+            and test.attr.value in fields):
+        return fields[test.attr.value]  # (where its value holds, where it does not)
+    platforms = _device_type_test(test) if isinstance(test, cst.Comparison) else _predicate(test)
     if platforms is None:
         return None, None
     return platforms, _ALL - platforms
@@ -279,15 +277,17 @@ class _PlatformFields(cst.CSTVisitor):
     each is set to (None where one value is no platform predicate)."""
 
     def __init__(self) -> None:
-        self.found: dict[str, frozenset[str] | None] = {}
+        self.found: dict[str, tuple | None] = {}
 
     def _set(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             name = target.attr.value
-            platforms = branch_sets(value)[0] if value is not None else None  # (`is_cuda() or is_hip()` too)
-            if name in self.found and self.found[name] != platforms:
-                platforms = None
-            self.found[name] = platforms
+            # (where the value holds, where it does not: `is_cuda() or is_hip()` holds on those
+            # two and fails on the others; `_is_cuda and flag` holds on CUDA only, and may fail anywhere)
+            sets = branch_sets(value) if value is not None else None
+            if sets == (None, None) or (name in self.found and self.found[name] != sets):
+                sets = None
+            self.found[name] = sets
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -303,9 +303,10 @@ class _PlatformFields(cst.CSTVisitor):
 _FIELDS_MEMO: dict[int, tuple[cst.ClassDef, dict]] = {}
 
 
-def platform_fields(class_def: cst.ClassDef) -> dict[str, frozenset[str]]:
+def platform_fields(class_def: cst.ClassDef) -> dict[str, tuple]:
     """The fields a class only ever sets to one platform predicate
-    (`self.sync_dbo_comm = current_platform.is_rocm()`): a test of one is a platform branch."""
+    (`self.sync_dbo_comm = current_platform.is_rocm()`), each with (the platforms where it
+    holds, where it does not; None: any): a test of one is a platform branch."""
     memo = _FIELDS_MEMO.get(id(class_def))
     if memo is not None and memo[0] is class_def:
         return memo[1]
