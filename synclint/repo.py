@@ -1462,7 +1462,7 @@ class _Summarizer:
                     # `Cls(x=...)`, `self.metadata_cls(x=...)` (a class held in a field named
                     # for one): a dataclass / NamedTuple field
                     self._flow(("a", kw.arg), kw.value, unit, call.lineno)
-                if built:  # a field of that name, where the class has no `__init__` of its own (`_file_flows`)
+                if built:  # the field of that name, unless an `__init__` declares it a number (`_file_flows`)
                     self._flow(("AK", built, kw.arg), kw.value, unit, call.lineno)
 
     def _owner(self, target: ast.Attribute, unit) -> str | None:
@@ -3931,14 +3931,13 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
         return family[0].keys(symbol[1], symbol[2]) or (("a", symbol[2]),)
 
     new_flows: dict[int, list] = {}
-    numbers = None
+    # The parameters declared numbers (an edit that changes which ones are is solved whole).
+    numbers = frozenset((k[1], k[2]) for k, n in base_counts[2].items() if k[0] == "n" and n > 0)
     typed_now = Counter(typed_count)
     method_params: Counter = Counter()  # flows into `("p", "Cls.m", x)` added (taken away: negative)
     for i in changed:
         out: list = []
         relay: list = []
-        if numbers is None:  # (an edit that changes which parameters are declared numbers is solved whole)
-            numbers = frozenset((k[1], k[2]) for k, n in base_counts[2].items() if k[0] == "n" and n > 0)
         _file_flows(paths[i], news[i][0], sigs_now, fields_of, out, set(), relay, relay, qualified, numbers)
         resolved = []
         for target, local, symbols, where in out:

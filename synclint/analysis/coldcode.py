@@ -418,10 +418,10 @@ def _memo_hit(stmt: ast.stmt, block: list[ast.stmt]) -> bool:
 
 # The objects whose state outlives a step: the object itself, a module (the layer a quantisation
 # method is handed: `layer`, `module`, `model`), a module-level singleton (`IPC_STATE`).
-_LONG_LIVED_OWNERS = frozenset({"self", "layer", "module", "model"})
+LONG_LIVED_OWNERS = frozenset({"self", "layer", "module", "model"})
 # Methods that set an object's state up (`STATE.init(group)`): called after the guard, they set its flag.
-_INITIALISERS = re.compile(r"^_*(init|initialize|initialise|setup)(_|$)")
-_SET_UP_FLAG = re.compile(r"\.(_*is_)?(init|inited|initialized|initialised|ready|set_up|setup)$", re.I)
+INITIALISERS = re.compile(r"^_*(init|initialize|initialise|setup)(_|$)")
+SET_UP_FLAG = re.compile(r"\.(_*is_)?(init|inited|initialized|initialised|ready|set_up|setup)$", re.I)
 
 
 def _guard_flag(test: ast.expr) -> str | None:
@@ -434,7 +434,7 @@ def _guard_flag(test: ast.expr) -> str | None:
         test = test.left
     if type(test) is ast.Attribute and type(test.value) is ast.Name:
         owner = test.value.id
-        if owner in _LONG_LIVED_OWNERS or (owner.isupper() and len(owner) > 1):
+        if owner in LONG_LIVED_OWNERS or (owner.isupper() and len(owner) > 1):
             return _text(test)
     return None
 
@@ -460,7 +460,7 @@ def _sets_flag(stmt: ast.stmt, flag: str) -> bool:
             if func.attr in ("copy_", "fill_") and is_flag(func.value):
                 return True
             if (type(func.value) is ast.Name and func.value.id == owner and owner != "self"
-                    and _INITIALISERS.match(func.attr) and _SET_UP_FLAG.search(flag)):
+                    and INITIALISERS.match(func.attr) and SET_UP_FLAG.search(flag)):
                 return True
     return False
 

@@ -33,7 +33,6 @@ engine passes it to `LintContext` (`lint_source(..., function_tiers=...)`), and
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from fnmatch import fnmatchcase
 
@@ -41,10 +40,10 @@ import libcst as cst
 
 from synclint.analysis import guarded_branches, guards, hotpath
 from synclint.analysis.coldcode import (
-    _INITIALISERS,
-    _LONG_LIVED_OWNERS,
-    _SET_UP_FLAG,
     CAMEL_WORDS,
+    INITIALISERS,
+    LONG_LIVED_OWNERS,
+    SET_UP_FLAG,
     debug_word,
     loop_methods,
     per_step_holder,
@@ -501,7 +500,7 @@ def _guard_flag(test: cst.BaseExpression) -> str | None:
         test = test.left
     if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name):
         owner = test.value.value
-        if owner in _LONG_LIVED_OWNERS or (owner.isupper() and len(owner) > 1):
+        if owner in LONG_LIVED_OWNERS or (owner.isupper() and len(owner) > 1):
             return _names(test)
     return None
 
@@ -529,7 +528,7 @@ class _SetsFlag(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and func.attr.value in ("copy_", "fill_") and self._is_flag(func.value):
             self.found = True
         elif (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self.owner
-              and self.owner != "self" and _INITIALISERS.match(func.attr.value) and _SET_UP_FLAG.search(self.flag)):
+              and self.owner != "self" and INITIALISERS.match(func.attr.value) and SET_UP_FLAG.search(self.flag)):
             self.found = True
 
 
