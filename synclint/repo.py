@@ -3645,14 +3645,33 @@ def _marked_folder(folder: str) -> str:
         folder = parent
 
 
-_project_root_of = lru_cache(maxsize=4096)(_marked_folder)  # asked for every file's edges
+def _naming_root(folder: str) -> str:
+    """The folder a module in `folder` is named from: its project's root (`_marked_folder`);
+    without a marker (an unpacked wheel, site-packages), the folder above the top package
+    `folder` is in; "" for a loose folder. One answer for a file however it is given
+    (relative to the working folder or absolute), so that the index and the file linted
+    name a module alike."""
+    marked = _marked_folder(folder)
+    if marked:
+        return marked
+    installed = _installed_top(Path(folder))
+    if installed is not None:
+        return str(installed.parent)
+    if not os.path.exists(os.path.join(folder, "__init__.py")):
+        return ""
+    while os.path.exists(os.path.join(os.path.dirname(folder), "__init__.py")):
+        folder = os.path.dirname(folder)
+    return os.path.dirname(folder)
+
+
+_project_root_of = lru_cache(maxsize=4096)(_naming_root)  # asked for every file's edges
 
 
 def _below_project_root(path: str) -> str:
     """`path` from its project's root (`/home/amd-team/repo/pkg/x.py` -> `pkg/x.py`): the
     folders above the project say nothing of the platforms its files are for."""
     root = _project_root_of(os.path.dirname(os.path.abspath(path)))
-    return os.path.relpath(path, root) if root else path
+    return os.path.relpath(os.path.abspath(path), root) if root else path
 
 
 def _built_class(func: ast.expr) -> str:

@@ -1761,3 +1761,18 @@ def test_a_model_does_not_inherit_host_fields_against_its_own_declarations_or_wi
                                   "pkg/models/mid_vl.py": MID_VL, "pkg/models/pangu_vl.py": text})
         row = textwrap.dedent(text).splitlines().index("        pos = [torch.arange(h * w, device=x.device).repeat(t, 1) for t, h, w in grid_thw]") + 1
         assert (row, "SL208") in [f[1:3] for f in findings(root, "pkg/models/pangu_vl.py")], text
+
+
+def test_a_tree_without_a_project_marker_names_its_modules_as_one_with_one(tmp_path, monkeypatch):
+    # An unpacked wheel has no `.git` or `pyproject.toml`: linted from its folder with relative
+    # paths (`synclint check .`), its modules are still named from the folder above the top
+    # package, so the index's module names and the linted file's agree and the base module's
+    # host fields are found.
+    root = project(tmp_path / "wheel", {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/models/base_vl.py": BASE_VL,
+                                        "pkg/models/mid_vl.py": MID_VL, "pkg/models/pangu_vl.py": PANGU_VL})
+    (root / ".git").rmdir()
+    monkeypatch.chdir(root)
+    run = runner.lint_paths([Path(".")], Settings(), jobs=1, use_cache=False)
+    assert [(Path(v.filename).name, v.location.row, v.code) for v in run.violations] == [("pangu_vl.py", 14, "SL201")]
+    run = runner.lint_paths([Path("pkg/models/pangu_vl.py")], Settings(), jobs=1, use_cache=False)
+    assert [(v.location.row, v.code) for v in run.violations] == [(14, "SL201")]
