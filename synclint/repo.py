@@ -3230,10 +3230,8 @@ def find_root(paths) -> Path | None:
             installed = _installed_top(current)
             if installed is not None:  # a package (namespace packages too) in site-packages
                 roots.append(installed)
-            elif (current / "__init__.py").exists():  # the top of the package the path is in
-                while (current.parent / "__init__.py").exists():
-                    current = current.parent
-                roots.append(current)
+            elif _package_top(str(current)):  # the top of the package the path is in
+                roots.append(Path(_package_top(str(current))))
             elif not is_file:
                 roots.append(current)
     if not roots:
@@ -3648,7 +3646,8 @@ def _marked_folder(folder: str) -> str:
 def _naming_root(folder: str) -> str:
     """The folder a module in `folder` is named from: its project's root (`_marked_folder`);
     without a marker (an unpacked wheel, site-packages), the folder above the top package
-    `folder` is in; "" for a loose folder. One answer for a file however it is given
+    `folder` is in (climbing across a namespace folder, one with no `__init__.py`, between
+    packages); "" for a loose folder. One answer for a file however it is given
     (relative to the working folder or absolute), so that the index and the file linted
     name a module alike."""
     marked = _marked_folder(folder)
@@ -3657,11 +3656,26 @@ def _naming_root(folder: str) -> str:
     installed = _installed_top(Path(folder))
     if installed is not None:
         return str(installed.parent)
-    if not os.path.exists(os.path.join(folder, "__init__.py")):
-        return ""
-    while os.path.exists(os.path.join(os.path.dirname(folder), "__init__.py")):
-        folder = os.path.dirname(folder)
-    return os.path.dirname(folder)
+    top = _package_top(folder)
+    return os.path.dirname(top) if top else ""
+
+
+def _package_top(folder: str) -> str:
+    """The highest package folder (one with `__init__.py`) that `folder` is in, climbing across
+    one namespace folder (no `__init__.py`) at a time: `wheel/pkg` for `wheel/pkg/models/dits`
+    where only `pkg` and `pkg/models` have one; "" where neither `folder` nor its parent is in
+    a package."""
+    top, gap = "", 0
+    while gap < 2:
+        if os.path.exists(os.path.join(folder, "__init__.py")):
+            top, gap = folder, 0
+        else:
+            gap += 1
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return top
 
 
 _project_root_of = lru_cache(maxsize=4096)(_naming_root)  # asked for every file's edges
