@@ -3646,8 +3646,7 @@ def _marked_folder(folder: str) -> str:
 def _naming_root(folder: str) -> str:
     """The folder a module in `folder` is named from: its project's root (`_marked_folder`);
     without a marker (an unpacked wheel, site-packages), the folder above the top package
-    `folder` is in (climbing across a namespace folder, one with no `__init__.py`, between
-    packages); "" for a loose folder. One answer for a file however it is given
+    `folder` is in (`_package_top`); "" for a loose folder. One answer for a file however it is given
     (relative to the working folder or absolute), so that the index and the file linted
     name a module alike."""
     marked = _marked_folder(folder)
@@ -3661,21 +3660,17 @@ def _naming_root(folder: str) -> str:
 
 
 def _package_top(folder: str) -> str:
-    """The highest package folder (one with `__init__.py`) that `folder` is in, climbing across
-    one namespace folder (no `__init__.py`) at a time: `wheel/pkg` for `wheel/pkg/models/dits`
-    where only `pkg` and `pkg/models` have one; "" where neither `folder` nor its parent is in
-    a package."""
-    top, gap = "", 0
-    while gap < 2:
+    """The highest package folder (one with `__init__.py`) at or above `folder`, climbing
+    across namespace folders (no `__init__.py`): `wheel/pkg` for `wheel/pkg/srt/layers/dcp`
+    where only `pkg` and `dcp` have one; "" where no folder at or above has one."""
+    top = ""
+    while True:
         if os.path.exists(os.path.join(folder, "__init__.py")):
-            top, gap = folder, 0
-        else:
-            gap += 1
+            top = folder
         parent = os.path.dirname(folder)
         if parent == folder:
-            break
+            return top
         folder = parent
-    return top
 
 
 _project_root_of = lru_cache(maxsize=4096)(_naming_root)  # asked for every file's edges
@@ -3710,7 +3705,15 @@ def _file_edges(path: str, edges) -> tuple:
         def there(arguments: str) -> str:  # "" or a query made outside any branch: on the file's platforms
             return guard if not arguments else arguments + guard if arguments[:1] == guards.QUERY and arguments[-1:] == "\t" else arguments
 
-        edges = tuple((caller, callee, there(arguments)) if caller == MARK_CALLER and callee.startswith(BUILT_MARK) else (caller, callee, arguments)
+        def on_platforms(caller: str) -> str:  # the calls of its functions are made on its platforms only
+            if not caller or caller == MARK_CALLER or caller.endswith((COLD_CALLER, UNTAKEN_CALLER)):
+                return caller
+            if GUARDED_CALLER in caller:
+                return f"{caller[:-1]};{guard}]"
+            return f"{caller}{GUARDED_CALLER}{guard}]"
+
+        edges = tuple((caller, callee, there(arguments)) if caller == MARK_CALLER and callee.startswith(BUILT_MARK)
+                      else (on_platforms(caller), callee, arguments)
                       for caller, callee, arguments in edges)
     if not host_file(path):
         return tuple(edges)

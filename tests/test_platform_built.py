@@ -250,3 +250,56 @@ def test_the_folders_above_the_project_say_nothing_of_its_platforms(tmp_path, mo
     shown = [(v.location.row, v.code) for v in lint(Path("."), "pkg/prepare.py")]
     assert (8, "SL402") not in shown
     assert (15, "SL401") in shown and (21, "SL402") in shown
+
+
+PLANNER = """\
+    import torch
+
+
+    def plan_decode(kv_lens: torch.Tensor, kv_indptr: torch.Tensor):
+        longest = int(kv_lens.max().item())
+        return longest, kv_indptr
+
+
+    def plan_shared(kv_lens: torch.Tensor):
+        return int(kv_lens.sum().item())
+    """
+
+AITER_BACKEND = """\
+    import torch
+    from pkg.planner import plan_decode, plan_shared
+
+
+    class AiterBackend:
+        def init_forward_metadata(self, batch):
+            kv_lens = torch.ones(4, device="cuda")
+            plan_shared(kv_lens)
+            return plan_decode(kv_lens, kv_lens)
+    """
+
+FLASH_BACKEND = """\
+    import torch
+    from pkg.planner import plan_shared
+
+
+    class FlashBackend:
+        def init_forward_metadata(self, batch):
+            return plan_shared(torch.ones(4, device="cuda"))
+    """
+
+RUNNER = """\
+    class Runner:
+        def forward(self, batch):
+            self.backend.init_forward_metadata(batch)
+    """
+
+
+def test_a_helper_called_only_from_another_platforms_file_is_that_platforms_code(tmp_path):
+    # `plan_decode` is reached only from the ROCm library's backend (`aiter_backend.py`): not a
+    # CUDA sync. `plan_shared` is reached from the CUDA backend too, and stays reported.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/planner.py": PLANNER, "pkg/aiter_backend.py": AITER_BACKEND,
+                              "pkg/flash_backend.py": FLASH_BACKEND, "pkg/runner.py": RUNNER})
+    assert [(v.location.row, v.code) for v in lint(root, "pkg/planner.py")] == [(10, "SL204")]
+    (cold,) = [v for v in lint(root, "pkg/planner.py", include_cold=True) if v.location.row == 5]
+    assert cold.tier == Tier.COLD
+    assert sorted((v.location.row, v.code) for v in lint(root, "pkg/planner.py", target_platforms=("rocm",))) == [(5, "SL204"), (10, "SL204")]

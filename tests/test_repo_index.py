@@ -1768,12 +1768,14 @@ def test_a_tree_without_a_project_marker_names_its_modules_as_one_with_one(tmp_p
     # paths (`synclint check .`), its modules are still named from the folder above the top
     # package, so the index's module names and the linted file's agree and the base module's
     # host fields are found.
-    # `models/` is a namespace folder (no `__init__.py`), as many are in real wheels.
-    root = project(tmp_path / "wheel", {"pkg/__init__.py": "", "pkg/models/base_vl.py": BASE_VL,
-                                        "pkg/models/mid_vl.py": MID_VL, "pkg/models/pangu_vl.py": PANGU_VL})
+    # `srt/` and `srt/models/` are namespace folders (no `__init__.py`), as many are in real
+    # wheels, between the top package and the models' own package.
+    files = {"pkg/__init__.py": "", "pkg/srt/models/vl/__init__.py": "", "pkg/srt/models/vl/base_vl.py": BASE_VL,
+             "pkg/srt/models/vl/mid_vl.py": MID_VL, "pkg/srt/models/vl/pangu_vl.py": PANGU_VL.replace("pkg.models.mid_vl", "pkg.srt.models.vl.mid_vl")}
+    root = project(tmp_path / "wheel", files)
     (root / ".git").rmdir()
     monkeypatch.chdir(root)
     run = runner.lint_paths([Path(".")], Settings(), jobs=1, use_cache=False)
     assert [(Path(v.filename).name, v.location.row, v.code) for v in run.violations] == [("pangu_vl.py", 14, "SL201")]
-    run = runner.lint_paths([Path("pkg/models/pangu_vl.py")], Settings(), jobs=1, use_cache=False)
+    run = runner.lint_paths([Path("pkg/srt/models/vl/pangu_vl.py")], Settings(), jobs=1, use_cache=False)
     assert [(v.location.row, v.code) for v in run.violations] == [(14, "SL201")]
