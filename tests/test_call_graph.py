@@ -2686,3 +2686,11 @@ def test_a_helper_called_on_the_branch_of_a_platform_field_runs_there(tmp_path):
         "is_cuda() or is_hip()", "is_cuda() and use_triton_flag()")
     root = project(tmp_path / "proj3", files)
     assert tiers(root, "srv/worker.py")[12][0] == "hot"
+    # Set from a local bound once to the predicate (`supports = is_cuda() or is_hip()`, then
+    # `self._use_triton = supports`): the same platform branch.
+    files["srv/worker.py"] = files["srv/worker.py"].replace(
+        "self._use_triton = is_cuda() and use_triton_flag()",
+        "supports = is_cuda() or is_hip()\n                    self._use_triton = supports")
+    root = project(tmp_path / "proj4", files)
+    tier, reason = tiers(root, "srv/worker.py")[13]
+    assert tier == "cold" and "DraftWorker.forward [on a branch no call outside cold code takes]" in reason

@@ -389,3 +389,34 @@ def test_a_field_true_only_on_one_platform_may_be_false_there_too():
                 return x + seqlens.sum().item()
     """
     assert _rows(code) == [12, 13]
+
+
+def test_a_field_set_from_a_local_bound_once_to_a_platform_predicate_is_a_platform_branch():
+    # `supports = is_cuda() or is_hip()`, then `self.use_triton = supports`: the field holds
+    # that predicate. A local bound twice says nothing.
+    code = """
+        import torch
+        from pkg.platforms import is_cuda, is_hip
+
+        class DraftWorker:
+            def __init__(self, fallback: bool):
+                supports = is_cuda() or is_hip()
+                self.use_triton = supports
+                either = is_cuda()
+                if fallback:
+                    either = False
+                self.use_fused = either
+
+            def rebuild(self, x: torch.Tensor, mask: torch.Tensor):
+                if self.use_triton:
+                    pass
+                else:
+                    torch.cuda.current_stream().synchronize()
+                if self.use_fused:
+                    pass
+                else:
+                    torch.cuda.current_stream().synchronize()
+                return x
+    """
+    assert _rows(code) == [22]
+    assert _rows(code, targets=("cpu",)) == [18, 22]

@@ -679,6 +679,22 @@ def platform_fields(class_node: ast.ClassDef) -> dict[str, tuple]:
     None: any): a test of one is a platform branch (the twin of
     synclint/analysis/platforms.py's, on `ast`)."""
     found: dict[str, tuple | None] = {}
+    bound: dict[int, ast.expr] = {}  # id of a `self.x = flag` value -> what `flag` was bound to in its function
+    for func in ast.walk(class_node):
+        if type(func) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            values: dict[str, ast.expr] = {}
+            counts: Counter = Counter()
+            for node in ast.walk(func):
+                if type(node) is ast.Assign:
+                    for target in node.targets:
+                        if type(target) is ast.Name:
+                            values[target.id] = node.value
+                            counts[target.id] += 1
+                elif type(node) is ast.AugAssign and type(node.target) is ast.Name:
+                    counts[node.target.id] += 2
+            for node in ast.walk(func):
+                if type(node) is ast.Assign and type(node.value) is ast.Name and counts[node.value.id] == 1:
+                    bound[id(node.value)] = values[node.value.id]
     for node in ast.walk(class_node):
         kind = type(node)
         if kind is ast.Assign:
@@ -689,7 +705,7 @@ def platform_fields(class_node: ast.ClassDef) -> dict[str, tuple]:
             continue
         for target in targets:
             if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                sets = _branch_platforms(value) if value is not None else None
+                sets = _branch_platforms(bound.get(id(value), value)) if value is not None else None
                 if sets == (None, None) or (target.attr in found and found[target.attr] != sets):
                     sets = None
                 found[target.attr] = sets

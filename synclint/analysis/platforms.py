@@ -278,10 +278,21 @@ class _PlatformFields(cst.CSTVisitor):
 
     def __init__(self) -> None:
         self.found: dict[str, tuple | None] = {}
+        self.locals: list[dict] = []  # per function: the locals it binds once (`flag = is_cuda() or is_hip()`)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        binds = _LocalBinds()
+        node.body.visit(binds)
+        self.locals.append({name: value for name, value in binds.values.items() if binds.counts[name] == 1})
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.locals.pop()
 
     def _set(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             name = target.attr.value
+            if isinstance(value, cst.Name) and self.locals:  # `self.use = flag`: what the local was bound to
+                value = self.locals[-1].get(value.value, value)
             # (where the value holds, where it does not: `is_cuda() or is_hip()` holds on those
             # two and fails on the others; `_is_cuda and flag` holds on CUDA only, and may fail anywhere)
             sets = branch_sets(value) if value is not None else None
@@ -298,6 +309,25 @@ class _PlatformFields(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._set(node.target, None)
+
+
+class _LocalBinds(cst.CSTVisitor):
+    """The names a function body binds with `name = value`, how often, and the last value."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, cst.BaseExpression] = {}
+        self.counts: dict[str, int] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                name = target.target.value
+                self.values[name] = node.value
+                self.counts[name] = self.counts.get(name, 0) + 1
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.counts[node.target.value] = self.counts.get(node.target.value, 0) + 2
 
 
 _FIELDS_MEMO: dict[int, tuple[cst.ClassDef, dict]] = {}
