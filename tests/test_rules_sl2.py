@@ -280,3 +280,10 @@ def test_triggers_appear_wherever_the_rule_finds_something(code, snippet):
     findings = run_rules(module, (rule,), Settings(min_confidence=Confidence.LOW))  # no prefilter here
     if findings:
         assert prefilter.may_match(snippet, (rule,)), f"{code}'s triggers hide a finding in:\n{snippet}"
+
+
+def test_sl202_reports_numpy_only_where_it_copies(tmp_path):
+    # `t.numpy()` converts a CPU tensor only (on a device tensor PyTorch raises): no copy, so
+    # no finding even where the analysis places `t` on the device; `numpy(force=True)` copies.
+    body = "a = t.numpy()\nb = t.numpy(force=True)\nc = t.numpy(force=False)\nd = t.cpu().numpy(force=True)"
+    assert _found(_lint_file(tmp_path, body)) == ["8:9 SL202", "10:9 SL202"]

@@ -11,7 +11,7 @@ from synclint.rules.helpers import device_confidence, is_true, kwarg, method_nam
 # Methods that copy a whole tensor to the host and wait for it.
 _READBACK_METHODS = {
     "tolist": "`.tolist()` copies a device tensor to the host as Python data",
-    "numpy": "`.numpy()` needs host memory: on a device tensor it means a blocking copy to the host",
+    "numpy": "`.numpy(force=True)` copies a device tensor to the host with a blocking copy",
     "cpu": "`.cpu()` copies a device tensor to the host with a blocking copy",
 }
 
@@ -21,10 +21,13 @@ class HostCopyReadback(Rule):
 
     ## What it does
     Reports a copy of a (possibly) device tensor to host memory that the host waits for:
-    `t.tolist()`, `t.numpy()`, `t.cpu()`, `t.to("cpu")` without `non_blocking=True`, and
-    `t.type(torch.BoolTensor)` (a legacy tensor type names a CPU tensor: `torch.BoolTensor`
-    is the CPU one, `torch.cuda.BoolTensor` the CUDA one).
-    In a chain such as `t.cpu().numpy()` only the copy (`.cpu()`) is reported.
+    `t.tolist()`, `t.cpu()`, `t.numpy(force=True)`, `t.to("cpu")` without
+    `non_blocking=True`, and `t.type(torch.BoolTensor)` (a legacy tensor type names a CPU
+    tensor: `torch.BoolTensor` is the CPU one, `torch.cuda.BoolTensor` the CUDA one).
+    In a chain such as `t.cpu().numpy()` only the copy (`.cpu()`) is reported. A plain
+    `t.numpy()` is not: PyTorch converts only a tensor on the CPU and raises on a device
+    tensor (`Tensor.numpy`: "If force is False (the default), the conversion is performed
+    only if the tensor is on the CPU"), so code that runs calls it on host tensors.
 
     ## Why it stalls
     The copy is queued behind every kernel already on the stream, and the call returns only
@@ -81,6 +84,8 @@ class HostCopyReadback(Rule):
         if method in _READBACK_METHODS:
             if method == "tolist" and node.args:
                 return  # not torch's tolist()
+            if method == "numpy" and not _forced(node):
+                return  # converts a CPU tensor only: on a device tensor it raises, it never copies
             message = _READBACK_METHODS[method]
         elif method == "to" and _is_blocking_to_cpu(node, ctx):
             message = '`.to("cpu")` without `non_blocking=True` copies a device tensor to the host with a blocking copy'
@@ -100,6 +105,12 @@ class HostCopyReadback(Rule):
             confidence=device_confidence(value),
             placement=value,
         )
+
+
+def _forced(call: cst.Call) -> bool:
+    """`t.numpy(force=True)` (or a `force=` that may be true): the one `.numpy()` that copies."""
+    force = kwarg(call, "force")
+    return force is not None and not (isinstance(force.value, cst.Name) and force.value.value in ("False", "None"))
 
 
 def _is_blocking_to_cpu(call: cst.Call, ctx) -> bool:
