@@ -792,6 +792,7 @@ def _summarize(text: str) -> tuple:
         info = _class_info(tree, imports)
         recorder.learn(info)
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
+        model.host_fields = host_fields(text)
         summary = _Summarizer(model, recorder, imports).run(collected, classes)
         # What the module assigns to fields, by name (guards.field_values), as marks beside its calls.
         marks = {(MARK_CALLER, FIELD_MARK + field, kind) for field, kind in guards.field_values(tree)}

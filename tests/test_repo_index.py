@@ -1779,3 +1779,56 @@ def test_a_tree_without_a_project_marker_names_its_modules_as_one_with_one(tmp_p
     assert [(Path(v.filename).name, v.location.row, v.code) for v in run.violations] == [("pangu_vl.py", 14, "SL201")]
     run = runner.lint_paths([Path("pkg/srt/models/vl/pangu_vl.py")], Settings(), jobs=1, use_cache=False)
     assert [(v.location.row, v.code) for v in run.violations] == [(14, "SL201")]
+
+
+KIMI_TOWER = """\
+    import torch
+    from torch import nn
+
+
+    class Tower(nn.Module):
+        def forward(self, pixel_values: torch.Tensor, grid_hws: torch.Tensor) -> torch.Tensor:
+            sizes = grid_hws.tolist()
+            return pixel_values[: sizes[0][0]].sum().item()
+    """
+
+KIMI_MODEL = """\
+    import torch
+    from torch import nn
+    from pkg.multimodal import MultiModalFieldConfig
+    from pkg.tower import Tower
+
+
+    class Processor:
+        def _get_mm_fields_config(self, hf_inputs):
+            return dict(
+                pixel_values=MultiModalFieldConfig.batched("image"),
+                image_grid_hws=MultiModalFieldConfig.batched("image", keep_on_cpu=True),
+            )
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.vision_tower = Tower()
+
+        def _process_image_pixels(self, inputs) -> torch.Tensor:
+            pixel_values = inputs["pixel_values"]
+            image_grid_hws = inputs["image_grid_hws"]
+            return self.vision_tower(pixel_values, image_grid_hws)
+
+        def embed(self, **kwargs):
+            return self._process_image_pixels(kwargs)
+    """
+
+
+def test_a_field_kept_on_the_host_stays_host_data_in_the_module_it_is_passed_to(tmp_path):
+    # The model reads the `keep_on_cpu` field by its key and hands it to another module's
+    # vision tower: the tower's `grid_hws` is given host data only, so its `.tolist()` is no
+    # sync; the readback of the device `pixel_values` slice is.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/tower.py": KIMI_TOWER, "pkg/model.py": KIMI_MODEL})
+    assert [f[1:3] for f in findings(root, "pkg/tower.py")] == [(8, "SL201")]
+    # Declared for the device, the same grid is a device tensor there.
+    root = project(tmp_path / "device", {"pkg/__init__.py": "", "pkg/tower.py": KIMI_TOWER,
+                                         "pkg/model.py": KIMI_MODEL.replace(', keep_on_cpu=True', '')})
+    assert [f[1:3] for f in findings(root, "pkg/tower.py")] == [(7, "SL202"), (8, "SL201")]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from synclint.analysis.host_fields import device_fields
+from synclint.analysis.host_fields import device_fields, host_fields
 from synclint.lines import ending as _ending
 from synclint.lines import split_lines
 from synclint.screen import places
@@ -86,6 +86,7 @@ def reduce(text: str, rules, min_confidence: Confidence, h2d_helpers=None) -> st
     if min_confidence >= Confidence.MEDIUM and any(r.device_only for r in rules):
         model = places.PlaceModel(by_name, _class_definitions(classes), {n: tuple(sorted(p)) for n, p in reader.imports.items()}, h2d_helpers)
         model.device_fields = device_fields(text)
+        model.host_fields = host_fields(text)
     try:
         candidates = [u for u in units if _may_hold(u, rules, model, context, words_of)]
     except places.TooCostly:

@@ -353,8 +353,10 @@ class PlaceModel:
         self.h2d_helpers = api.H2D_HELPERS if h2d_helpers is None else h2d_helpers
         self.class_defines = class_defines  # (class, name) -> class-level units binding it
         self.imports = imports  # local name -> dotted names (`F` -> torch.nn.functional)
-        # Multimodal fields vLLM moves to the device (analysis/host_fields.py `device_fields`).
+        # Multimodal fields vLLM moves to the device (analysis/host_fields.py `device_fields`),
+        # and those it keeps on the host (`host_fields`: `keep_on_cpu=True`).
         self.device_fields: frozenset[str] = frozenset()
+        self.host_fields: frozenset[str] = frozenset()
         self._taint: dict[int, dict[str, int]] = {}
         # Scopes whose fixpoint is under way (`taint`): id -> (their places so far, their
         # position on `_open_stack`). A scope that read an unfinished scope below it stays
@@ -464,6 +466,11 @@ class PlaceModel:
             return self._call(expr, unit)
         if kind is ast.Subscript:
             key = expr.slice
+            if self.host_fields and type(key) is ast.Constant and key.value in self.host_fields:
+                # `inputs["image_grid_hws"]` of a field the module declares `keep_on_cpu=True`
+                # (analysis/sources.py `_host_field`): host data, in the index's summaries too,
+                # so that the module it is handed to is given host data.
+                return HOST
             if self.device_fields and type(key) is ast.Constant and key.value in self.device_fields and not REPO.symbolic:
                 # `image_input["pixel_values"]` (analysis/sources.py `_input_field`). Not in the
                 # index's summaries: the processor of the same module reads the HF outputs on
@@ -824,6 +831,9 @@ class PlaceModel:
                     return moved  # a device or a tensor target: where it sends the tensor
                 return (self.place(base, unit) & TENSORS) | moved
             return self.place(base, unit) & TENSORS
+        if method in ("pop", "get") and self.host_fields and call.args and type(call.args[0]) is ast.Constant \
+                and call.args[0].value in self.host_fields and type(base) is ast.Name:
+            return HOST  # `kwargs.pop("image_grid_hws")` of a field kept on the host
         if method in ("pop", "get") and self.device_fields and call.args and type(call.args[0]) is ast.Constant \
                 and call.args[0].value in self.device_fields and type(base) is ast.Name:
             return DEVICE  # `kwargs.pop("pixel_values")` (the analysis also asks that it be `**kwargs`)
