@@ -316,6 +316,38 @@ CASES = [
                 assert value.sum().item() == 0
             return value
     """, "cold", "runs only while debugging"),
+    ("canary-switch-cold", """
+        import torch
+        class Batch:
+            def rooms(self, envs, rooms: list):
+                if envs.ENGINE_KV_CANARY_ENABLE_TOKEN_ORACLE.get():
+                    return torch.tensor(rooms, device="cuda")
+                return None
+    """, "cold", "runs only while debugging"),
+    ("comparison-test-switch-cold", """
+        import torch
+        def mm(a, b, envs):
+            out = torch.mm(a.cuda(), b.cuda())
+            if envs.ENGINE_BATCH_INVARIANT_OPS_ENABLE_MM_COMPARISON_TEST.get():
+                assert (out - torch.mm(a, b).cuda()).abs().max().item() < 1e-4
+            return out
+    """, "cold", "runs only while debugging"),
+    ("checksum-switch-cold", """
+        import torch
+        def send(pages: torch.Tensor, enable_kv_checksum: bool = False):
+            pages = pages.cuda()
+            if enable_kv_checksum:
+                return int(pages.sum().item())
+            return 0
+    """, "cold", "runs only while debugging"),
+    ("latest-is-not-a-test-switch", """
+        import torch
+        def pick(latest_tokens: bool):
+            x = torch.zeros(4, device="cuda")
+            if latest_tokens:
+                return x.max().item()
+            return 0
+    """, "unknown", ""),
     ("batch-invariant-mode-is-not-debug", """
         import torch
         def matmul(a, b, envs):

@@ -106,8 +106,10 @@ def thread_targets(text: str) -> frozenset[str]:
 # A debug or profiling switch: `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `is_profile` (a profiling
 # run, made once at start-up to size memory), not `debugger` or `profiler`.
 # Also a switch for consistency checks, which only catch bugs: `SANITY_CHECK`,
-# `X_CHECK_KV_PAGE_INVARIANTS` (the plural: not `batch_invariant`, a serving mode).
-_DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling|sanity|invariants)(_|$)")
+# `X_CHECK_KV_PAGE_INVARIANTS` (the plural: not `batch_invariant`, a serving mode), a canary
+# or checksum of transferred data (`X_KV_CANARY_ENABLE_TOKEN_ORACLE`, `enable_kv_checksum`),
+# and a test-only mode (`X_ENABLE_MM_COMPARISON_TEST`, `test_mode`).
+_DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling|sanity|invariants|canary|checksum|checksums|test)(_|$)")
 # A predicate of a rare phase, by its whole name: a warm-up request or run (`batch.is_warmup`)
 # or an elastic scale-up or scale-down in progress (`StateManager.is_scaling()`), the phases
 # the default cold functions name (`*warmup*`, `*scale_up*`). Only these exact forms: not
@@ -119,8 +121,9 @@ _INIT_WORD = re.compile(r"(^|_)(init|initialize|initialise|setup|build|create|co
 def debug_word(text: str) -> bool:
     """An identifier or string that names a switch on only in a rare phase: debugging or
     profiling (`debug`, `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `DEBUG`, `is_profile`,
-    `X_CHECK_INVARIANTS`, `sanity_check`; not `debugger`, `profiler`, `batch_invariant`), a
-    warm-up or an elastic scaling (`is_warmup`, `is_scaling`)."""
+    `X_CHECK_INVARIANTS`, `sanity_check`, `X_KV_CANARY_...`, `enable_kv_checksum`,
+    `X_COMPARISON_TEST`; not `debugger`, `profiler`, `batch_invariant`, `latest`), a warm-up
+    or an elastic scaling (`is_warmup`, `is_scaling`)."""
     low = text.lower()
     return bool(_DEBUG_WORD.search(low) or _PHASE_PREDICATE.match(low))
 
