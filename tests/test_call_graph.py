@@ -2694,3 +2694,41 @@ def test_a_helper_called_on_the_branch_of_a_platform_field_runs_there(tmp_path):
     root = project(tmp_path / "proj4", files)
     tier, reason = tiers(root, "srv/worker.py")[13]
     assert tier == "cold" and "DraftWorker.forward [on a branch no call outside cold code takes]" in reason
+
+
+def test_a_held_tensor_moved_where_it_is_used_moves_once(tmp_path):
+    # `if self._freqs.device != x.device: self._freqs = ...`: what the branch stores is kept,
+    # so the next test finds it in place. The move in the branch (local reading) and the
+    # helper it calls (call graph) run once; a result not kept makes both run every call.
+    files = {
+        "srv/rope.py": """\
+            import torch
+            from torch import nn
+
+
+            def device_table(n: int, device):
+                return torch.tensor([float(i) for i in range(n)], device=device)
+
+
+            class Rope(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self._freqs = torch.zeros(4)
+                    self._scale = torch.zeros(4)
+
+                def forward(self, x: torch.Tensor):
+                    if self._freqs.device != x.device:
+                        self._freqs = device_table(4, x.device)
+                    if self._scale.dtype != x.dtype:
+                        self._scale = self._scale.to(x.device)
+                    return x * self._freqs * self._scale
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "srv/rope.py")
+    assert found[6][0] == "cold" and found[19][0] == "cold" and "first use" in found[19][1]
+    files["srv/rope.py"] = files["srv/rope.py"].replace("self._freqs = device_table(4, x.device)", "freqs = device_table(4, x.device)")
+    files["srv/rope.py"] = files["srv/rope.py"].replace("self._scale = self._scale.to(x.device)", "scale = self._scale.to(x.device)")
+    root = project(tmp_path / "proj2", files)
+    found = tiers(root, "srv/rope.py")
+    assert found[6][0] == "hot" and found[19][0] == "hot"

@@ -297,6 +297,9 @@ def _runs_once(stmt: ast.If, block: list[ast.stmt], filled: frozenset[str] = fro
     stored = _assigned(stmt.body)
     if _missing_key(test, stored, filled):
         return True
+    held = _held_where(test)
+    if held and held in stored:
+        return True  # `if self._x.device != d: self._x = self._x.to(d)`: moved once, kept there
     missing = _none_test(test)
     if missing is None:
         return False
@@ -323,6 +326,20 @@ def _runs_once(stmt: ast.If, block: list[ast.stmt], filled: frozenset[str] = fro
             # v.sizes != sizes: ...; T[k] = v`: a cache miss (or a stale entry) rebuilt
             return (looked_up + "[]") in stored
     return False
+
+
+def _held_where(test: ast.expr) -> str:
+    """`self._freqs` of `self._freqs.device != d` (`.dtype`, `.device.type`, `is not`), the
+    twin of synclint/analysis/tier.py's; "" otherwise."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in (ast.NotEq, ast.IsNot):
+        return ""
+    expr = test.left
+    if type(expr) is ast.Attribute and expr.attr == "type" and type(expr.value) is ast.Attribute:
+        expr = expr.value
+    if type(expr) is ast.Attribute and expr.attr in ("device", "dtype"):
+        held = _text(expr.value)
+        return held if held.startswith("self.") and held.count(".") == 1 else ""
+    return ""
 
 
 def _lookup_before(block: list[ast.stmt], stmt: ast.stmt, name: str) -> str | None:

@@ -352,8 +352,9 @@ def _small_statements(line: cst.CSTNode) -> Sequence[cst.BaseSmallStatement]:
 
 
 def _fills_what_it_tests(stmt: cst.If) -> bool:
-    """`if self._x is None: self._x = ...` and `if key not in self._table: self._table[key] =
-    ...`: the body stores the very thing the test found missing, so it runs once (per key)."""
+    """`if self._x is None: self._x = ...`, `if key not in self._table: self._table[key] =
+    ...` and `if self._x.device != d: self._x = self._x.to(d)`: the body stores the very
+    thing the test found missing (or elsewhere), so it runs once (per key, per device)."""
     test = stmt.test
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or stmt.orelse is not None:
         return False
@@ -362,6 +363,10 @@ def _fills_what_it_tests(stmt: cst.If) -> bool:
         missing, subscripted = _names(test.left), False
     elif isinstance(op, cst.NotIn):
         missing, subscripted = _names(right), True
+    elif isinstance(op, (cst.NotEqual, cst.IsNot)) and _held_where(test.left):
+        # `if self._freqs.device != x.device: self._freqs = self._freqs.to(x.device)`: a
+        # held tensor moved where it is used, kept there; the next test finds it in place.
+        missing, subscripted = _held_where(test.left), False
     else:
         return False
     if not missing.startswith("self."):
@@ -378,6 +383,16 @@ def _fills_what_it_tests(stmt: cst.If) -> bool:
                     if _names(stored) == missing:
                         return True
     return False
+
+
+def _held_where(expr: cst.BaseExpression) -> str:
+    """`self._freqs` of `self._freqs.device` / `.dtype` / `.device.type`; "" otherwise."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "type" and isinstance(expr.value, cst.Attribute):
+        expr = expr.value
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("device", "dtype"):
+        held = _names(expr.value)
+        return held if held.startswith("self.") and held.count(".") == 1 else ""
+    return ""
 
 
 def _alias_of_self(stmt: cst.If, block) -> str:
