@@ -27,13 +27,17 @@ class HostCopyReadback(Rule):
     In a chain such as `t.cpu().numpy()` only the copy (`.cpu()`) is reported. A plain
     `t.numpy()` is not: PyTorch converts only a tensor on the CPU and raises on a device
     tensor (`Tensor.numpy`: "If force is False (the default), the conversion is performed
-    only if the tensor is on the CPU"), so code that runs calls it on host tensors.
+    only if the tensor is on the CPU"), so code that runs calls it on host tensors. Measured
+    behind a queued 100 ms kernel (`bench/numpy_check.py`, docs/numpy-check.json, an H100,
+    torch 2.11): `t.numpy()` of a CUDA tensor raised `TypeError` in 0.2 ms without waiting;
+    `t.numpy(force=True)` and `t.cpu().numpy()` waited for the kernel (~100 ms).
 
     ## Why it stalls
     The copy is queued behind every kernel already on the stream, and the call returns only
     when the data has arrived: the host waits for the whole GPU queue to drain. Measured on
-    an H200: `.tolist()`, `.numpy()` and `.cpu()` each waited for a queued 40 ms kernel (stall
-    ratio ~1.0); `torch.cuda.set_sync_debug_mode` reports them.
+    an H200: `.tolist()` and `.cpu()` each waited for a queued 40 ms kernel (stall ratio
+    ~1.0); `torch.cuda.set_sync_debug_mode` reports them. `.numpy(force=True)`, the copy it
+    makes, waited too (an H100, below).
 
     ## Example
     ```python
