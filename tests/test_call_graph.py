@@ -2732,3 +2732,44 @@ def test_a_held_tensor_moved_where_it_is_used_moves_once(tmp_path):
     root = project(tmp_path / "proj2", files)
     found = tiers(root, "srv/rope.py")
     assert found[6][0] == "hot" and found[19][0] == "hot"
+
+
+def test_two_host_copies_read_through_locals_are_filled_once(tmp_path):
+    # `g = self._g_int`, `l = self._l_int`, then `if g is None or l is None:` reading the
+    # device counters and storing both copies: the readbacks (local) and the helper the
+    # branch calls (call graph) run once; a branch that stores nothing runs every call.
+    files = {
+        "srv/cache.py": """\
+            import torch
+
+
+            def read_both(g: torch.Tensor, l: torch.Tensor):
+                return int(g.item()), int(l.item())
+
+
+            class CausalCache:
+                def __init__(self):
+                    self.global_end = torch.zeros(1, device="cuda")
+                    self.local_end = torch.zeros(1, device="cuda")
+                    self.global_end_int = None
+                    self.local_end_int = None
+
+                def read_indices(self):
+                    global_end = self.global_end_int
+                    local_end = self.local_end_int
+                    if global_end is None or local_end is None:
+                        global_end, local_end = read_both(self.global_end, self.local_end)
+                        extra = int(self.global_end.item())
+                        self.global_end_int = global_end
+                        self.local_end_int = local_end
+                    return global_end, local_end
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "srv/cache.py")
+    assert found[5][0] == "cold" and found[20][0] == "cold"
+    files["srv/cache.py"] = files["srv/cache.py"].replace(
+        "                        self.global_end_int = global_end\n                        self.local_end_int = local_end\n", "")
+    root = project(tmp_path / "proj2", files)
+    found = tiers(root, "srv/cache.py")
+    assert found[5][0] != "cold" and found[20][0] != "cold"

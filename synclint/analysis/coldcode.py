@@ -228,6 +228,23 @@ def _previous(block: list[ast.stmt], stmt: ast.stmt) -> ast.stmt | None:
     return None
 
 
+def _binding_above(block: list[ast.stmt], stmt: ast.stmt, name: str) -> ast.stmt | None:
+    """The assignment of `name` in the run of plain one-target assignments just above `stmt`
+    (`g = self._g`, `l = self._l`, then `if g is None or l is None:`); else the statement
+    just above (the twin of synclint/analysis/tier.py's `_alias_of_self`)."""
+    before = []
+    for sibling in block:
+        if sibling is stmt:
+            break
+        before.append(sibling)
+    for sibling in reversed(before):
+        if type(sibling) is not ast.Assign or len(sibling.targets) != 1 or type(sibling.targets[0]) is not ast.Name:
+            break
+        if sibling.targets[0].id == name:
+            return sibling
+    return before[-1] if before else None
+
+
 def _none_test(test: ast.expr) -> ast.expr | None:
     """`x is None` (also the left of `x is None or ...`, grown on demand): x."""
     if type(test) is ast.BoolOp and type(test.op) is ast.Or:
@@ -253,7 +270,7 @@ def _held(missing: ast.expr, stmt: ast.If, block: list[ast.stmt]) -> str:
     """What the test of `stmt` finds missing, as written: the attribute a local stands for
     where it is bound just before (`x = self.meta.x; if x is None:`)."""
     if type(missing) is ast.Name:
-        previous = _previous(block, stmt)
+        previous = _binding_above(block, stmt, missing.id)
         if type(previous) is ast.Assign and len(previous.targets) == 1 and _text(previous.targets[0]) == missing.id:
             if type(previous.value) is ast.Attribute:
                 return _text(previous.value)
@@ -312,7 +329,7 @@ def _runs_once(stmt: ast.If, block: list[ast.stmt], filled: frozenset[str] = fro
         stem = missing.attr.strip("_")
         return any(stem and stem in called and _INIT_WORD.search(called.lower()) for called in _called(stmt.body))
     if type(missing) is ast.Name:
-        previous = _previous(block, stmt)
+        previous = _binding_above(block, stmt, name)
         if type(previous) is ast.Assign and len(previous.targets) == 1 and _text(previous.targets[0]) == name:
             value = previous.value
             if type(value) is ast.Attribute and _text(value).startswith("self.") and _text(value) in stored:

@@ -410,20 +410,26 @@ def _alias_of_self(stmt: cst.If, block) -> str:
         and isinstance(block, cst.IndentedBlock)
     ):
         return ""
-    previous = None
+    before = []
     for sibling in block.body:
         if sibling is stmt:
             break
-        previous = sibling
-    if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
-        return ""
-    assign = previous.body[0]
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
-        return ""
-    stored = _names(assign.value)
-    if assign.targets[0].target.value != test.left.value or not stored.startswith("self.") or "(" in stored or "[" in stored:
-        return ""
-    return stored
+        before.append(sibling)
+    # The run of plain assignments just above the test (`g = self._g`, `l = self._l`, then
+    # `if g is None or l is None:`): the one that binds the tested name.
+    for previous in reversed(before):
+        if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
+            return ""
+        assign = previous.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+            return ""
+        if assign.targets[0].target.value != test.left.value:
+            continue
+        stored = _names(assign.value)
+        if not stored.startswith("self.") or "(" in stored or "[" in stored:
+            return ""
+        return stored
+    return ""
 
 
 def _on_a_step_object(stmt: cst.If, block) -> bool:
