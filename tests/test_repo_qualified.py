@@ -694,19 +694,19 @@ LENGTH_BUILDER = """\
 
         def build_host(self, seq_lens_cpu: torch.Tensor):
             seq_lens_cpu = rank_local_lens(seq_lens_cpu, self.world_size, self.rank)
-            return seq_lens_cpu.numpy()
+            return seq_lens_cpu.tolist()
 
         def build_device(self, query_start_loc: torch.Tensor, seq_lens_cpu: torch.Tensor):
             seq_lens = seq_lens_cpu.to(self.device, non_blocking=True)
             local = rank_local_lens(seq_lens, self.world_size, self.rank)
-            return local.numpy()
+            return local.tolist()
     """
 
 
 def test_a_helper_made_of_its_arguments_alone_gives_each_call_its_own_place(tmp_path):
     # `rank_local_lens()` returns arithmetic of its arguments only: called with host lengths
-    # its result is on the host (`.numpy()` is free), with device lengths on the device
-    # (`.numpy()` copies back and waits), whatever other calls pass it.
+    # its result is on the host (`.tolist()` is free), with device lengths on the device
+    # (`.tolist()` copies back and waits), whatever other calls pass it.
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/lens.py": LENGTH_UTILS, "pkg/builder.py": LENGTH_BUILDER})
     facts = repo.build(root, use_cache=False)
     assert facts.passes("rank_local_lens") == ((2, "rank"), (0, "seq_lens"), (1, "world_size"))
