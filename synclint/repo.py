@@ -3229,10 +3229,11 @@ def find_root(paths) -> Path | None:
             roots.append(Path(marked))
         else:
             installed = _installed_top(current)
+            top = _package_top(str(current)) if installed is None else ""
             if installed is not None:  # a package (namespace packages too) in site-packages
                 roots.append(installed)
-            elif _package_top(str(current)):  # the top of the package the path is in
-                roots.append(Path(_package_top(str(current))))
+            elif top:  # the top of the package the path is in
+                roots.append(Path(top))
             elif not is_file:
                 roots.append(current)
     if not roots:

@@ -681,7 +681,8 @@ def platform_fields(class_node: ast.ClassDef) -> dict[str, tuple]:
     found: dict[str, tuple | None] = {}
     bound: dict[int, ast.expr] = {}  # id of a `self.x = flag` value -> what `flag` was bound to in its function
     for func in ast.walk(class_node):
-        if type(func) in (ast.FunctionDef, ast.AsyncFunctionDef):
+        if type(func) in (ast.FunctionDef, ast.AsyncFunctionDef) and any(
+                type(node) is ast.Assign and type(node.value) is ast.Name for node in ast.walk(func)):
             values: dict[str, ast.expr] = {}
             counts: Counter = Counter()
             for node in ast.walk(func):
