@@ -228,21 +228,17 @@ def _previous(block: list[ast.stmt], stmt: ast.stmt) -> ast.stmt | None:
     return None
 
 
-def _binding_above(block: list[ast.stmt], stmt: ast.stmt, name: str) -> ast.stmt | None:
+def _binding_above(block: list[ast.stmt], stmt: ast.stmt, name: str) -> ast.Assign | None:
     """The assignment of `name` in the run of plain one-target assignments just above `stmt`
-    (`g = self._g`, `l = self._l`, then `if g is None or l is None:`); else the statement
-    just above (the twin of synclint/analysis/tier.py's `_alias_of_self`)."""
-    before = []
-    for sibling in block:
-        if sibling is stmt:
-            break
-        before.append(sibling)
-    for sibling in reversed(before):
+    (`g = self._g`, `l = self._l`, then `if g is None or l is None:`), or None (the twin of
+    synclint/analysis/tier.py's `_alias_of_self`)."""
+    index = next((i for i, sibling in enumerate(block) if sibling is stmt), 0)
+    for sibling in reversed(block[:index]):
         if type(sibling) is not ast.Assign or len(sibling.targets) != 1 or type(sibling.targets[0]) is not ast.Name:
-            break
+            return None
         if sibling.targets[0].id == name:
             return sibling
-    return before[-1] if before else None
+    return None
 
 
 def _none_test(test: ast.expr) -> ast.expr | None:
