@@ -624,9 +624,35 @@ def _registered(text: str) -> set[str]:
     return out
 
 
+# A comment, or a string literal with its prefix (`f"..."`, `r"""..."""`) and its body.
+_PROSE = re.compile(
+    r"""#[^\n]*|(?P<prefix>[rRbBuUfF]{0,2})(?:"{3}(?P<long>(?:[^\\"]+|\\.|"(?!""))*)"{3}"""
+    r"""|'{3}(?P<long2>(?:[^\\']+|\\.|'(?!''))*)'{3}|"(?P<short>(?:[^\\"\n]+|\\.)*)"|'(?P<short2>(?:[^\\'\n]+|\\.)*)')""",
+    re.S,
+)
+# A string that may name a function (`getattr(obj, "prefill")`, `"pkg.mod:main"`, `__all__`).
+_NAME_STRING = re.compile(r"[A-Za-z_][\w.:]*")
+
+
+def _prose_blanked(match: re.Match) -> str:
+    whole = match.group(0)
+    if whole[0] == "#" or "f" in match.group("prefix").lower():
+        return "" if whole[0] == "#" else whole
+    body = match.group("long") or match.group("long2") or match.group("short") or match.group("short2") or ""
+    return whole if _NAME_STRING.fullmatch(body) else "\n" * body.count("\n")
+
+
+def _without_prose(text: str) -> str:
+    """The text with what cannot call a function blanked (its lines kept): comments, and
+    strings that are not a name or a dotted path (docstrings, messages). A formatted
+    string keeps its words (`f"{self.stats()}"` calls), and so does a name's string."""
+    return _PROSE.sub(_prose_blanked, text)
+
+
 def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...]:
     """The words of a module that may name a function of the repository, sorted: every word
-    of the text (code, strings, comments: more words only make fewer functions look unused),
+    of its code and of the strings that are a name (`_without_prose`: not its comments,
+    docstrings or messages, which call nothing),
     less a function's name where its `def` lines are its only mentions in the module and it
     has no decorator (with the parsed `tree`: nor where the others are in its own body, a
     recursive call or `f.cache`, or set an attribute of it at module level, `f.cache = {}`),
@@ -634,6 +660,8 @@ def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...
     keywords are left out. With the `tree`, a name the module only imports and re-exports
     (`from .factory import create_pool` and `__all__`) is left out too: a package's public
     name, which users call and the repository need not."""
+    source = text
+    text = _without_prose(text)
     words = _WORD.findall(text)
     seen = set(words)
     defined = _DEF_NAME.findall(text)
@@ -653,13 +681,13 @@ def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...
     # task's name).
     looking = _lookup_lines(tree) if tree is not None else None
     starts = line_starts(text) if looking is not None else None
-    for match in _FORMAT_PREFIX.finditer(text):
+    for match in _FORMAT_PREFIX.finditer(source):
         start = match.group(1)
         if len(start) < _MIN_PREFIX:
             continue
         if looking is not None and bisect_right(starts, match.start()) not in looking:
             continue
-        whole = _FORMAT_NAME.match(text, match.start())  # the whole string is a name's parts
+        whole = _FORMAT_NAME.match(source, match.start())  # the whole string is a name's parts
         end = whole.group(3).rpartition("}")[2] if whole is not None else ""  # what follows its last field
         found.add(start + NAME_PREFIX + end)
     return tuple(sorted(found))
@@ -734,23 +762,33 @@ def _reexported_only(text: str, tree: ast.Module, counts: Counter) -> set[str]:
 
 
 def _own_mentions(text: str, tree: ast.Module) -> dict[str, int]:
-    """For each module-level function without decorators (defined once), how many times the
-    module's words name it from its own definition (its `def` line and body) and from
-    module-level statements that only set its attributes (`f.cache = {}`): the mentions that
-    never call it from elsewhere."""
+    """For each function without decorators (module-level, defined once; or methods of the
+    module's classes, every definition of the name), how many times the module's words name
+    it from its own definitions (`def` lines and bodies: a recursive call, a method that
+    hands the call on to another object's method of its name) and from module-level
+    statements that only set a module-level function's attributes (`f.cache = {}`): the
+    mentions that never call it from elsewhere."""
     lines = text.splitlines()
     functions = {}
+    methods: dict[str, list] = {}
     for node in tree.body:
         if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and not node.decorator_list:
             functions[node.name] = None if node.name in functions else node
+        elif type(node) is ast.ClassDef:
+            for member in node.body:
+                if type(member) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                    methods.setdefault(member.name, []).append(None if member.decorator_list else member)
     found: dict[str, int] = {}
 
     def mentions(name: str, start: int, end: int) -> int:
         return sum(1 for line in lines[start - 1:end] for word in _WORD.findall(line) if word == name)
 
     for name, node in functions.items():
-        if node is not None:
+        if node is not None and name not in methods:
             found[name] = mentions(name, node.lineno, node.end_lineno or node.lineno)
+    for name, nodes in methods.items():
+        if name not in functions and None not in nodes:
+            found[name] = sum(mentions(name, node.lineno, node.end_lineno or node.lineno) for node in nodes)
     for node in tree.body:
         if type(node) is not ast.Assign or not all(type(t) is ast.Attribute and type(t.value) is ast.Name for t in node.targets):
             continue
@@ -2348,7 +2386,7 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
     if state is not None:
         state.update(summaries=summaries, asm=asm, value0=value0, value=value, mirrored=mirrored)
     orphans = (
-        unused(call_graph.functions, (summary[6] for summary in summaries.values()))
+        unused(call_graph.functions | closed_methods(call_graph.methods, types), (summary[6] for summary in summaries.values()))
         if len(summaries) >= MIN_MODULES_FOR_UNUSED
         else frozenset()
     )
@@ -2379,7 +2417,7 @@ _ENTRY_NAMES = frozenset({"main"})
 
 
 def unused(functions, references) -> frozenset[str]:
-    """The functions (module-level, by name) that no module's words name (`name_references`),
+    """The functions (module-level, by name; methods, `Cls.m`, by their name) that no module's words name (`name_references`),
     nor a formatted string's start (`getattr(module, f"decode_{backend}")`), and end where
     the string has one (`f"get_{modality}_feature"` names `get_image_feature`, not `get_rank`)."""
     named: set[str] = set()
@@ -2392,9 +2430,44 @@ def unused(functions, references) -> frozenset[str]:
                 named.add(word)
     return frozenset(
         f for f in functions
-        if f not in named and f not in _ENTRY_NAMES and not f.startswith("__")
-        and not any(f.startswith(start) and f.endswith(end) for start, end in prefixes)
+        if (bare := f.rpartition(".")[2]) not in named and bare not in _ENTRY_NAMES and not bare.startswith("__")
+        and not any(bare.startswith(start) and bare.endswith(end) for start, end in prefixes)
     )
+
+
+# Bases of a class that call none of its methods by name: a class whose lineage holds only
+# the repository's classes, these and PyTorch's bases (`FRAMEWORK_CALLED_METHODS`) runs its
+# other methods only where the repository calls them.
+_INERT_BASES = frozenset({"ABC", "Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "NamedTuple", "TypedDict", "Exception"})
+_ANY = None  # a base from elsewhere, which may call any method by a protocol of its own
+
+
+def closed_methods(methods: dict, types: _Types) -> set[str]:
+    """The methods (`Cls.m`) that nothing outside the repository calls by a protocol of its
+    own: every base of `Cls`, and every base of those, is a class of the repository, one
+    that calls no method by name (`_INERT_BASES`), or a PyTorch base that calls `m` by no
+    name of its (`nn.Module` calls `forward`, not `prefill_audio_ids`). Such a method that
+    no module names (`unused`) is code nothing runs."""
+    called: dict[str, frozenset | None] = {}
+
+    def outside(cls: str) -> frozenset | None:
+        if cls in called:
+            return called[cls]
+        called[cls] = _ANY  # a cycle of bases: anything
+        generic = types.field_types.get((cls, GENERIC_BASES)) or ""
+        names: set[str] = set()
+        for base in (*types.bases.get(cls, ()), *filter(None, generic.split(","))):
+            if base in _INERT_BASES:
+                continue
+            found = outside(base) if types.is_class(base) else api.FRAMEWORK_CALLED_METHODS.get(base, _ANY)
+            if found is _ANY:
+                return _ANY
+            names.update(found)
+        called[cls] = frozenset(names)
+        return called[cls]
+
+    return {f"{cls}.{name}" for name, classes in methods.items() for cls in classes
+            if types.is_class(cls) and (found := outside(cls)) is not _ANY and name not in found}
 
 
 def _assemble(summaries: dict[str, tuple]) -> tuple:
@@ -5039,8 +5112,9 @@ class _CallGraphTiers:
         return base
 
     def _entries(self, name: str) -> frozenset[str] | None:
-        """The functions without callers that every way into `name` starts at (`name` itself
-        when nothing calls it), or None when a hot root reaches it or the search is too big."""
+        """The functions without callers (but themselves) that every way into `name` starts
+        at (`name` itself when nothing calls it), or None when a hot root reaches it or the
+        search is too big."""
         seen = {name}
         queue = [name]
         entries = set()
@@ -5048,6 +5122,8 @@ class _CallGraphTiers:
             current = queue.pop()
             empty = True
             for caller, _ in self._ways_in(current):
+                if caller == current:  # a recursive call, or one handed on to the namesake of another object
+                    continue
                 empty = False
                 if self._is_hot(caller):
                     return None

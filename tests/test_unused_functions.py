@@ -166,11 +166,11 @@ def test_an_edit_that_names_the_function_is_seen_without_a_whole_solve(tmp_path,
     assert after.orphans < facts.orphans
 
 
-def test_a_comment_that_names_the_function_is_read_without_solving_again(tmp_path, monkeypatch):
+def test_a_string_that_names_the_function_is_read_without_solving_again(tmp_path, monkeypatch):
     root, facts = _indexed_project(tmp_path)
     assert "gptq_pack" in facts.orphans
-    # The summary's flows are the same: only its words changed.
-    (root / "engine/tools.py").write_text("def nothing():\n    return 0\n# gptq_pack: kept for the packing tests\n")
+    # The summary's flows are the same: only its words changed (a name a lookup may use).
+    (root / "engine/tools.py").write_text('def nothing():\n    return 0\n\n\nKEPT = ("gptq_pack",)\n')
 
     def solved(*args, **kwargs):
         raise AssertionError("solved again")
@@ -180,6 +180,15 @@ def test_a_comment_that_names_the_function_is_read_without_solving_again(tmp_pat
     after = repo.build(root, use_cache=True)
     assert "gptq_pack" not in after.orphans
     assert after.fingerprint != facts.fingerprint
+
+
+def test_a_comment_or_a_docstring_names_nothing(tmp_path, monkeypatch):
+    root, facts = _indexed_project(tmp_path)
+    (root / "engine/tools.py").write_text(
+        'def nothing():\n    """Unlike gptq_pack(), returns zero."""\n    return 0\n# gptq_pack: kept for the packing tests\n'
+        'MESSAGE = "call gptq_pack first"\n')
+    after = repo.build(root, use_cache=True)
+    assert "gptq_pack" in after.orphans
 
 
 def test_a_comment_that_names_nothing_new_keeps_the_facts_as_they_were(tmp_path, monkeypatch):
@@ -215,7 +224,7 @@ UNWIRED = {
 
 
         class SparseCoordinator:
-            # Hooks: attention_begin(...) and attention_end(...) around each layer.
+            HOOKS = ("attention_begin", "attention_end")  # around each layer
             def __init__(self, config):
                 self.algorithm = Algorithm(config)
 
@@ -256,3 +265,86 @@ def test_a_subsystem_only_an_exported_factory_builds_is_cold(tmp_path):
         """}
     root = project(tmp_path / "wired", {**FILLER, **wired})
     assert tiers(root, "engine/sparsity/algorithm.py")[10][0] == "hot"
+
+
+# A compaction method of an allocator (a class of the repository, with no base from
+# elsewhere) and a debugging oracle of an `nn.Module`: nothing in the repository calls them;
+# their docstrings and comments name them, which calls nothing.
+ALLOCATOR = """\
+    import torch
+    from torch import nn
+
+
+    class PagedAllocator:
+        \"\"\"Pages move only on demand, via `compact_holes`.\"\"\"
+
+        def __init__(self, device):
+            self.free_pages = torch.arange(64, device=device)
+
+        def alloc(self, n):
+            return self.free_pages[:n]
+
+        def compact_holes(self):
+            pages = self.free_pages.tolist()
+            return sorted(pages)
+
+
+    class Indexer(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+        def naive_topk(self, x):
+            # naive_topk: a reference for the unit tests
+            return x.nonzero()
+    """
+
+
+def test_a_method_nothing_names_is_cold_where_no_base_from_elsewhere_may_call_it(tmp_path):
+    root = project(tmp_path / "proj", {**FILLER, "engine/alloc.py": ALLOCATOR,
+                                       "engine/use.py": "def grab(a):\n    return a.alloc(4)\n\n\nVALUE = grab\n"})
+    found = tiers(root, "engine/alloc.py")
+    assert found[15] == ("cold", "reached only from `PagedAllocator.compact_holes()`, which nothing in the repository calls "
+                                 "or names (code for tests or users, not serving)")
+    assert found[25][0] == "cold" and "Indexer.naive_topk" in found[25][1]
+    # A wrapper that hands the call on to the allocator's method of its name, which nothing
+    # calls either, names it no more than a recursive call does.
+    wrapper = "class Pool:\n    def __init__(self, inner):\n        self.inner = inner\n\n" \
+              "    def compact_holes(self):\n        return self.inner.compact_holes()\n"
+    root = project(tmp_path / "wrapped", {**FILLER, "engine/alloc.py": ALLOCATOR, "engine/pool.py": wrapper})
+    assert tiers(root, "engine/alloc.py")[15][0] == "cold"
+
+
+def test_a_method_named_in_code_or_maybe_called_by_a_base_from_elsewhere_is_not(tmp_path):
+    named = {  # a call, and a lookup by a string that is the name
+        "engine/use.py": "def tidy(a):\n    return a.compact_holes()\n\n\nVALUE = tidy\n",
+        "engine/lookup.py": "def tidy(a):\n    return getattr(a, 'compact_holes')()\n\n\nVALUE = tidy\n",
+    }
+    for name, text in named.items():
+        root = project(tmp_path / name.replace("/", "_"), {**FILLER, "engine/alloc.py": ALLOCATOR, name: text})
+        assert tiers(root, "engine/alloc.py")[15][0] == "unknown", name
+    # A base from a library may call any method by a protocol of its own (a thread's `run`,
+    # a framework's hooks); PyTorch's `nn.Module` calls its own names (`get_extra_state`).
+    threaded = ALLOCATOR.replace("class PagedAllocator:", "class PagedAllocator(threading.Thread):").replace(
+        "import torch\n", "import threading\n    import torch\n", 1).replace("def naive_topk", "def get_extra_state")
+    root = project(tmp_path / "threaded", {**FILLER, "engine/alloc.py": threaded})
+    found = tiers(root, "engine/alloc.py")
+    assert found[16][0] == "unknown" and found[26][0] == "unknown"
+
+
+def test_prose_is_blanked_and_the_lines_are_kept():
+    text = (
+        'def a():\n'
+        '    """Calls b_fn and c_fn,\n    over two lines."""\n'
+        '    x = "c_fn"  # calls d_fn\n'
+        '    y = f"{e_fn()} and text"\n'
+        "    z = 'a message naming g_fn'\n"
+        "    return 'pkg.mod:i_fn' + \"#not_a_comment j_fn\" + 'it\\'s k_fn'\n"
+    )
+    kept = repo._without_prose(text)
+    assert kept.count("\n") == text.count("\n")
+    words = set(repo.name_references(text))
+    assert {"c_fn", "e_fn", "i_fn"} <= words
+    assert {"b_fn", "d_fn", "g_fn", "j_fn", "k_fn"}.isdisjoint(words)
+    # A line continued inside a string is still one string.
+    continued = 'x = f"a = {a_fn()} \\\n    and more"\ny = "b_fn \\\n  and more"\n'
+    assert repo._without_prose(continued) == 'x = f"a = {a_fn()} \\\n    and more"\ny = \n\n'

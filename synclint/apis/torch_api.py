@@ -275,3 +275,20 @@ PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 # torch.<name>(...) whose tensor operands must be on one device (a CPU tensor of more than
 # zero dimensions beside a CUDA tensor raises): a device operand places the others.
 SAME_DEVICE_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "minimum", "maximum", "where"})
+
+# PyTorch base classes and the methods of a subclass they call themselves (`torch.nn.Module`
+# calls `forward`, `extra_repr`, its state-dict hooks; `autograd.Function` its `forward`,
+# `backward`, `setup_context`, `jvp`, `vmap`): a subclass's method of another name runs only
+# where the repository calls it. By last name, as the repository's class table keeps bases.
+FRAMEWORK_CALLED_METHODS = {
+    base: frozenset({
+        "forward", "extra_repr", "_load_from_state_dict", "_save_to_state_dict", "_apply", "_get_name",
+        "get_extra_state", "set_extra_state", "train", "eval", "to", "cuda", "cpu", "half", "float", "double",
+        "bfloat16", "state_dict", "load_state_dict", "parameters", "named_parameters", "buffers", "named_buffers",
+        "children", "named_children", "modules", "named_modules", "apply", "zero_grad", "requires_grad_",
+        "reset_parameters", "_conv_forward", "__len__", "__iter__", "__getitem__",
+    })
+    for base in ("Module", "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict")
+}
+FRAMEWORK_CALLED_METHODS["Function"] = frozenset(
+    {"forward", "backward", "setup_context", "jvp", "vjp", "vmap", "generate_vmap_rule", "apply"})
