@@ -680,7 +680,7 @@ def name_references(text: str, tree: ast.Module | None = None) -> tuple[str, ...
     # tree, neither does a string no lookup by name is given (`f"create_{response.id}"`, a
     # task's name).
     looking = _lookup_lines(tree) if tree is not None else None
-    starts = line_starts(text) if looking is not None else None
+    starts = line_starts(source) if looking is not None else None
     for match in _FORMAT_PREFIX.finditer(source):
         start = match.group(1)
         if len(start) < _MIN_PREFIX:

@@ -64,6 +64,10 @@ def test_a_function_named_as_a_callback_a_string_or_a_format_prefix_is_used(tmp_
         "engine/register.py": "from engine.quant.packing import gptq_pack\n\nHANDLERS = {'gptq': gptq_pack}\n",
         # a lookup by a formatted string: `getattr(module, f"gptq_{kind}")`
         "engine/dispatch.py": "import importlib\n\n\ndef run(kind, w, bits):\n    return getattr(importlib.import_module('engine.quant.packing'), f\"gptq_{kind}\")(w, bits)\n",
+        # the same below a docstring and comments (prose the words leave out)
+        "engine/dispatch_doc.py": '"""Dispatch by kind.\n\nPacks weights.\n"""\nimport importlib  # the packers\n\n\n'
+                                  "def run(kind, w, bits):\n    # pick the packer\n"
+                                  "    return getattr(importlib.import_module('engine.quant.packing'), f\"gptq_{kind}\")(w, bits)\n",
     }
     for name, text in callers.items():
         root = project(tmp_path / name.replace("/", "_"), {**FILLER, "engine/quant/packing.py": PACKING, name: text})
