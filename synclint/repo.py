@@ -5114,10 +5114,12 @@ class _CallGraphTiers:
     def _entries(self, name: str) -> frozenset[str] | None:
         """The functions without callers (but themselves) that every way into `name` starts
         at (`name` itself when nothing calls it), or None when a hot root reaches it or the
-        search is too big."""
+        search is too big. Where the ways in only go round (wrappers of one name handing the
+        call on to each other's namesakes) and no cold root calls in, every function on them."""
         seen = {name}
         queue = [name]
         entries = set()
+        closed = True  # no cold root calls in
         while queue:
             current = queue.pop()
             empty = True
@@ -5127,7 +5129,10 @@ class _CallGraphTiers:
                 empty = False
                 if self._is_hot(caller):
                     return None
-                if caller in seen or self._is_cold(caller):
+                if caller in seen:
+                    continue
+                if self._is_cold(caller):
+                    closed = False
                     continue
                 seen.add(caller)
                 if len(seen) > _MAX_VISITED:
@@ -5135,7 +5140,7 @@ class _CallGraphTiers:
                 queue.append(caller)
             if empty:
                 entries.add(current)
-        return frozenset(entries)
+        return frozenset(entries or (seen if closed else ()))
 
     def _search(self, name: str):
         """Hot when a hot root reaches `name` through resolved calls; else, through every

@@ -316,6 +316,16 @@ def test_a_method_nothing_names_is_cold_where_no_base_from_elsewhere_may_call_it
               "    def compact_holes(self):\n        return self.inner.compact_holes()\n"
     root = project(tmp_path / "wrapped", {**FILLER, "engine/alloc.py": ALLOCATOR, "engine/pool.py": wrapper})
     assert tiers(root, "engine/alloc.py")[15][0] == "cold"
+    # Two such wrappers hand the call on to each other's namesakes too (by name): the ways in
+    # only go round, and nothing outside them calls in.
+    other = wrapper.replace("class Pool:", "class HybridPool:")
+    root = project(tmp_path / "wrapped2", {**FILLER, "engine/alloc.py": ALLOCATOR, "engine/pool.py": wrapper, "engine/hybrid.py": other})
+    assert tiers(root, "engine/alloc.py")[15][0] == "cold"
+    # One outside call of the name keeps it: `a.compact_holes()` in a function the repository uses.
+    caller = "def tidy(a):\n    return a.compact_holes()\n\n\nVALUE = tidy\n"
+    root = project(tmp_path / "wrapped3", {**FILLER, "engine/alloc.py": ALLOCATOR, "engine/pool.py": wrapper, "engine/hybrid.py": other,
+                                            "engine/use.py": caller})
+    assert tiers(root, "engine/alloc.py")[15][0] == "unknown"
 
 
 def test_a_method_named_in_code_or_maybe_called_by_a_base_from_elsewhere_is_not(tmp_path):
