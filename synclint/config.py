@@ -128,6 +128,9 @@ DEFAULT_COLD_FUNCTIONS = (
     "_warm*",
     "warm_*",
     "*prewarm*",
+    # Compiling kernels ahead of the first step (`precompile_recompute_w_u_kernel`): warm-up.
+    "precompile*",
+    "_precompile*",
     "*profile*",
     "*capture*",
     "*autotune*",

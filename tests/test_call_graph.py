@@ -2281,10 +2281,10 @@ def test_code_after_an_early_return_unless_a_rare_phase_is_cold(tmp_path):
     }
     root = project(tmp_path / "proj", files)
     found = tiers(root, "engine/runner.py")
-    after = "after `if not ElasticState.is_scaling(): return`: runs only while debugging, profiling, warming up or scaling"
+    after = "after `if not ElasticState.is_scaling(): return`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph"
     assert found[21] == ("cold", after)
     assert found[22] == ("cold", after)
-    assert found[28] == ("cold", "in a branch of `batch.is_warmup`: runs only while debugging, profiling, warming up or scaling")
+    assert found[28] == ("cold", "in a branch of `batch.is_warmup`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph")
     for row in (30, 32, 35):
         assert found[row][0] == "hot", (row, found[row])
     called = tiers(root, "engine/elastic.py")

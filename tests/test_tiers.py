@@ -114,6 +114,12 @@ CASES = [
                 logits = torch.zeros(2, 8, device="cuda")
                 return int(logits.argmax(-1).max().item())
     """, "cold", "*prewarm*"),
+    ("precompile-cold", """
+        import torch
+        def precompile_recompute_kernel(device):
+            x = torch.zeros(4, device=device)
+            return x.sum().item()
+    """, "cold", "precompile*"),
     ("cached-property-cold", """
         import torch
         from functools import cached_property
@@ -316,6 +322,39 @@ CASES = [
                 assert value.sum().item() == 0
             return value
     """, "cold", "runs only while debugging"),
+    ("graph-capture-branch-cold", """
+        import torch
+        class Backend:
+            def init_forward_metadata_out_graph(self, batch, in_capture: bool = False):
+                seq_lens = batch.seq_lens.cuda()
+                if in_capture:
+                    return seq_lens.sum().item()
+                return None
+    """, "cold", "runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph"),
+    ("current-stream-capturing-branch-cold", """
+        import torch
+        def plan(lens: torch.Tensor):
+            lens = lens.cuda()
+            if torch.cuda.is_current_stream_capturing():
+                return int(lens.max().item())
+            return 0
+    """, "cold", "runs only while debugging"),
+    ("not-capturing-branch-is-not-cold", """
+        import torch
+        def plan(lens: torch.Tensor, in_capture: bool = False):
+            lens = lens.cuda()
+            if not in_capture:
+                return int(lens.max().item())
+            return 0
+    """, "unknown", "no signal"),
+    ("capture-hidden-mode-is-not-a-capture", """
+        import torch
+        def keep(hidden: torch.Tensor, capture_hidden_mode):
+            hidden = hidden.cuda()
+            if capture_hidden_mode:
+                return int(hidden.max().item())
+            return 0
+    """, "unknown", "no signal"),
     ("canary-switch-cold", """
         import torch
         class Batch:

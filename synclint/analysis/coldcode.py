@@ -110,11 +110,14 @@ def thread_targets(text: str) -> frozenset[str]:
 # or checksum of transferred data (`X_KV_CANARY_ENABLE_TOKEN_ORACLE`, `enable_kv_checksum`),
 # and a test-only mode (`X_ENABLE_MM_COMPARISON_TEST`, `test_mode`).
 _DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling|sanity|invariants|canary|checksum|checksums|test)(_|$)")
-# A predicate of a rare phase, by its whole name: a warm-up request or run (`batch.is_warmup`)
-# or an elastic scale-up or scale-down in progress (`StateManager.is_scaling()`), the phases
-# the default cold functions name (`*warmup*`, `*scale_up*`). Only these exact forms: not
-# `warmup_done` (true in the steady state) nor `rope_scaling` (a model option).
-_PHASE_PREDICATE = re.compile(r"^_*(is|in)_(warmup|warm_up|warming_up|scaling)$")
+# A predicate of a rare phase, by its whole name: a warm-up request or run (`batch.is_warmup`),
+# an elastic scale-up or scale-down in progress (`StateManager.is_scaling()`) or a CUDA graph
+# being captured (`if in_capture:`, `torch.cuda.is_current_stream_capturing()`), the phases
+# the default cold functions name (`*warmup*`, `*scale_up*`, `capture*`). Only these exact
+# forms: not `warmup_done` (true in the steady state), `rope_scaling` (a model option) nor
+# `capture_hidden_mode` (what a step keeps).
+_PHASE_PREDICATE = re.compile(
+    r"^_*(is|in)_(warmup|warm_up|warming_up|scaling|capture|capturing|graph_capture|cuda_graph_capture|current_stream_capturing)$")
 _INIT_WORD = re.compile(r"(^|_)(init|initialize|initialise|setup|build|create|compute|load)(_|$)")
 
 
@@ -123,7 +126,7 @@ def debug_word(text: str) -> bool:
     profiling (`debug`, `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `DEBUG`, `is_profile`,
     `X_CHECK_INVARIANTS`, `sanity_check`, `X_KV_CANARY_...`, `enable_kv_checksum`,
     `X_COMPARISON_TEST`; not `debugger`, `profiler`, `batch_invariant`, `latest`), a warm-up
-    or an elastic scaling (`is_warmup`, `is_scaling`)."""
+    an elastic scaling or a CUDA graph capture (`is_warmup`, `is_scaling`, `in_capture`)."""
     low = text.lower()
     return bool(_DEBUG_WORD.search(low) or _PHASE_PREDICATE.match(low))
 

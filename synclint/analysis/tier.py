@@ -704,7 +704,7 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                 return TierVerdict(Tier.COLD, "initialises a value on first use (`if self._x is None: self._x = ...`): runs once")
             debug = _debug_test(node.test)
             if (debug is True and in_body) or (debug is False and in_else):
-                return TierVerdict(Tier.COLD, f"in a branch of `{_names(node.test)}`: runs only while debugging, profiling, warming up or scaling")
+                return TierVerdict(Tier.COLD, f"in a branch of `{_names(node.test)}`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph")
             if in_body and _periodic(node):
                 return TierVerdict(Tier.COLD, "in a branch that runs once every N calls (a step counter it tests and resets, or `step % N == 0`)")
         elif isinstance(node, cst.IndentedBlock) and i > start:
@@ -723,7 +723,7 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                 if _rare_phase_return(sibling):
                     return TierVerdict(
                         Tier.COLD,
-                        f"after `if {_names(sibling.test)}: return`: runs only while debugging, profiling, warming up or scaling",
+                        f"after `if {_names(sibling.test)}: return`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph",
                     )
     return None
 
