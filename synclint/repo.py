@@ -636,8 +636,10 @@ _NAME_STRING = re.compile(r"[A-Za-z_][\w.:]*")
 
 def _prose_blanked(match: re.Match) -> str:
     whole = match.group(0)
-    if whole[0] == "#" or "f" in match.group("prefix").lower():
-        return "" if whole[0] == "#" else whole
+    if whole[0] == "#":
+        return ""
+    if "f" in match.group("prefix").lower():
+        return whole
     body = match.group("long") or match.group("long2") or match.group("short") or match.group("short2") or ""
     return whole if _NAME_STRING.fullmatch(body) else "\n" * body.count("\n")
 
@@ -2417,8 +2419,8 @@ _ENTRY_NAMES = frozenset({"main"})
 
 
 def unused(functions, references) -> frozenset[str]:
-    """The functions (module-level, by name; methods, `Cls.m`, by their name) that no module's words name (`name_references`),
-    nor a formatted string's start (`getattr(module, f"decode_{backend}")`), and end where
+    """The functions (module-level, by name; methods, `Cls.m`, by their name) that no
+    module's words name (`name_references`), nor a formatted string's start (`getattr(module, f"decode_{backend}")`), and end where
     the string has one (`f"get_{modality}_feature"` names `get_image_feature`, not `get_rank`)."""
     named: set[str] = set()
     prefixes: set[tuple[str, str]] = set()

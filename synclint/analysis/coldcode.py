@@ -113,7 +113,7 @@ _DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling|sanity|invariants|canar
 # A predicate of a rare phase, by its whole name: a warm-up request or run (`batch.is_warmup`),
 # an elastic scale-up or scale-down in progress (`StateManager.is_scaling()`) or a CUDA graph
 # being captured (`if in_capture:`, `torch.cuda.is_current_stream_capturing()`), the phases
-# the default cold functions name (`*warmup*`, `*scale_up*`, `capture*`). Only these exact
+# the default cold functions name (`*warmup*`, `*scale_up*`, `*capture*`). Only these exact
 # forms: not `warmup_done` (true in the steady state), `rope_scaling` (a model option) nor
 # `capture_hidden_mode` (what a step keeps).
 _PHASE_PREDICATE = re.compile(
@@ -125,7 +125,7 @@ def debug_word(text: str) -> bool:
     """An identifier or string that names a switch on only in a rare phase: debugging or
     profiling (`debug`, `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `DEBUG`, `is_profile`,
     `X_CHECK_INVARIANTS`, `sanity_check`, `X_KV_CANARY_...`, `enable_kv_checksum`,
-    `X_COMPARISON_TEST`; not `debugger`, `profiler`, `batch_invariant`, `latest`), a warm-up
+    `X_COMPARISON_TEST`; not `debugger`, `profiler`, `batch_invariant`, `latest`), a warm-up,
     an elastic scaling or a CUDA graph capture (`is_warmup`, `is_scaling`, `in_capture`)."""
     low = text.lower()
     return bool(_DEBUG_WORD.search(low) or _PHASE_PREDICATE.match(low))

@@ -286,7 +286,7 @@ FRAMEWORK_CALLED_METHODS = {
         "get_extra_state", "set_extra_state", "train", "eval", "to", "cuda", "cpu", "half", "float", "double",
         "bfloat16", "state_dict", "load_state_dict", "parameters", "named_parameters", "buffers", "named_buffers",
         "children", "named_children", "modules", "named_modules", "apply", "zero_grad", "requires_grad_",
-        "reset_parameters", "_conv_forward", "__len__", "__iter__", "__getitem__",
+        "reset_parameters", "_conv_forward",
     })
     for base in ("Module", "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict")
 }
