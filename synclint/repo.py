@@ -624,10 +624,13 @@ def _registered(text: str) -> set[str]:
     return out
 
 
-# A comment, or a string literal with its prefix (`f"..."`, `r"""..."""`) and its body.
+# A comment, or a string literal with its prefix (`f"..."`, `r"""..."""`) and its body. One
+# character at a time, each by one alternative, and a string left open ends at its line's end
+# (at the text's for a triple-quoted one): a file that does not parse costs a linear scan.
 _PROSE = re.compile(
-    r"""#[^\n]*|(?P<prefix>[rRbBuUfF]{0,2})(?:"{3}(?P<long>(?:[^\\"]+|\\.|"(?!""))*)"{3}"""
-    r"""|'{3}(?P<long2>(?:[^\\']+|\\.|'(?!''))*)'{3}|"(?P<short>(?:[^\\"\n]+|\\.)*)"|'(?P<short2>(?:[^\\'\n]+|\\.)*)')""",
+    r"""#[^\n]*|(?P<prefix>[rRbBuUfF]{0,2})(?:"{3}(?P<long>(?:[^\\"]|\\.|"(?!""))*)(?:"{3}|\Z)"""
+    r"""|'{3}(?P<long2>(?:[^\\']|\\.|'(?!''))*)(?:'{3}|\Z)"""
+    r"""|"(?P<short>(?:[^\\"\n]|\\.)*)(?:"|(?=\n)|\Z)|'(?P<short2>(?:[^\\'\n]|\\.)*)(?:'|(?=\n)|\Z))""",
     re.S,
 )
 # A string that may name a function (`getattr(obj, "prefill")`, `"pkg.mod:main"`, `__all__`).

@@ -362,3 +362,22 @@ def test_prose_is_blanked_and_the_lines_are_kept():
     # A line continued inside a string is still one string.
     continued = 'x = f"a = {a_fn()} \\\n    and more"\ny = "b_fn \\\n  and more"\n'
     assert repo._without_prose(continued) == 'x = f"a = {a_fn()} \\\n    and more"\ny = \n\n'
+
+
+def test_a_string_left_open_costs_a_linear_scan():
+    # A file that does not parse (an unclosed docstring, an unclosed quote) is read for its
+    # words too: the scan ends the string at its line's end, or at the text's for a
+    # triple-quoted one, instead of trying every way to split it (which never ended).
+    import subprocess
+    import sys
+
+    script = (
+        "from synclint import repo\n"
+        "open_long = 'x = \"\"\"' + 'abc def ghi\\n' * 50000\n"
+        "assert repo._without_prose(open_long) == 'x = ' + '\\n' * 50000\n"
+        "open_short = 'x = \"' + 'abc def ' * 20000 + '\\ny = b_fn()\\n'\n"
+        "assert repo._without_prose(open_short) == 'x = \\ny = b_fn()\\n'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=Path(repo.__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
