@@ -602,6 +602,9 @@ _DECORATOR = re.compile(r"^[ \t]*@([A-Za-z_][\w.]*)[ \t]*\(", re.M)
 _WRAPPERS = frozenset({"lru_cache", "cache", "wraps", "compile", "no_grad", "inference_mode", "enable_grad", "autocast",
                        "jit", "autotune", "heuristics", "contextmanager", "deprecated", "deprecate_kwarg", "override",
                        "dataclass", "total_ordering", "singledispatch", "retry", "timeit", "nvtx_range"})
+# A call signature (`guards.argument_signature`) that passes what may be None: `?`, a field's
+# value (`~f`) or a parameter passed on (`@q#...`).
+_MAY_BE_NONE = re.compile(r"[?~@]")
 _FORMAT_PREFIX = re.compile(r"""\b[fF][rR]?["']([A-Za-z_][A-Za-z0-9_]*)\{""")
 # `f"get_{modality}_feature"`: the name's start and, where the string ends in a name's
 # characters right after a replacement field, its end (`get_*_feature`).
@@ -1118,6 +1121,7 @@ class _Summarizer:
                     return f"{inherited[:-1]};{guard}]"
             return inherited
 
+        narrowed = None  # `guards.narrowed_calls(func)`, once a call passes what may be None
         # A device kernel's body (`@triton.jit`) calls device functions, not host code.
         pending = [] if _device_kernel(func) else [(n, source_of(n, caller)) for n in func.body]
         while pending:  # the calls this function makes (not those of functions nested in it)
@@ -1134,7 +1138,14 @@ class _Summarizer:
                 callees = [c for c in self._callees(node, unit) if c != caller]
                 if callees:
                     # What the call passes for each parameter (synclint/analysis/guards.py).
-                    signature = guards.argument_signature(node, own, none_names, lambda e: self._owner(e, unit))
+                    owner_of = lambda e: self._owner(e, unit)  # noqa: E731
+                    signature = guards.argument_signature(node, own, none_names, owner_of)
+                    if none_names.tests_none and _MAY_BE_NONE.search(signature):
+                        # An argument a test around the call says is not None (`if x is not None: f(x)`)
+                        if narrowed is None:
+                            narrowed = guards.narrowed_calls(func)
+                        if id(node) in narrowed:
+                            signature = guards.argument_signature(node, own, none_names, owner_of, narrowed[id(node)])
                     signatures.add(signature)
                     self.edges.update((source, callee, signature) for callee in callees)
                     # A call by name: the word its object's name ends in (`markov_head` ->
@@ -1320,7 +1331,7 @@ class _Summarizer:
         found = self._containers_memo.get(id(owner))
         if found is None:
             kinds: dict[str, bool] = {}
-            for node in ast.walk(owner.header.node):
+            for node in astwalk.walk(owner.header.node):
                 if type(node) is ast.Assign:
                     targets, value, annotation = node.targets, node.value, None
                 elif type(node) is ast.AnnAssign:
@@ -4822,7 +4833,9 @@ class _CallGraphTiers:
                     outer, at, outer_default, *declared = kind[1:].split("#")
                     upstream = self.passed_kinds(caller, outer, int(at), outer_default, "", depth + 1)
                     kinds = upstream if upstream is not None else (guards.UNKNOWN,)
-                    if declared:  # declared never None (`max_top_k: int`): what may be None is a value
+                    if declared == [guards.NARROWED[1:]]:  # tested not None around the call: None never reaches it
+                        kinds = {guards.GIVEN if k in (guards.UNKNOWN, guards.NONE) else k for k in kinds}
+                    elif declared:  # declared never None (`max_top_k: int`): what may be None is a value
                         kinds = {guards.GIVEN if k == guards.UNKNOWN else k for k in kinds}
                     pairs.update((k, caller) for k in kinds)
                 else:

@@ -2773,3 +2773,73 @@ def test_two_host_copies_read_through_locals_are_filled_once(tmp_path):
     root = project(tmp_path / "proj2", files)
     found = tiers(root, "srv/cache.py")
     assert found[5][0] != "cold" and found[20][0] != "cold"
+
+
+NARROWED_GUARDS = {
+    "serve/backend.py": """\
+        import torch
+
+
+        def host_lengths(seq_lens_cpu, seq_lens: torch.Tensor):
+            if seq_lens_cpu is None:
+                return seq_lens.cpu()
+            return seq_lens_cpu
+
+
+        def host_max(lens_cpu, lens: torch.Tensor) -> int:
+            src = lens_cpu if lens_cpu is not None else lens.cpu()
+            return int(src.max())
+
+
+        def host_bounds(bounds_cpu, bounds: torch.Tensor):
+            return bounds_cpu if bounds_cpu is not None else bounds.tolist()
+        """,
+    "serve/model.py": """\
+        import torch
+        from torch import nn
+
+        from serve.backend import host_bounds, host_lengths, host_max
+
+
+        class Attention(nn.Module):
+            def forward(self, batch, q: torch.Tensor, bounds_cpu=None):
+                if batch.seq_lens_cpu is None:
+                    lens = None
+                else:
+                    lens = host_lengths(batch.seq_lens_cpu, batch.seq_lens)
+                if batch.max_cpu is None:
+                    return q
+                top = host_max(batch.max_cpu, batch.seq_lens)
+                edges = host_bounds(bounds_cpu, batch.cu_seqlens)
+                return q, lens, top, edges
+        """,
+}
+
+
+def test_an_argument_tested_not_none_around_the_call_takes_no_none_branch(tmp_path):
+    root = project(tmp_path / "proj", NARROWED_GUARDS)
+    found = tiers(root, "serve/backend.py")
+    # Called only in the `else` of `if batch.seq_lens_cpu is None:`: the field is given there.
+    assert found[6] == ("cold", "runs only when `seq_lens_cpu` is None, and no call of `host_lengths()` outside cold code passes that")
+    # Called after `if batch.max_cpu is None: return`: given below it.
+    assert found[11][0] == "cold"
+    # A parameter passed on untested, which the forward's callers may leave None: as before.
+    assert found[16][0] == "hot"
+
+
+def test_an_argument_not_tested_around_the_call_may_still_be_none(tmp_path):
+    files = dict(NARROWED_GUARDS)
+    # The same calls, made before the tests: the fields may be None there.
+    files["serve/model.py"] = files["serve/model.py"].replace(
+        "                if batch.seq_lens_cpu is None:\n                    lens = None\n                else:\n                    lens = host_lengths(batch.seq_lens_cpu, batch.seq_lens)\n",
+        "                lens = host_lengths(batch.seq_lens_cpu, batch.seq_lens)\n",
+    ).replace(
+        "                if batch.max_cpu is None:\n                    return q\n                top = host_max(batch.max_cpu, batch.seq_lens)\n",
+        "                top = host_max(batch.max_cpu, batch.seq_lens)\n                if batch.max_cpu is None:\n                    return q\n",
+    )
+    assert files["serve/model.py"] != NARROWED_GUARDS["serve/model.py"]
+    # Another class sets the field None: it is not given anywhere.
+    files["serve/other.py"] = "class Plain:\n    def reset(self):\n        self.seq_lens_cpu = None\n        self.max_cpu = None\n"
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "serve/backend.py")
+    assert found[6][0] == "hot" and found[11][0] == "hot" and found[16][0] == "hot"

@@ -226,3 +226,43 @@ def test_a_local_dict_of_keywords_passes_its_keywords():
     # a dict changed after it is built, or copied from elsewhere: unknown keywords
     assert _call_kinds(KEYWORD_DICTS, "_core(q, **grown)") == "@q#0#-;*"
     assert _call_kinds(KEYWORD_DICTS, "_core(q, **copied)") == "@q#0#-;*"
+
+
+NARROWING = """
+def step(self, meta, x, y=None):
+    if meta.lens_cpu is not None:
+        f(meta.lens_cpu)
+    else:
+        f(meta.lens_cpu)
+    if x is None:
+        return
+    f(x)
+    bounds = y if y is not None else f(y)
+    y is not None and f(y, 1)
+    if y:
+        y = None
+        f(y, 2)
+"""
+
+
+def test_an_argument_tested_not_none_around_the_call_is_a_value():
+    func = ast.parse(NARROWING).body[0]
+    own, bindings = guards.parameters(func), guards.none_assigned(func)
+    narrowed = guards.narrowed_calls(func)
+    calls = [n for n in ast.walk(func) if isinstance(n, ast.Call)]
+
+    def kinds(text: str, nth: int = 0) -> str:
+        call = [c for c in calls if ast.unparse(c) == text][nth]
+        return guards.argument_signature(call, own, bindings, None, narrowed.get(id(call), frozenset()))
+
+    by_line = sorted(calls, key=lambda c: c.lineno)
+    assert [ast.unparse(c) for c in by_line][:2] == ["f(meta.lens_cpu)", "f(meta.lens_cpu)"]
+    # the body of `is not None`: a value; its `else`: the field's value, as before
+    assert [guards.argument_signature(c, own, bindings, None, narrowed.get(id(c), frozenset())) for c in by_line[:2]] == ["g;", "~lens_cpu;"]
+    # after `if x is None: return`: what the callers pass for `x`, None aside
+    assert kinds("f(x)") == "@x#1#-#n;"
+    # the `else` of a conditional expression that tests it: not narrowed; the `and`'s right side is
+    assert kinds("f(y)") == "?;"
+    assert kinds("f(y, 1)") == "g,T;"
+    # rebound inside the branch before the call: what may be None again
+    assert kinds("f(y, 2)") == "?,T;"

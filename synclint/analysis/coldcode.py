@@ -78,7 +78,7 @@ def script_calls(tree: ast.Module) -> set[str]:
                 and test.comparators[0].value == "__main__"):
             continue
         for stmt in node.body:
-            for sub in ast.walk(stmt):
+            for sub in astwalk.walk(stmt):
                 if type(sub) is ast.Call and type(sub.func) is ast.Name:
                     out.add(sub.func.id)
     return out
@@ -403,7 +403,7 @@ def _stores_key(block: list[ast.stmt], stmt: ast.stmt, key: str, container: str)
     if not key or not container.startswith("self.") or stmt not in block:
         return False
     for later in block[block.index(stmt) + 1:]:
-        for node in ast.walk(later):
+        for node in astwalk.walk(later):
             kind = type(node)
             if kind is ast.Subscript and type(node.ctx) is ast.Store and _text(node.value) == container and _text(node.slice) == key:
                 return True
@@ -485,7 +485,7 @@ def _sets_flag(stmt: ast.stmt, flag: str) -> bool:
             node = node.value
         return type(node) is ast.Attribute and _text(node) == flag
 
-    for node in ast.walk(stmt):
+    for node in astwalk.walk(stmt):
         kind = type(node)
         if kind is ast.Assign and any(is_flag(t) for t in node.targets):
             return True

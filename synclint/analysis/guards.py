@@ -28,6 +28,11 @@ Argument kinds:
 | `?` | unknown: what may be `None` (a field `batch.x_cpu`, an item, a conditional expression, a `.get(...)`, a name bound to one of these), or a `*args`/`**kwargs` call |
 | `@q#i#d` | the caller's own parameter `q` (at position `i`, default kind `d`) passed on: what the caller's callers pass for it |
 | `@q#i#d#g` | the same, where `q` is declared never None (`max_top_k: int`): what may be None among what its callers pass (or all, where they are not known) is taken to be a value |
+| `@q#i#d#n` | the same, where a test around the call says `q` is not None (`if q is not None: f(q)`): what its callers pass, None aside (a value where they are not known) |
+
+An argument a test around the call says is not None (`if meta.lens_cpu is not None:
+f(meta.lens_cpu)`, the `else` of `if x is None:`, after `if x is None: return`;
+`narrowed_calls`) is `g` where it would be `?` or a field's value.
 | `Pcpu` | a platform predicate (`current_platform.is_cpu()`, `_is_npu`): false where the target platforms (`target-platforms`) are none of its own |
 
 A debug switch (`self.debug_mode`, `ps > 1 and pool.debug_mode`, `os.environ.get("X_DEBUG")`,
@@ -49,6 +54,12 @@ from synclint.analysis.platform_words import PLATFORMS, device_type_platforms, n
 NONE, TRUE, FALSE, GIVEN, UNKNOWN = "N", "T", "F", "g", "?"
 CPU_DEVICE = "c"  # the CPU device (`"cpu"`, `torch.device("cpu")`): a true value, never None
 PLATFORM = "P"  # `P<platform>+<platform>`: a platform predicate (`current_platform.is_cpu()`)
+
+# The last part of a parameter passed on (`@q#i#d#g`): declared never None (`max_top_k: int`),
+# so what may be None among what its callers pass is taken to be a value; or (`#n`) tested
+# not None around the call (`if q is not None: f(q)`), so what its callers pass other than
+# None is what reaches the call.
+DECLARED, NARROWED = "#g", "#n"
 
 LIST = "l"  # a Python list (`[...]`, `t.tolist()`, `list(...)`): never None, never a tensor
 
@@ -187,6 +198,7 @@ class Bindings(frozenset):
     fields: dict = {}  # name -> the field its one binding reads (`lens = meta.per_req_lens`)
     declared: frozenset[str] = frozenset()  # parameters declared never None (`max_top_k: int`)
     keyword_dicts: dict = {}  # name -> the `dict(a=x, ...)` or `{"a": x, ...}` its one binding is (`f(**name)` passes them)
+    tests_none: bool = False  # whether it tests anything `is None` or `is not None` (`narrowed_calls` has work)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -203,6 +215,7 @@ def none_assigned(func: ast.AST) -> Bindings:
     bindings: Counter = Counter()
     fields: dict[str, str] = {}
     keyword_dicts: dict[str, ast.expr] = {}
+    tests_none = False
     for node in astwalk.walk(func):
         kind = type(node)
         if kind is ast.Subscript and type(node.ctx) is not ast.Load and type(node.value) is ast.Name:
@@ -254,6 +267,8 @@ def none_assigned(func: ast.AST) -> Bindings:
                 cpu.update((name, False) for name in names)
                 lists.update((name, False) for name in names)
                 bindings.update(names * 2)
+        if kind is ast.Compare and not tests_none:
+            tests_none = any(type(c) is ast.Constant and c.value is None for c in node.comparators)
         if kind is ast.If:
             narrowed.update(_list_copies(node))
         if kind is ast.If and _is_none_test(node.test):
@@ -270,6 +285,7 @@ def none_assigned(func: ast.AST) -> Bindings:
     found.fields = {name: attr for name, attr in fields.items() if bindings[name] == 1}
     found.keyword_dicts = {name: value for name, value in keyword_dicts.items() if bindings[name] == 1 and name not in mutated}
     found.declared = _declared_never_none(func)
+    found.tests_none = tests_none
     return found
 
 
@@ -358,7 +374,134 @@ def _never_none(branch: ast.expr, test: ast.expr, positive: bool) -> bool:
     return kind in _VALUE_EXPRESSIONS
 
 
-def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None) -> str:
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _held_text(expr: ast.expr) -> str | None:
+    """`x` or `meta.lens_cpu`: a name, or fields read off one; None for anything else."""
+    parts = []
+    while type(expr) is ast.Attribute:
+        parts.append(expr.attr)
+        expr = expr.value
+    if type(expr) is not ast.Name:
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+def _not_none_when(test: ast.expr, positive: bool) -> frozenset[str]:
+    """The names and fields (`_held_text`) that `test` being `positive` says are not None:
+    `x is not None`, the `else` of `meta.lens is None`, each side of `a is not None and b
+    is not None`. (A test of truth says so too, but is left out: functions with no `is
+    None` test are not read at all, `Bindings.tests_none`.)"""
+    kind = type(test)
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        return _not_none_when(test.operand, not positive)
+    if kind is ast.BoolOp:
+        if (type(test.op) is ast.And) is positive:
+            return frozenset().union(*(_not_none_when(v, positive) for v in test.values))
+        return frozenset()
+    if kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Is, ast.IsNot):
+        right = test.comparators[0]
+        if type(right) is ast.Constant and right.value is None and (type(test.ops[0]) is ast.IsNot) is positive:
+            text = _held_text(test.left)
+            return frozenset((text,)) if text else frozenset()
+        return frozenset()
+    return frozenset()
+
+
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    """The names a statement binds at its own level (`x = ...`, `x: T = ...`, `x += ...`, a
+    `for` target, `with ... as x`): what was known of them before no longer holds."""
+    kind = type(stmt)
+    if kind is ast.Assign:
+        targets = stmt.targets
+    elif kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor):
+        targets = [stmt.target]
+    elif kind in (ast.With, ast.AsyncWith):
+        targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    else:
+        return set()
+    return {n.id for t in targets for n in astwalk.walk(t) if type(n) is ast.Name}
+
+
+def narrowed_calls(func: ast.AST) -> dict[int, frozenset[str]]:
+    """id of each call `func` makes (not those of functions nested in it) where a test
+    around it says some of its names or fields are not None -> their texts (`_held_text`):
+    in `if meta.lens_cpu is not None: f(meta.lens_cpu)`, the `else` of `if x is None:`, what
+    follows `if x is None: return` in its block, `x is not None and f(x)`, and `f(x) if x
+    is not None else g()`. An argument that is one of them is a value, whatever may be None
+    elsewhere (`argument_kind`)."""
+    out: dict[int, frozenset[str]] = {}
+
+    def expression(node: ast.AST, known: frozenset[str]) -> None:
+        pending = [(node, known)]
+        while pending:
+            node, known = pending.pop()
+            kind = type(node)
+            if kind is ast.Lambda:
+                continue
+            if kind is ast.Call and known:
+                out[id(node)] = known
+            if kind is ast.IfExp:
+                pending.append((node.test, known))
+                pending.append((node.body, known | _not_none_when(node.test, True)))
+                pending.append((node.orelse, known | _not_none_when(node.test, False)))
+            elif kind is ast.BoolOp:
+                positive = type(node.op) is ast.And
+                before = known
+                for value in node.values:
+                    pending.append((value, before))
+                    before = before | _not_none_when(value, positive)
+            else:
+                pending.extend((child, known) for child in astwalk.children(node))
+
+    def block(statements, known: frozenset[str]) -> None:
+        for stmt in statements:
+            kind = type(stmt)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                continue
+            if kind is ast.If or kind is ast.While:
+                expression(stmt.test, known)
+                block(stmt.body, known | _not_none_when(stmt.test, True))
+                block(stmt.orelse, known | _not_none_when(stmt.test, False) if kind is ast.If else known)
+                if kind is ast.If and not stmt.orelse and stmt.body and type(stmt.body[-1]) in _EXITS:
+                    known = known | _not_none_when(stmt.test, False)  # `if x is None: return`: x is given below
+                continue
+            for child in astwalk.children(stmt):
+                if isinstance(child, ast.stmt) or isinstance(child, ast.excepthandler) or type(child) is ast.match_case:
+                    continue
+                expression(child, known)
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, name, None)
+                if type(inner) is list:
+                    block(inner, known)
+            for handler in getattr(stmt, "handlers", ()) or ():
+                block(handler.body, known)
+            for case in getattr(stmt, "cases", ()) or ():
+                block(case.body, known)
+            bound = _bound_names(stmt)
+            if bound and known:
+                known = frozenset(t for t in known if t.partition(".")[0] not in bound)
+
+    block(func.body, frozenset())
+    return out
+
+
+def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None,
+                  narrowed: frozenset[str] = frozenset()) -> str:
+    """The kind of an argument (the table of the module docstring). `narrowed`: the names and
+    fields a test around the call says are not None (`narrowed_calls`): one of them is a
+    value, and a parameter passed on is what its callers pass other than None."""
+    found = _argument_kind(expr, own, none_names, owner_of)
+    if narrowed and (found == UNKNOWN or found[:1] in (FIELD, "@")) and _held_text(expr) in narrowed:
+        if found[:1] == "@":  # `@q#i#d#n`: what its callers pass, None aside
+            return f"{found.removesuffix(DECLARED)}{NARROWED}"
+        return GIVEN
+    return found
+
+
+def _argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None) -> str:
     kind = type(expr)
     if kind is ast.Constant:
         return constant_kind(expr.value)
@@ -382,7 +525,7 @@ def argument_kind(expr: ast.expr, own: dict[str, tuple[int, str]], none_names: f
                 return UNKNOWN  # passed on after some other rebinding
             position, default = own[expr.id]
             # `#g`: declared never None, which is what it is where its callers are not known
-            declared = f"#{GIVEN}" if expr.id in none_names.declared else ""
+            declared = DECLARED if expr.id in none_names.declared else ""
             return f"@{expr.id}#{position}#{default}{declared}"
         return GIVEN
     if kind is ast.Call and cpu_device(expr):
@@ -423,7 +566,8 @@ def on_targets(kind: str, targets: frozenset[str]) -> str:
     return TRUE if targets <= platforms else UNKNOWN
 
 
-def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None) -> str:
+def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_names: frozenset[str], owner_of=None,
+                       narrowed: frozenset[str] = frozenset()) -> str:
     """`g,N,@hint#1#N;wait=T`: the kinds of a call's positional arguments, then `;` and its
     keywords; `*` where a `*args` or `**kwargs` makes the rest unknown, and `*@a.b` where
     the caller forwards its own `**kwargs` untouched (whose named parameters are `a`, `b`):
@@ -433,17 +577,17 @@ def argument_signature(call: ast.Call, own: dict[str, tuple[int, str]], none_nam
         if type(arg) is ast.Starred:
             positional.append("*")
             break
-        positional.append(argument_kind(arg, own, none_names, owner_of))
+        positional.append(argument_kind(arg, own, none_names, owner_of, narrowed))
     keywords = []
     for kw in call.keywords:
         if kw.arg is None:
             local = none_names.keyword_dicts.get(kw.value.id) if type(kw.value) is ast.Name and kw.value.id not in own else None
             if local is not None:  # `f(**opts)` of `opts = dict(a=x, ...)`: the keywords it holds
-                keywords.extend(f"{key}={argument_kind(value, own, none_names, owner_of)}" for key, value in keyword_items(local))
+                keywords.extend(f"{key}={argument_kind(value, own, none_names, owner_of, narrowed)}" for key, value in keyword_items(local))
             else:
                 keywords.append(_forwarded(kw.value, own, none_names))
         else:
-            keywords.append(f"{kw.arg}={argument_kind(kw.value, own, none_names, owner_of)}")
+            keywords.append(f"{kw.arg}={argument_kind(kw.value, own, none_names, owner_of, narrowed)}")
     return ",".join(positional) + ";" + ",".join(keywords)
 
 
@@ -678,38 +822,42 @@ def platform_fields(class_node: ast.ClassDef) -> dict[str, tuple]:
     is_cuda() or is_hip()`), each with (the platforms where it holds, where it does not;
     None: any): a test of one is a platform branch (the twin of
     synclint/analysis/platforms.py's, on `ast`)."""
-    found: dict[str, tuple | None] = {}
-    bound: dict[int, ast.expr] = {}  # id of a `self.x = flag` value -> what `flag` was bound to in its function
-    for func in ast.walk(class_node):
-        if type(func) in (ast.FunctionDef, ast.AsyncFunctionDef) and any(
-                type(node) is ast.Assign and type(node.value) is ast.Name for node in ast.walk(func)):
-            values: dict[str, ast.expr] = {}
-            counts: Counter = Counter()
-            for node in ast.walk(func):
-                if type(node) is ast.Assign:
-                    for target in node.targets:
-                        if type(target) is ast.Name:
-                            values[target.id] = node.value
-                            counts[target.id] += 1
-                elif type(node) is ast.AugAssign and type(node.target) is ast.Name:
-                    counts[node.target.id] += 2
-            for node in ast.walk(func):
-                if type(node) is ast.Assign and type(node.value) is ast.Name and counts[node.value.id] == 1:
-                    bound[id(node.value)] = values[node.value.id]
-    for node in ast.walk(class_node):
-        kind = type(node)
-        if kind is ast.Assign:
-            targets, value = node.targets, node.value
-        elif kind is ast.AnnAssign or kind is ast.AugAssign:
-            targets, value = [node.target], (node.value if kind is ast.AnnAssign else None)
-        else:
+    # id of each `self.f = v` -> (f, v), where `v` is what a name set once in the function
+    # was bound to (`flag = is_cuda()`, then `self.use_triton = flag`): one walk of each
+    # function, the innermost one that sets the field having the last word (outer functions
+    # come first in a breadth-first walk).
+    stores: dict[tuple[int, str], tuple[str, ast.expr | None]] = {}
+    for func in astwalk.walk(class_node):
+        if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
             continue
-        for target in targets:
-            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                sets = _branch_platforms(bound.get(id(value), value)) if value is not None else None
-                if sets == (None, None) or (target.attr in found and found[target.attr] != sets):
-                    sets = None
-                found[target.attr] = sets
+        own: list[tuple[ast.stmt, str, ast.expr | None]] = []  # (the statement, f, v)
+        values: dict[str, ast.expr] = {}
+        counts: Counter = Counter()
+        for node in astwalk.walk(func):
+            kind = type(node)
+            if kind is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Name:
+                        values[target.id] = node.value
+                        counts[target.id] += 1
+                    elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                        own.append((node, target.attr, node.value))
+            elif kind is ast.AnnAssign or kind is ast.AugAssign:
+                target = node.target
+                if kind is ast.AugAssign and type(target) is ast.Name:
+                    counts[target.id] += 2
+                elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                    own.append((node, target.attr, node.value if kind is ast.AnnAssign else None))
+        for node, attr, value in own:
+            if value is not None and type(value) is ast.Name and counts[value.id] == 1:
+                value = values[value.id]
+            stores[id(node), attr] = (attr, value)
+    found: dict[str, tuple | None] = {}
+    for attr, value in stores.values():
+        sets = _branch_platforms(value) if value is not None else None
+        if sets == (None, None) or (attr in found and found[attr] != sets):
+            sets = None
+        found[attr] = sets
     return {name: platforms for name, platforms in found.items() if platforms is not None}
 
 

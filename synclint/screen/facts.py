@@ -265,7 +265,7 @@ class FactReader:
                 if kind is not ast.Lambda and type(node.returns) is ast.Name and node.returns.id == "bool":
                     # `-> bool`: what it returns is truth-tested by its callers (SL203)
                     sites.setdefault("truth", []).extend(
-                        r.value for r in ast.walk(node) if type(r) is ast.Return and r.value is not None
+                        r.value for r in astwalk.walk(node) if type(r) is ast.Return and r.value is not None
                     )
             elif kind is ast.ClassDef:
                 ids.add(node.name)
@@ -551,7 +551,7 @@ def _own_parameter_readbacks(func) -> set[tuple[str, int]]:
     args = func.args
     own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     out: set[tuple[str, int]] = set()
-    for node in ast.walk(func):
+    for node in astwalk.walk(func):
         if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
             source = readback_into_host_name(node.targets[0].id, node.value)
             if source in own:
