@@ -2843,3 +2843,42 @@ def test_an_argument_not_tested_around_the_call_may_still_be_none(tmp_path):
     root = project(tmp_path / "proj", files)
     found = tiers(root, "serve/backend.py")
     assert found[6][0] == "hot" and found[11][0] == "hot" and found[16][0] == "hot"
+
+
+DEBUG_LOCAL_CALLS = {
+    "srv/checks.py": """\
+        import torch
+
+
+        def verify_pages(pages: torch.Tensor, mapping: torch.Tensor):
+            assert torch.all(pages < mapping.numel()).item()
+        """,
+    "srv/allocator.py": """\
+        import torch
+
+        from srv.checks import verify_pages
+
+
+        class Allocator(torch.nn.Module):
+            def forward(self, pages: torch.Tensor, mapping: torch.Tensor, page_size: int):
+                check_page_mappings = page_size > 1 and self.debug_mode
+                if check_page_mappings:
+                    verify_pages(pages, mapping)
+                mapping[pages] = 0
+                return pages
+        """,
+}
+
+
+def test_a_call_under_a_local_bound_to_a_debug_switch_is_no_way_in(tmp_path):
+    root = project(tmp_path / "proj", DEBUG_LOCAL_CALLS)
+    # `check_page_mappings` holds only the debug switch: the check's call is cold.
+    assert tiers(root, "srv/checks.py")[5][0] == "cold"
+    # The same local also set from a flag of the caller's: the call may run every step.
+    files = dict(DEBUG_LOCAL_CALLS)
+    files["srv/allocator.py"] = files["srv/allocator.py"].replace(
+        "                if check_page_mappings:\n",
+        "                if page_size > 8:\n                    check_page_mappings = True\n                if check_page_mappings:\n")
+    assert files["srv/allocator.py"] != DEBUG_LOCAL_CALLS["srv/allocator.py"]
+    root = project(tmp_path / "proj2", files)
+    assert tiers(root, "srv/checks.py")[5][0] == "hot"

@@ -314,6 +314,38 @@ CASES = [
                 if envs.ENGINE_CHECK_KV_PAGE_INVARIANTS.get():
                     assert owners.max().item() < num_pages
     """, "cold", "runs only while debugging"),
+    ("debug-local-branch-cold", """
+        import torch
+        class SwaAllocator:
+            def free_swa_pages(self, pages: torch.Tensor, page_size: int):
+                check_page_mappings = page_size > 1 and self.allocator.debug_mode
+                swa_pages = torch.empty(4, dtype=torch.int64, device="cuda")
+                if check_page_mappings:
+                    assert len(torch.unique(swa_pages)) == len(swa_pages)
+                return swa_pages
+    """, "cold", "runs only while debugging"),
+    ("local-bound-twice-branch-unknown", """
+        import torch
+        class SwaAllocator:
+            def free_swa_pages(self, pages: torch.Tensor, page_size: int, strict: bool):
+                check = page_size > 1 and self.allocator.debug_mode
+                if strict:
+                    check = True
+                swa_pages = torch.empty(4, dtype=torch.int64, device="cuda")
+                if check:
+                    assert len(torch.unique(swa_pages)) == len(swa_pages)
+                return swa_pages
+    """, "unknown", "no signal says how often"),
+    ("local-not-a-switch-branch-unknown", """
+        import torch
+        class SwaAllocator:
+            def free_swa_pages(self, pages: torch.Tensor, page_size: int):
+                check = page_size > 1 and self.allocator.paged
+                swa_pages = torch.empty(4, dtype=torch.int64, device="cuda")
+                if check:
+                    assert len(torch.unique(swa_pages)) == len(swa_pages)
+                return swa_pages
+    """, "unknown", "no signal says how often"),
     ("sanity-check-branch-cold", """
         import torch
         def insert(keys, sanity_check: bool = False):

@@ -497,6 +497,43 @@ def _debug_test(test: cst.BaseExpression) -> bool | None:
     return None
 
 
+def _debug_local(test: cst.BaseExpression, func: cst.FunctionDef) -> bool | None:
+    """As `_debug_test`, for a test of a local that `func` binds once, to a debug switch, and
+    never otherwise (`check = page_size > 1 and self.debug_mode`, then `if check:`; as
+    coldcode.debug_locals reads it on `ast`)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return False if _debug_local(test.expression, func) is True else None
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return True if _debug_local(test.left, func) is True or _debug_local(test.right, func) is True else None
+    if not isinstance(test, cst.Name):
+        return None
+    name = test.value
+    params = func.params
+    if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)) or any(
+            isinstance(p, cst.Param) and p.name.value == name for p in (params.star_arg, params.star_kwarg)):
+        return None
+    values = []
+    pending: list[cst.CSTNode] = [func.body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    values.append(node.value)
+                elif _binds(target.target, name):
+                    return None  # `a, check = ...`
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)) and _binds(node, name):
+            if isinstance(node, (cst.For, cst.CompFor)):
+                if name in _names(node.target).replace(",", " ").replace("(", " ").replace(")", " ").split():
+                    return None
+            else:
+                return None
+        elif isinstance(node, cst.AsName) and isinstance(node.name, cst.Name) and node.name.value == name:
+            return None
+        pending.extend(node.children)
+    return True if len(values) == 1 and _debug_test(values[0]) is True else None
+
+
 def _rare_phase_return(stmt: cst.CSTNode) -> bool:
     """`if not ElasticEPStateManager.is_scaling(): return`, `if not self.debug: return`: the
     statements after it run only with the switch on (as coldcode.cold_subtrees reads it)."""
@@ -703,6 +740,8 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
             if in_body and not per_step and (_fills_what_it_tests(node) or _fills_alias(node, stack[i - 1] if i > 0 else None)):
                 return TierVerdict(Tier.COLD, "initialises a value on first use (`if self._x is None: self._x = ...`): runs once")
             debug = _debug_test(node.test)
+            if debug is None and isinstance(stack[start], cst.FunctionDef):
+                debug = _debug_local(node.test, stack[start])
             if (debug is True and in_body) or (debug is False and in_else):
                 return TierVerdict(Tier.COLD, f"in a branch of `{_names(node.test)}`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph")
             if in_body and _periodic(node):
