@@ -346,6 +346,22 @@ CASES = [
                     assert len(torch.unique(swa_pages)) == len(swa_pages)
                 return swa_pages
     """, "unknown", "no signal says how often"),
+    ("capture-conditional-expression-cold", """
+        import torch
+        class Backend:
+            def init_forward_metadata_out_graph(self, batch, in_capture: bool = False):
+                seq_lens = batch.seq_lens.to("cuda")
+                seq_lens_cpu = seq_lens.cpu() if in_capture else batch.seq_lens_cpu
+                return seq_lens_cpu
+    """, "cold", "capturing a CUDA graph"),
+    ("conditional-expression-unknown", """
+        import torch
+        class Backend:
+            def init_forward_metadata_out_graph(self, batch, in_decode: bool = False):
+                seq_lens = batch.seq_lens.to("cuda")
+                seq_lens_cpu = seq_lens.cpu() if in_decode else batch.seq_lens_cpu
+                return seq_lens_cpu
+    """, "unknown", "no signal says how often"),
     ("sanity-check-branch-cold", """
         import torch
         def insert(keys, sanity_check: bool = False):

@@ -746,6 +746,18 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                 return TierVerdict(Tier.COLD, f"in a branch of `{_names(node.test)}`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph")
             if in_body and _periodic(node):
                 return TierVerdict(Tier.COLD, "in a branch that runs once every N calls (a step counter it tests and resets, or `step % N == 0`)")
+        elif isinstance(node, cst.IfExp) and child is not node.test:
+            # `seq_lens.cpu() if in_capture else seq_lens_cpu`: the branches of a conditional
+            # expression, as those of an `if`
+            in_body = child is node.body
+            training = _training_branch(node.test)
+            if (training is True and in_body) or (training is False and not in_body):
+                return TierVerdict(Tier.COLD, "in an `if self.training:` branch: training only, not inference")
+            debug = _debug_test(node.test)
+            if debug is None and isinstance(stack[start], cst.FunctionDef):
+                debug = _debug_local(node.test, stack[start])
+            if (debug is True and in_body) or (debug is False and not in_body):
+                return TierVerdict(Tier.COLD, f"in a branch of `{_names(node.test)}`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph")
         elif isinstance(node, cst.IndentedBlock) and i > start:
             for sibling in node.body:
                 if sibling is child:
