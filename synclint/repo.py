@@ -1095,7 +1095,7 @@ class _Summarizer:
         signatures: set[str] = set()
         # A memoised function (`@lru_cache`) runs its body once per key: what it calls too.
         filled = self._filled_tables(unit.owner.header.node) if unit.owner is not None else frozenset()
-        cold = {id(n) for n in (func.body if coldcode.memoised(func) else coldcode.cold_subtrees(func, filled))}
+        cold = {id(n) for n in (func.body if coldcode.memoised(func) else coldcode.cold_subtrees(func, filled, none_names.debug - own.keys()))}
         if unit.owner is not None and unit.node is func and coldcode.pipeline_entry(unit.owner.header.node.name, func.name):
             # A pipeline or stage entry: what it calls outside its loops, once per request.
             cold.update(id(n) for n in coldcode.once_per_request(func, unit.owner.header.node.name, unit.owner.header.node))

@@ -194,36 +194,6 @@ def _debug(test: ast.expr) -> bool | None:
     return None
 
 
-def debug_locals(func: ast.AST) -> frozenset[str]:
-    """The local names `func` binds once, to a debug switch, and never otherwise (`check =
-    page_size > 1 and self.debug_mode`): a test of one is a test of the switch. Not its
-    parameters, whatever it binds them to."""
-    args = getattr(func, "args", None)
-    own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None} if args else set()
-    bound: dict[str, int] = {}
-    switches: set[str] = set()
-    for node in astwalk.walk(func):
-        kind = type(node)
-        if kind is ast.Assign:
-            for target in node.targets:
-                for name in astwalk.walk(target):
-                    if type(name) is ast.Name:
-                        bound[name.id] = bound.get(name.id, 0) + 1
-                        if name is target and debug_switch(node.value):
-                            switches.add(name.id)
-        elif kind in (ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension):
-            for name in astwalk.walk(node.target):
-                if type(name) is ast.Name:
-                    bound[name.id] = bound.get(name.id, 0) + 2
-        elif kind in (ast.With, ast.AsyncWith):
-            for item in node.items:
-                if item.optional_vars is not None:
-                    for name in astwalk.walk(item.optional_vars):
-                        if type(name) is ast.Name:
-                            bound[name.id] = bound.get(name.id, 0) + 2
-    return frozenset(n for n in switches if bound.get(n) == 1 and n not in own)
-
-
 def _debug_local(test: ast.expr, switches: frozenset[str]) -> bool | None:
     """As `_debug`, for a test of a local bound only to a debug switch (`if check:`, `if
     not check:`, `if check and n > 0:`)."""
@@ -724,11 +694,12 @@ def _loop_header(loop: ast.AST) -> str:
     return ""
 
 
-def cold_subtrees(func: ast.AST, filled: frozenset[str] = frozenset()) -> list[ast.AST]:
+def cold_subtrees(func: ast.AST, filled: frozenset[str] = frozenset(), switches: frozenset[str] = frozenset()) -> list[ast.AST]:
     """The nodes of `func`'s own body (not of functions nested in it) that run once or rarely:
-    every node in their subtrees is cold. `filled`: as `_runs_once` takes it."""
+    every node in their subtrees is cold. `filled`: as `_runs_once` takes it; `switches`: the
+    locals bound only to a debug switch (`check = page_size > 1 and self.debug_mode`,
+    guards.Bindings.debug), a test of which is a test of the switch."""
     out: list[ast.AST] = []
-    switches = None  # `debug_locals(func)`, once a test is no debug switch itself
     pending: list[list[ast.stmt]] = [func.body]
     while pending:
         block = pending.pop()
@@ -741,8 +712,6 @@ def cold_subtrees(func: ast.AST, filled: frozenset[str] = frozenset()) -> list[a
                 break
             if kind is ast.If:
                 training, debug = _training(stmt.test), _debug(stmt.test)
-                if debug is None and switches is None:
-                    switches = debug_locals(func)
                 if debug is None and switches:
                     debug = _debug_local(stmt.test, switches)
                 if training is True or debug is True or _runs_once(stmt, block, filled) or periodic(stmt):

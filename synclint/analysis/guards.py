@@ -192,7 +192,7 @@ class Bindings(frozenset):
     filled: frozenset[str] = frozenset()
     mutated: frozenset[str] = frozenset()  # names whose items it sets, deletes, pops or updates (`kwargs["x"] = 1`)
     platform: dict = {}  # name -> the platform kind of the one predicate it is bound to (`is_cpu = current_platform.is_cpu()`)
-    debug: frozenset[str] = frozenset()  # names bound only to a debug switch (`check = n > 1 and self.debug_mode`)
+    debug: frozenset[str] = frozenset()  # names bound only to a debug switch (`check = n > 1 and self.debug_mode`; never a `for` target, `+=`, ...)
     cpu: frozenset[str] = frozenset()  # names bound only to the CPU device (`device = torch.device("cpu")`)
     lists: frozenset[str] = frozenset()  # names bound only to Python lists (`sizes = t.tolist()`, or `a = b` under `if isinstance(b, list):`)
     fields: dict = {}  # name -> the field its one binding reads (`lens = meta.per_req_lens`)
@@ -242,15 +242,17 @@ def none_assigned(func: ast.AST) -> Bindings:
             for name in names:
                 lists[name] = lists.get(name, True) and listed
             for target in node.targets:
-                if type(target) is not ast.Name:  # `a, device = ...`: not a CPU device (nor a list) alone
+                if type(target) is not ast.Name:  # `a, device = ...`: not a CPU device (nor a list, nor a switch) alone
                     cpu.update((n.id, False) for n in astwalk.walk(target) if type(n) is ast.Name)
                     lists.update((n.id, False) for n in astwalk.walk(target) if type(n) is ast.Name)
+                    debug.update((n.id, False) for n in astwalk.walk(target) if type(n) is ast.Name)
             platforms = _platform_predicate(node.value)
             for name in names:
                 platform.setdefault(name, set()).add(PLATFORM + "+".join(sorted(platforms)) if platforms else "")
         elif kind in (ast.AnnAssign, ast.NamedExpr, ast.AugAssign) and type(node.target) is ast.Name:
             rebound.add(node.target.id)
             cpu[node.target.id] = False
+            debug[node.target.id] = False
             name = node.target.id
             if kind is ast.AugAssign:  # `sizes += [n]` keeps a list a list
                 lists[name] = lists.get(name, False) and type(node.op) is ast.Add
@@ -266,6 +268,7 @@ def none_assigned(func: ast.AST) -> Bindings:
                 rebound.update(names)
                 cpu.update((name, False) for name in names)
                 lists.update((name, False) for name in names)
+                debug.update((name, False) for name in names)
                 bindings.update(names * 2)
         if kind is ast.Compare and not tests_none:
             tests_none = any(type(c) is ast.Constant and c.value is None for c in node.comparators)

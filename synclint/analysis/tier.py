@@ -498,9 +498,9 @@ def _debug_test(test: cst.BaseExpression) -> bool | None:
 
 
 def _debug_local(test: cst.BaseExpression, func: cst.FunctionDef) -> bool | None:
-    """As `_debug_test`, for a test of a local that `func` binds once, to a debug switch, and
+    """As `_debug_test`, for a test of a local that `func` binds only to debug switches, and
     never otherwise (`check = page_size > 1 and self.debug_mode`, then `if check:`; as
-    coldcode.debug_locals reads it on `ast`)."""
+    guards.Bindings.debug reads it on `ast` for the index)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return False if _debug_local(test.expression, func) is True else None
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
@@ -531,7 +531,7 @@ def _debug_local(test: cst.BaseExpression, func: cst.FunctionDef) -> bool | None
         elif isinstance(node, cst.AsName) and isinstance(node.name, cst.Name) and node.name.value == name:
             return None
         pending.extend(node.children)
-    return True if len(values) == 1 and _debug_test(values[0]) is True else None
+    return True if values and all(_debug_test(value) is True for value in values) else None
 
 
 def _rare_phase_return(stmt: cst.CSTNode) -> bool:
