@@ -520,15 +520,11 @@ def _debug_local(test: cst.BaseExpression, func: cst.FunctionDef) -> bool | None
             for target in node.targets:
                 if isinstance(target.target, cst.Name) and target.target.value == name:
                     values.append(node.value)
-                elif _binds(target.target, name):
+                elif _target_binds(target.target, name):
                     return None  # `a, check = ...`
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)) and _binds(node, name):
-            if isinstance(node, (cst.For, cst.CompFor)):
-                if name in _names(node.target).replace(",", " ").replace("(", " ").replace(")", " ").split():
-                    return None
-            else:
-                return None
-        elif isinstance(node, cst.AsName) and isinstance(node.name, cst.Name) and node.name.value == name:
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)) and _target_binds(node.target, name):
+            return None
+        elif isinstance(node, cst.AsName) and _target_binds(node.name, name):
             return None
         pending.extend(node.children)
     return True if values and all(_debug_test(value) is True for value in values) else None
@@ -676,12 +672,21 @@ def _binds(stmt, name: str) -> bool:
             return True
         if isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name) and node.target.value == name:
             return True
-        if isinstance(node, (cst.For, cst.CompFor)) and name in _names(node.target).replace(",", " ").replace("(", " ").replace(")", " ").split():
+        if isinstance(node, (cst.For, cst.CompFor)) and _target_binds(node.target, name):
             return True
         if isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name) and node.target.value == name:
             return True
         pending.extend(node.children)
     return False
+
+
+def _target_binds(target: cst.CSTNode, name: str) -> bool:
+    """Whether an assignment target (`check`, `a, check`, `(a, check)`, `[a, check]`) binds
+    `name` (not `self.check`)."""
+    text = _names(target)
+    for mark in ",()[]*":
+        text = text.replace(mark, " ")
+    return name in text.split()
 
 
 def _periodic(stmt: cst.If) -> bool:
@@ -731,33 +736,27 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
         if isinstance(node, cst.If):
             in_body = child is node.body
             in_else = node.orelse is not None and child is node.orelse
-            training = _training_branch(node.test)
-            if (training is True and in_body) or (training is False and in_else):
-                return TierVerdict(Tier.COLD, "in an `if self.training:` branch: training only, not inference")
+            branch = True if in_body else False if in_else else None
+            verdict = _training_verdict(node.test, branch)
+            if verdict is not None:
+                return verdict
             per_step = in_body and _on_a_step_object(node, stack[i - 1] if i > 0 else None)
             if in_body and not per_step and (_memo_miss_branch(node.test) or _cache_lookup_miss(node, stack[i - 1] if i > 0 else None)):
                 return TierVerdict(Tier.COLD, "fills a cache on a miss: runs once per key")
             if in_body and not per_step and (_fills_what_it_tests(node) or _fills_alias(node, stack[i - 1] if i > 0 else None)):
                 return TierVerdict(Tier.COLD, "initialises a value on first use (`if self._x is None: self._x = ...`): runs once")
-            debug = _debug_test(node.test)
-            if debug is None and isinstance(stack[start], cst.FunctionDef):
-                debug = _debug_local(node.test, stack[start])
-            if (debug is True and in_body) or (debug is False and in_else):
-                return TierVerdict(Tier.COLD, f"in a branch of `{_names(node.test)}`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph")
+            verdict = _switch_verdict(node.test, branch, stack[start])
+            if verdict is not None:
+                return verdict
             if in_body and _periodic(node):
                 return TierVerdict(Tier.COLD, "in a branch that runs once every N calls (a step counter it tests and resets, or `step % N == 0`)")
         elif isinstance(node, cst.IfExp) and child is not node.test:
             # `seq_lens.cpu() if in_capture else seq_lens_cpu`: the branches of a conditional
             # expression, as those of an `if`
-            in_body = child is node.body
-            training = _training_branch(node.test)
-            if (training is True and in_body) or (training is False and not in_body):
-                return TierVerdict(Tier.COLD, "in an `if self.training:` branch: training only, not inference")
-            debug = _debug_test(node.test)
-            if debug is None and isinstance(stack[start], cst.FunctionDef):
-                debug = _debug_local(node.test, stack[start])
-            if (debug is True and in_body) or (debug is False and not in_body):
-                return TierVerdict(Tier.COLD, f"in a branch of `{_names(node.test)}`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph")
+            branch = child is node.body
+            verdict = _training_verdict(node.test, branch) or _switch_verdict(node.test, branch, stack[start])
+            if verdict is not None:
+                return verdict
         elif isinstance(node, cst.IndentedBlock) and i > start:
             for sibling in node.body:
                 if sibling is child:
@@ -776,6 +775,29 @@ def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
                         Tier.COLD,
                         f"after `if {_names(sibling.test)}: return`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph",
                     )
+    return None
+
+
+def _training_verdict(test: cst.BaseExpression, branch: bool | None) -> TierVerdict | None:
+    """Cold in the branch of `test` that runs only while training (`branch`: True for the
+    body of an `if` or conditional expression, False for its `else`, None for neither)."""
+    training = _training_branch(test)
+    if branch is not None and training is branch:
+        return TierVerdict(Tier.COLD, "in an `if self.training:` branch: training only, not inference")
+    return None
+
+
+def _switch_verdict(test: cst.BaseExpression, branch: bool | None, func: cst.CSTNode) -> TierVerdict | None:
+    """Cold in the branch of `test` that runs only while a debug, profiling, warm-up, scaling
+    or capture switch is on (`_debug_test`, or a local of `func` bound only to one);
+    `branch` as `_training_verdict` takes it."""
+    if branch is None:
+        return None
+    debug = _debug_test(test)
+    if debug is None and isinstance(func, cst.FunctionDef):
+        debug = _debug_local(test, func)
+    if debug is branch:
+        return TierVerdict(Tier.COLD, f"in a branch of `{_names(test)}`: runs only while debugging, profiling, warming up, scaling or capturing a CUDA graph")
     return None
 
 
