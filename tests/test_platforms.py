@@ -420,3 +420,53 @@ def test_a_field_set_from_a_local_bound_once_to_a_platform_predicate_is_a_platfo
     """
     assert _rows(code) == [22]
     assert _rows(code, targets=("cpu",)) == [18, 22]
+
+
+def test_a_class_whose_constructor_raises_on_other_platforms_runs_only_on_its_own():
+    # `if not _is_xpu: raise ...` / `assert current_platform.is_npu()` at the top of `__init__`:
+    # the class is built only there, and its methods run only there.
+    code = """
+        import torch
+        from torch import nn
+        from pkg.platforms import current_platform
+        from pkg.utils import is_cpu, is_xpu
+
+        _is_xpu = is_xpu()
+        _is_cpu = is_cpu()
+
+
+        class VisionAttentionA(nn.Module):
+            def __init__(self):
+                super().__init__()
+                if not (_is_xpu):
+                    raise Exception("only available for Intel XPU")
+
+            def forward(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
+                return q[: cu_seqlens[-1].item()]
+
+
+        class VisionAttentionB(nn.Module):
+            def __init__(self, dim: int):
+                super().__init__()
+                assert current_platform.is_npu(), "NPU only"
+                self.dim = dim
+
+            def forward(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
+                return q[: cu_seqlens[-1].item()]
+
+
+        class VisionAttentionC(nn.Module):
+            def __init__(self, flag: bool):
+                super().__init__()
+                if not flag:
+                    raise ValueError("needs flag")
+                if _is_cpu:
+                    self.fallback = True
+
+            def forward(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
+                return q[: cu_seqlens[-1].item()]
+    """
+    # C's constructor raises on a test of no platform, and only sets a field on one: any platform.
+    assert _rows(code) == [40]
+    assert _rows(code, targets=("xpu",)) == [18, 40]
+    assert _rows(code, targets=("npu",)) == [28, 40]

@@ -11,6 +11,7 @@ The rules are conventions that hold across projects, not any one project's names
 |---|---|---|
 | a folder of the path, or a `_`/`-`/`.`-separated part of the file name | a platform word (table below) | that platform |
 | a class name, split at its CamelCase words | a platform word; `CPU` only as the first or last word | that platform |
+| a class's `__init__`, at its top level | `if not _is_xpu: raise ...` / `assert current_platform.is_npu()` (a platform test, as an `if` test below) | where the constructor does not raise |
 | a function name | `forward_<platform>` (the custom-op dispatch convention), or a `_`-separated part that is a platform word other than `cpu` | that platform |
 | an `if` test | `is_<platform>()` / `is_<platform>` / `_is_<platform>` / `use_<platform>` (a call, a module flag or an attribute: `current_platform.is_xpu()`, `_is_npu`, `is_hip()`, `t.is_cuda`), combined with `not`, `and`, `or` | the body runs on that platform, the `else` on the others |
 | an `if` test on a device's type | `x.device.type == "cuda"` / `!= "cuda"`, `device_type in ("npu", "xpu")` (as `t.is_cuda` reads; `"cuda"` is also ROCm's type) | the body runs where the data lives on that platform, the `else` on the others (and, where the body always returns or raises, the code after the `if`) |
@@ -358,6 +359,7 @@ def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[
     for scope in chain:
         if isinstance(scope, cst.ClassDef):
             result = _intersect(result, class_platforms(scope.name.value))
+            result = _intersect(result, constructor_platforms(scope))
             if _host_class(scope):
                 result = _intersect(result, _HOST_ONLY)
         elif isinstance(scope, cst.FunctionDef):
@@ -391,6 +393,38 @@ def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[
         elif node.orelse is not None and child is node.orelse:
             result = _intersect(result, branch_sets(node.test, fields)[1])
     return result
+
+
+_CONSTRUCTOR_PLATFORMS: dict[int, tuple] = {}
+
+
+def constructor_platforms(class_def: cst.ClassDef) -> frozenset[str] | None:
+    """The platforms a class can be built on, as its `__init__` says at its top level:
+    `if not _is_xpu: raise Exception("... only available for Intel XPU")` (where the test
+    fails), `assert current_platform.is_npu()` (where it holds). None: any."""
+    found = _CONSTRUCTOR_PLATFORMS.get(id(class_def))
+    if found is not None and found[0] is class_def:
+        return found[1]
+    result = None
+    init = next((s for s in class_def.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    body = init.body.body if init is not None and isinstance(init.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        if isinstance(stmt, cst.If) and stmt.orelse is None and _always_raises(stmt.body):
+            result = _intersect(result, branch_sets(stmt.test)[1])
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assert):
+                    result = _intersect(result, branch_sets(small.test)[0])
+    if len(_CONSTRUCTOR_PLATFORMS) > 4096:
+        _CONSTRUCTOR_PLATFORMS.clear()
+    _CONSTRUCTOR_PLATFORMS[id(class_def)] = (class_def, result)
+    return result
+
+
+def _always_raises(body: cst.BaseSuite) -> bool:
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body] if isinstance(body, cst.SimpleStatementSuite) else []
+    last = statements[-1] if statements else None
+    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and bool(last.body) and isinstance(last.body[-1], cst.Raise)
 
 
 def _tests_self(test: cst.BaseExpression) -> bool:
