@@ -434,6 +434,50 @@ def test_a_cast_or_a_read_of_the_device_is_no_move(move):
     assert (row, "SL202") in _rows(code)
 
 
+# A vision tower whose forward moves to the device what its own helper method makes of the
+# `grid_thw` input (`rotary = self.rot_pos_emb(grid_thw)`, then `rotary.to(x.device)`): the
+# helper builds host data from the grid, so the grid is host data too, in the forward and in
+# the helper it is passed to.
+MOVED_BY_A_HELPER = """\
+    import torch
+    from torch import nn
+
+
+    class VisionModel(nn.Module):
+        def rot_pos_emb(self, grid_thw: torch.Tensor) -> torch.Tensor:
+            pos_ids = []
+            for t, h, w in grid_thw:
+                pos_ids.append(torch.arange(h * w).repeat(t))
+            return torch.cat(pos_ids)
+
+        def forward(self, x: torch.Tensor, grid_thw: torch.Tensor) -> torch.Tensor:
+            rotary = self.rot_pos_emb(grid_thw)
+            rotary = rotary.to(x.device)
+            windows, lengths = self.blocks(grid_thw), int(grid_thw[:, 1].max())
+            return x + rotary[:lengths]
+    """
+
+
+def test_a_forward_that_moves_what_its_own_helper_makes_of_an_input_holds_it_on_the_host():
+    # No readback of the grid; the move itself is a blocking copy of host data.
+    assert _rows(MOVED_BY_A_HELPER) == [(14, "SL103")]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # a submodule (a field, not a method of the class) makes it: device data moved between devices
+        ("rotary = self.rot_pos_emb(grid_thw)", "rotary = self.rotary(grid_thw)"),
+        # the helper's result is only cast
+        ("rotary = rotary.to(x.device)", "rotary = rotary.to(x.dtype)"),
+    ],
+)
+def test_a_submodules_result_or_a_cast_says_nothing_of_the_input(change):
+    code = MOVED_BY_A_HELPER.replace(*change)
+    row = next(i for i, line in enumerate(textwrap.dedent(code).splitlines(), 1) if "int(grid_thw" in line)
+    assert (row, "SL204") in _rows(code)
+
+
 @pytest.mark.parametrize(
     "snippet",
     [
@@ -444,6 +488,10 @@ def test_a_cast_or_a_read_of_the_device_is_no_move(move):
         "y = w.to('cpu')\nz = k.to(device='cpu')\nv = h.to(torch.device('cpu'))",
         # a host copy moved back: the copy is what is moved, not `w` or `k`
         "y = w.type(torch.BoolTensor).flatten(0, 1).to(dev)\nz = k.cpu().to(dev)",
+        # what an own method makes of `g` is moved (`self.blocks` is no method: a submodule)
+        "a, b = self.helper(g, n=d)\na = a.to(h.device)\nc = self.blocks(w)\nc = c.to(h.device)",
+        # what is computed from `g` is moved (`self.proj(w)` is a submodule's, `y = k` an alias)
+        "n = g[:, 0] * g.prod(-1)\nn = n.to(h.device)\nz = self.proj(w) + 1\nz = z.to(h.device)\ny = k\ny = y.cuda()",
     ],
 )
 def test_the_screen_and_the_analysis_read_the_same_moves(snippet):
@@ -455,8 +503,8 @@ def test_the_screen_and_the_analysis_read_the_same_moves(snippet):
     from synclint.screen.facts import moved_inputs as screen_moves
 
     code = "def forward(self, x, g, h, d, w, batch, mask, dev, k, dtype):\n" + textwrap.indent(snippet, "    ") + "\n"
-    screen = screen_moves(ast.parse(code).body[0])
-    analysis = analysis_moves(cst.parse_module(code).body[0].body)
+    screen = screen_moves(ast.parse(code).body[0], frozenset({"helper"}))
+    analysis = analysis_moves(cst.parse_module(code).body[0].body, frozenset({"helper"}))
     assert screen == analysis
     assert "x" not in screen and "h" not in screen and "w" not in screen and "k" not in screen and "q" not in screen
 
@@ -504,3 +552,28 @@ def test_a_device_fallback_for_a_missing_host_field_is_low():
 def test_look_alikes_of_a_missing_field_fallback_stay_reported(change):
     code = HOST_FIELD_WITH_A_DEVICE_FALLBACK.replace(*change)
     assert (16, "SL202") in _rows(code)
+
+
+def test_a_factory_given_keyword_arguments_by_a_dict_may_build_anywhere():
+    # `torch.arange(bs, **self.cuda_int32_kwargs)`: the dict may say `device=`, so the index is
+    # no host tensor, and indexing a device table with it copies nothing. Without the dict, or
+    # with `device=` left out of an explicit call, it is built on the host.
+    code = """\
+        import torch
+
+
+        class Backend:
+            def __init__(self, device):
+                self.cuda_int32_kwargs = {"device": device, "dtype": torch.int32}
+                self.table = torch.zeros(100, device=device)
+
+            def step(self, bs: int, kw: dict):
+                idx = torch.arange(bs, **self.cuda_int32_kwargs)
+                other = torch.zeros(bs, dtype=torch.int64, **kw)
+                host = torch.arange(bs, dtype=torch.int32)
+                a = self.table[idx]
+                b = self.table[other]
+                c = self.table[host]
+                return a + b + c
+    """
+    assert _rows(code, "SL301") == [(15, "SL301")]

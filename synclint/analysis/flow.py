@@ -174,7 +174,9 @@ class FlowWalker:
     def _moved_inputs(self, func: cst.FunctionDef) -> frozenset:
         found = self._moved_memo.get(id(func))
         if found is None:
-            found = self._moved_memo[id(func)] = moved_inputs(func.body)
+            class_def = self._method_of()
+            methods = frozenset(s.name.value for s in class_def.body.body if isinstance(s, cst.FunctionDef)) if class_def is not None else frozenset()
+            found = self._moved_memo[id(func)] = moved_inputs(func.body, methods)
         return found
 
     def _is_module_forward(self, func: cst.FunctionDef) -> bool:
@@ -840,12 +842,17 @@ def _device_moves(body: cst.CSTNode, name: str) -> set[int]:
     return found
 
 
-def moved_inputs(body: cst.CSTNode) -> frozenset:
+def moved_inputs(body: cst.CSTNode, methods: frozenset = frozenset()) -> frozenset:
     """The names whose data `body` moves to a device (`grid_thw.to(x.device)`,
     `f(grid_thw[:, 1]).to(torch.int32).to(x.device)`, `x.cuda()`; not `.to(torch.int32)`, nor
     `h` of `y.to(h.device)`), not inside a nested function or class (synclint/screen/facts.py
-    `moved_inputs` reads the `ast` the same way)."""
+    `moved_inputs` reads the `ast` the same way). Also the data a moved local was computed
+    from (`lengths = grid[:, 0] * grid[:, 1]`, then `lengths.to(x.device)`), and, with
+    `methods` (the names of the class's own methods), the arguments of such a method whose
+    result it moves (`window_index, cu = self.get_window_index(sizes)` then
+    `window_index.to(device)`): what is made of host data is host data, so its sources are."""
     found: set[str] = set()
+    made: dict[str, set[str]] = {}  # a name bound to the result of an own method -> its arguments' data
     pending = [body]
     while pending:
         node = pending.pop()
@@ -855,8 +862,49 @@ def moved_inputs(body: cst.CSTNode) -> frozenset:
         if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("to", "cuda") and _moves(node) \
                 and not _to_the_cpu(node):
             found.update(_data_names(node.func.value))
+        elif kind is cst.Assign and (_own_method_call(node.value, methods) or _made_of_data(node.value, methods)):
+            value = node.value
+            given = set().union(*(_data_names(a.value) for a in value.args)) if _own_method_call(value, methods) else _data_names(value)
+            for target in node.targets:
+                for name in _bound_names(target.target):
+                    made.setdefault(name, set()).update(given)
         pending.extend(children(node))
+    for name in list(found):
+        found.update(made.get(name, ()))
     return frozenset(found)
+
+
+def _made_of_data(value: cst.BaseExpression, methods: frozenset) -> bool:
+    """`lengths = grid[:, 0] * grid[:, 1]`, `sizes = grid.prod(-1)`: a value computed from the
+    data of the names it reads, by operators, tensor methods and functions; not by a
+    submodule (`self.proj(x)`, a field of the object called) nor a lambda."""
+    pending: list[cst.CSTNode] = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                    and func.attr.value not in methods:
+                return False
+        elif isinstance(node, (cst.Lambda, cst.Await, cst.Yield)):
+            return False
+        pending.extend(children(node))
+    return not isinstance(value, (cst.Name, cst.Attribute))  # not a plain alias (`y = x`)
+
+
+def _own_method_call(value: cst.BaseExpression, methods: frozenset) -> bool:
+    """`self.m(...)` with `m` a method the class defines (not a submodule field)."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name) \
+        and value.func.value.value == "self" and value.func.attr.value in methods
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    """`a` of `a = ...`, `a`, `b` of `a, b, _ = ...`."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
+    return []
 
 
 def _to_the_cpu(call: cst.Call) -> bool:

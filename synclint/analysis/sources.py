@@ -930,6 +930,8 @@ class Evaluator:
             if (pinned or maybe_pinned) and target.is_(Place.HOST):
                 return self._pinned_factory(name, call, target.confidence, maybe_pinned)
             return target.because(call, f"`torch.{name}(..., device=...)` builds where `device=` says")
+        if any(a.star == "**" for a in call.args):
+            return UNKNOWN.because(call, f"`torch.{name}(..., **kwargs)`: the keywords may say `device=`")
         args = positional(call)
         if name in api.LIKE_FACTORIES and args:
             like = self._eval(args[0].value, env)

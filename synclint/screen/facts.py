@@ -474,7 +474,8 @@ class FactReader:
                     unit.bindings.append(((name,), known))
             host_named = name.lower().endswith(_api.HOST_MIRROR_SUFFIXES)  # `grid_thw_cpu`: not on the device
             if forward and moved is None:
-                moved = moved_inputs(func)
+                owner = unit.owner.header.node if unit.method and unit.owner is not None else None
+                moved = moved_inputs(func, frozenset(s.name for s in owner.body if type(s) in FUNCTIONS) if owner is not None else frozenset())
             if (forward and not host_named and name not in moved and arg.annotation is not None and t.tensor_annotation(arg.annotation)) or name in t.DEVICE_NAMES:
                 unit.bindings.append(((name,), t.DEVICE))
             if arg.annotation is not None:
@@ -786,13 +787,14 @@ def _reads_and_stores(root: ast.AST, names: dict) -> tuple[list, set]:
     return reads, stored
 
 
-def moved_inputs(func) -> frozenset:
+def moved_inputs(func, methods: frozenset = frozenset()) -> frozenset:
     """The names whose data a function moves to a device (`grid_thw.to(x.device)`,
     `f(grid_thw[:, 1]).to(torch.int32).to(x.device)`, `x.cuda()`; not `.to(torch.int32)`, nor
     `h` of `y.to(h.device)`): a module's `forward` that moves an input holds it on the host,
     whatever "inputs live where the module runs" says (analysis/flow.py `moved_inputs`, the
     same reading of the libcst tree)."""
     found = set()
+    made: dict[str, set] = {}  # a name bound to the result of an own method -> its arguments' data
     stack = list(func.body)
     while stack:
         node = stack.pop()
@@ -801,8 +803,40 @@ def moved_inputs(func) -> frozenset:
             continue
         if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda") and _moves(node) and not _to_the_cpu(node):
             found.update(_data_names(node.func.value))
+        elif kind is ast.Assign and (_own_method_call(node.value, methods) or _made_of_data(node.value, methods)):
+            value = node.value
+            if _own_method_call(value, methods):
+                given = set().union(*(_data_names(a) for a in value.args), *(_data_names(k.value) for k in value.keywords))
+            else:
+                given = _data_names(value)
+            for target in node.targets:
+                for element in (target.elts if type(target) in (ast.Tuple, ast.List) else (target,)):
+                    if type(element) is ast.Name:
+                        made.setdefault(element.id, set()).update(given)
         stack.extend(astwalk.children(node))
+    for name in list(found):
+        found.update(made.get(name, ()))
     return frozenset(found)
+
+
+def _made_of_data(value, methods: frozenset) -> bool:
+    """As analysis/flow.py `_made_of_data`: computed from the data of the names it reads, by
+    operators, tensor methods and functions, not by a submodule; not a plain alias."""
+    for node in astwalk.walk(value):
+        kind = type(node)
+        if kind is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self" and func.attr not in methods:
+                return False
+        elif kind in (ast.Lambda, ast.Await, ast.Yield):
+            return False
+    return type(value) not in (ast.Name, ast.Attribute)
+
+
+def _own_method_call(value, methods: frozenset) -> bool:
+    """`self.m(...)` with `m` a method the class defines (not a submodule field)."""
+    return type(value) is ast.Call and type(value.func) is ast.Attribute and type(value.func.value) is ast.Name \
+        and value.func.value.id == "self" and value.func.attr in methods
 
 
 def _moves(call) -> bool:

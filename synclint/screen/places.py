@@ -654,6 +654,8 @@ class PlaceModel:
             for kw in call.keywords:
                 if kw.arg == "device":
                     return self._target(kw.value, unit)
+            if any(kw.arg is None for kw in call.keywords):
+                return 0  # `torch.arange(n, **kwargs)`: the keywords may say `device=`
             if name in api.LIKE_FACTORIES:
                 # `torch.full_like(x, v)` builds where `x` lives (what the repository says of
                 # `x` included), as the analysis reads it (analysis/sources.py).
