@@ -456,17 +456,21 @@ def test_a_class_whose_constructor_raises_on_other_platforms_runs_only_on_its_ow
 
 
         class VisionAttentionC(nn.Module):
-            def __init__(self, flag: bool):
+            def __init__(self, flag: bool, generator: torch.Generator):
                 super().__init__()
                 if not flag:
                     raise ValueError("needs flag")
                 if _is_cpu:
                     self.fallback = True
+                if generator.device.type != "cpu":
+                    raise ValueError("needs a CPU generator")
+                self.scale = 2
 
             def forward(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
-                return q[: cu_seqlens[-1].item()]
+                return q[: cu_seqlens[-1].item()] * self.scale
     """
-    # C's constructor raises on a test of no platform, and only sets a field on one: any platform.
-    assert _rows(code) == [40]
-    assert _rows(code, targets=("xpu",)) == [18, 40]
-    assert _rows(code, targets=("npu",)) == [28, 40]
+    # C's constructor raises on a test of no platform and on where an argument lives (not where the
+    # class runs), and only sets a field on one platform: any platform.
+    assert _rows(code) == [43]
+    assert _rows(code, targets=("xpu",)) == [18, 43]
+    assert _rows(code, targets=("npu",)) == [28, 43]

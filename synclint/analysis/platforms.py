@@ -409,16 +409,27 @@ def constructor_platforms(class_def: cst.ClassDef) -> frozenset[str] | None:
     init = next((s for s in class_def.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
     body = init.body.body if init is not None and isinstance(init.body, cst.IndentedBlock) else ()
     for stmt in body:
-        if isinstance(stmt, cst.If) and stmt.orelse is None and _always_raises(stmt.body):
+        if isinstance(stmt, cst.If) and stmt.orelse is None and _always_raises(stmt.body) and _predicates_only(stmt.test):
             result = _intersect(result, branch_sets(stmt.test)[1])
         elif isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                if isinstance(small, cst.Assert):
+                if isinstance(small, cst.Assert) and _predicates_only(small.test):
                     result = _intersect(result, branch_sets(small.test)[0])
     if len(_CONSTRUCTOR_PLATFORMS) > 4096:
         _CONSTRUCTOR_PLATFORMS.clear()
     _CONSTRUCTOR_PLATFORMS[id(class_def)] = (class_def, result)
     return result
+
+
+def _predicates_only(test: cst.BaseExpression) -> bool:
+    """A test of platform predicates alone (`not _is_xpu`, `not _is_cpu or not _is_cpu_amx_available`),
+    not of a tensor's or an object's device (`self.generator.device.type != "cpu"` says where
+    that object lives, not where the class runs)."""
+    if isinstance(test, cst.UnaryOperation):
+        return _predicates_only(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return _predicates_only(test.left) and _predicates_only(test.right)
+    return not isinstance(test, cst.Comparison)
 
 
 def _always_raises(body: cst.BaseSuite) -> bool:
