@@ -907,6 +907,7 @@ class _Summarizer:
         self._fields_memo: dict[int, frozenset] = {}
         self._containers_memo: dict[int, frozenset] = {}
         self._platforms_memo: dict[int, dict] = {}
+        self._built_on_memo: dict[int, frozenset[str] | None] = {}
         # Calls whose result the code reads as an array (`x.detach().cpu()`: id of `x.detach()`).
         self._array_results: set[int] = set()
         self._tables_memo: dict[int, frozenset] = {}  # class node -> the tables its methods fill by key
@@ -1105,6 +1106,10 @@ class _Summarizer:
         guarded = guards.guarded_calls(func, own, none_names) if own else {}
         # ... or on a platform's branch (`elif current_platform.is_cpu():`): `caller [only when %cpu]`.
         on_platforms = guards.platform_calls(func, self._platform_fields(unit.owner) if unit.owner is not None else None)
+        # ... or in a method of a class built only on some platforms (`if not _is_xpu: raise` in its `__init__`).
+        built_on = self._constructor_platforms(unit.owner) if unit.method and unit.owner is not None and func.name != "__init__" else None
+        if built_on is not None:
+            guards.on_platforms_within(on_platforms, func.body, built_on)
 
         def source_of(node, inherited: str) -> str:
             key = id(node)
@@ -1323,6 +1328,13 @@ class _Summarizer:
         if found is None:
             found = self._platforms_memo[id(owner)] = guards.platform_fields(owner.header.node)
         return found
+
+    def _constructor_platforms(self, owner) -> frozenset[str] | None:
+        """The platforms the class can be built on (`guards.constructor_platforms`)."""
+        key = id(owner)
+        if key not in self._built_on_memo:
+            self._built_on_memo[key] = guards.constructor_platforms(owner.header.node)
+        return self._built_on_memo[key]
 
     def _container_fields(self, owner) -> frozenset[str]:
         """The fields a class only ever sets to builtin containers (`self._evictable: set[K]

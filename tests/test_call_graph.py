@@ -2882,3 +2882,58 @@ def test_a_call_under_a_local_bound_to_a_debug_switch_is_no_way_in(tmp_path):
     assert files["srv/allocator.py"] != DEBUG_LOCAL_CALLS["srv/allocator.py"]
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "srv/checks.py")[5][0] == "hot"
+
+
+def test_what_only_a_class_built_on_another_platform_calls_runs_there(tmp_path):
+    # `VisionXPUAttention.__init__` raises unless `_is_xpu`: its forward runs only on XPU, and so
+    # does the helper only it calls. A class whose constructor raises on no platform test keeps
+    # its callee hot.
+    files = {
+        "srv/attention.py": """\
+            import torch
+            from torch import nn
+
+            from srv.platform import current_platform
+            from srv.seqlen import resolve_max_seqlen, total_len
+
+            _is_xpu = current_platform.is_xpu()
+
+
+            class VisionXPUAttention(nn.Module):
+                def __init__(self, dim: int):
+                    super().__init__()
+                    if not _is_xpu:
+                        raise RuntimeError("only available on XPU")
+                    self.dim = dim
+
+                def forward(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
+                    return q[: resolve_max_seqlen(cu_seqlens)]
+
+
+            class VisionAttention(nn.Module):
+                def __init__(self, dim: int):
+                    super().__init__()
+                    if dim <= 0:
+                        raise ValueError("dim")
+
+                def forward(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
+                    return q[: total_len(cu_seqlens)]
+            """,
+        "srv/seqlen.py": """\
+            import torch
+
+
+            def resolve_max_seqlen(cu_seqlens: torch.Tensor) -> int:
+                return int((cu_seqlens[1:] - cu_seqlens[:-1]).max().item())
+
+
+            def total_len(cu_seqlens: torch.Tensor) -> int:
+                return int(cu_seqlens[-1].item())
+            """,
+        "srv/platform.py": PLATFORM_MODULE,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "srv/seqlen.py")
+    assert found[5] == ("cold", "reached only from cold code (VisionXPUAttention.forward [on a branch no call outside cold code takes] -> resolve_max_seqlen)")
+    assert found[9][0] == "hot"
+    assert tiers(root, "srv/seqlen.py", target_platforms=("xpu",))[5][0] == "hot"

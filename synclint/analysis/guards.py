@@ -897,6 +897,45 @@ def platform_calls(func: ast.AST, fields: dict | None = None) -> dict[int, str]:
     return out
 
 
+def constructor_platforms(class_node: ast.ClassDef) -> frozenset[str] | None:
+    """The platforms a class can be built on, as its `__init__` says at its top level (as
+    synclint/analysis/platforms.py `constructor_platforms` reads a libcst class): `if not
+    _is_xpu: raise ...` (where the test fails), `assert current_platform.is_npu()` (where it
+    holds), tests of platform predicates alone. None: any."""
+    init = next((s for s in class_node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and s.name == "__init__"), None)
+    result = None
+    for stmt in init.body if init is not None else ():
+        kind = type(stmt)
+        if kind is ast.If and not stmt.orelse and stmt.body and type(stmt.body[-1]) is ast.Raise and _predicates_only(stmt.test):
+            where = _branch_platforms(stmt.test)[1]
+        elif kind is ast.Assert and _predicates_only(stmt.test):
+            where = _branch_platforms(stmt.test)[0]
+        else:
+            continue
+        if where is not None:
+            result = where if result is None else result & where
+    return result
+
+
+def _predicates_only(test: ast.expr) -> bool:
+    """A test of platform predicates alone, not of where an object lives (`gen.device.type != "cpu"`)."""
+    if type(test) is ast.UnaryOp:
+        return _predicates_only(test.operand)
+    if type(test) is ast.BoolOp:
+        return all(_predicates_only(v) for v in test.values)
+    return type(test) is not ast.Compare
+
+
+def on_platforms_within(guards_of: dict[int, str], body: list, platforms: frozenset[str]) -> None:
+    """Every statement of a method's `body` runs only on `platforms` (its class's
+    `constructor_platforms`): `guards_of` (`platform_calls`) with each top-level statement's
+    guard narrowed to them; what is nested in a statement inherits its guard."""
+    for stmt in body:
+        found = guards_of.get(id(stmt))
+        where = platforms if found is None else platforms & frozenset(found[len(ON_PLATFORMS):].split("+"))
+        guards_of[id(stmt)] = ON_PLATFORMS + "+".join(sorted(where))
+
+
 def runs_on_targets(guard: str, targets: frozenset[str]) -> bool:
     """Whether a `%cpu+npu` guard's platforms include one of the target platforms."""
     return not frozenset(guard[len(ON_PLATFORMS):].split("+")).isdisjoint(targets)
