@@ -852,7 +852,7 @@ def moved_inputs(body: cst.CSTNode, methods: frozenset = frozenset()) -> frozens
     result it moves (`window_index, cu = self.get_window_index(sizes)` then
     `window_index.to(device)`): what is made of host data is host data, so its sources are."""
     found: set[str] = set()
-    made: dict[str, set[str]] = {}  # a name bound to the result of an own method -> its arguments' data
+    made: dict[str, set[str]] = {}  # a local bound to what was made of data -> the names of that data
     pending = [body]
     while pending:
         node = pending.pop()

@@ -898,13 +898,18 @@ def platform_calls(func: ast.AST, fields: dict | None = None) -> dict[int, str]:
 
 
 def constructor_platforms(class_node: ast.ClassDef) -> frozenset[str] | None:
-    """The platforms a class can be built on, as its `__init__` says at its top level (as
+    """The platforms a class can be built on, as its `__init__` says (`init_platforms`)."""
+    init = next((s for s in class_node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and s.name == "__init__"), None)
+    return init_platforms(init) if init is not None else None
+
+
+def init_platforms(init: ast.FunctionDef) -> frozenset[str] | None:
+    """Where a constructor does not raise, as its top level says (as
     synclint/analysis/platforms.py `constructor_platforms` reads a libcst class): `if not
     _is_xpu: raise ...` (where the test fails), `assert current_platform.is_npu()` (where it
     holds), tests of platform predicates alone. None: any."""
-    init = next((s for s in class_node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and s.name == "__init__"), None)
     result = None
-    for stmt in init.body if init is not None else ():
+    for stmt in init.body:
         kind = type(stmt)
         if kind is ast.If and not stmt.orelse and stmt.body and type(stmt.body[-1]) is ast.Raise and _predicates_only(stmt.test):
             where = _branch_platforms(stmt.test)[1]

@@ -36,7 +36,7 @@ import ast
 from dataclasses import dataclass
 
 from synclint.analysis.host_fields import device_fields, host_fields
-from synclint.analysis.platform_words import predicate_platforms
+from synclint.analysis import guards
 from synclint.lines import ending as _ending
 from synclint.lines import split_lines
 from synclint.screen import places
@@ -338,29 +338,11 @@ def _reads(unit: Unit, by_name: dict[str, list[Unit]], exact: bool = True) -> li
         for member in cls.members:
             if member.method and (member.name in unit.self_calls or member.name in unit.self_reads
                                   or not unit.self_reads.isdisjoint(member.self_writes)
-                                  or member.name == "__init__" and _guards_platform(member.node)):
+                                  or member.name == "__init__" and guards.init_platforms(member.node) is not None):
                 # a method called, a property read (`self.table`), a writer; a constructor
                 # that raises on other platforms (analysis/platforms.py `constructor_platforms`)
                 out.append(member)
     return out
-
-
-def _guards_platform(init) -> bool:
-    """Whether a constructor's top level tests a platform and raises (`if not _is_xpu: raise
-    ...`) or asserts one (`assert current_platform.is_npu()`)."""
-    for stmt in getattr(init, "body", ()):
-        kind = type(stmt)
-        if kind is ast.If and stmt.body and type(stmt.body[-1]) is ast.Raise:
-            test = stmt.test
-        elif kind is ast.Assert:
-            test = stmt.test
-        else:
-            continue
-        for node in ast.walk(test):
-            name = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else None
-            if name is not None and predicate_platforms(name):
-                return True
-    return False
 
 
 def _may_hold(unit: Unit, rules, model, by_name, words_of) -> bool:

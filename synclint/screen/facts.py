@@ -791,10 +791,11 @@ def moved_inputs(func, methods: frozenset = frozenset()) -> frozenset:
     """The names whose data a function moves to a device (`grid_thw.to(x.device)`,
     `f(grid_thw[:, 1]).to(torch.int32).to(x.device)`, `x.cuda()`; not `.to(torch.int32)`, nor
     `h` of `y.to(h.device)`): a module's `forward` that moves an input holds it on the host,
-    whatever "inputs live where the module runs" says (analysis/flow.py `moved_inputs`, the
-    same reading of the libcst tree)."""
+    whatever "inputs live where the module runs" says. Also the data a moved local was made of,
+    by operators and functions or by one of the class's own `methods` (analysis/flow.py
+    `moved_inputs`, the same reading of the libcst tree)."""
     found = set()
-    made: dict[str, set] = {}  # a name bound to the result of an own method -> its arguments' data
+    made: dict[str, set] = {}  # a local bound to what was made of data -> the names of that data
     stack = list(func.body)
     while stack:
         node = stack.pop()
