@@ -221,6 +221,8 @@ class LintContext:
             return
         if _in_assert_message(self.stack):
             return  # an assert's message is evaluated only when the assert fails
+        if _unreachable(self.stack):
+            return  # after an unconditional `raise`, `return`, `continue` or `break` of its block
         if not platforms.runs_on(platforms.code_platforms(self.filename, self.chain, self.stack), self.settings.target_platforms):
             return  # code for another platform than the targets
         if _in_device_kernel(self.chain):
@@ -287,6 +289,26 @@ class LintContext:
         return tuple(
             default if block.indent is None else block.indent for block in self.stack if isinstance(block, cst.IndentedBlock)
         )
+
+
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _unreachable(stack) -> bool:
+    """Whether the code at the end of `stack` follows, in some block around it, a statement
+    that always leaves that block (`raise NotImplementedError(...)`, then the rest of the
+    function): it never runs."""
+    for i in range(len(stack) - 1):
+        block = stack[i]
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            continue
+        child = stack[i + 1]
+        for statement in block.body:
+            if statement is child:
+                break
+            if isinstance(statement, cst.SimpleStatementLine) and statement.body and isinstance(statement.body[-1], _EXITS):
+                return True
+    return False
 
 
 def _in_assert_message(stack) -> bool:

@@ -313,6 +313,36 @@ def test_assert_message_is_evaluated_only_on_failure():
     assert _rows(code) == [(7, "SL203")]
 
 
+def test_code_after_an_unconditional_exit_of_its_block_never_runs():
+    # After `raise NotImplementedError(...)` the rest of the method is dead; after a `continue`
+    # or a `return` under an `if`, the code that follows the `if` still runs.
+    code = """
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = torch.ones(4, device="cuda")
+
+            def should_skip(self, enable: bool) -> bool:
+                if not enable:
+                    return False
+                raise NotImplementedError("not supported yet")
+                return bool(self.scale.sum().item() > 1)
+
+            def forward(self, x: torch.Tensor):
+                for i in range(3):
+                    if i == 1:
+                        continue
+                    y = x.sum().item()
+                    break
+                    z = x.max().item()
+                if x.numel() == 0:
+                    return x
+                return x * self.scale.max().item()
+    """
+    assert _rows(code, "SL201") == [(18, "SL201"), (23, "SL201")]
+
+
 def test_constants_under_torch_compile_are_graph_constants():
     code = """
         import torch
