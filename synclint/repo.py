@@ -333,7 +333,7 @@ def _constructed(value, owner: str, imports, local: dict) -> str | None:
     if callee == "cls":
         return owner
     callee = places.resolved_name(callee, imports)
-    if callee[:1].isupper() and not callee.isupper() and callee not in places._NOT_CLASSES and "Tensor" not in callee:
+    if places.names_a_class(callee):
         return callee
     return None
 
@@ -467,7 +467,8 @@ class _Recorder(_Types, places.NoRepository):
     def is_class(self, name: str) -> bool:
         # A class of this file, or a capitalised name another file may define: a field
         # read through it is a symbol the solve answers (by name where no class has it).
-        return name in self.bases or (name[:1].isupper() and not name.isupper() and name not in places._NOT_CLASSES)
+        bare = name.lstrip("_")  # a private class too (`_PLEBatch`)
+        return name in self.bases or (bare[:1].isupper() and not bare.isupper() and name not in places._NOT_CLASSES)
 
     def field(self, cls: str, name: str) -> int:
         return convention(name) or self._symbol(("A", cls, name))
@@ -1779,12 +1780,17 @@ def _declared(annotation) -> int:
     if mask:
         return mask
     head = expr.value if type(expr) is ast.Subscript else expr
-    if places._last_name(head) in ("dict", "Dict", "set", "Set", "tuple", "Tuple", "Sequence", "Callable"):
+    if places._last_name(head) in _PYTHON_CONTAINER_TYPES:
         return SCALAR  # a Python container: not a tensor
     return 0
 
 
 _NUMBER_TYPES = frozenset({"int", "float"})
+# Annotations of Python containers (`OrderedDict[Key, int]`, `deque[int]`): never a tensor.
+_PYTHON_CONTAINER_TYPES = frozenset({
+    "dict", "Dict", "OrderedDict", "defaultdict", "DefaultDict", "Counter", "Mapping", "MutableMapping",
+    "set", "Set", "frozenset", "FrozenSet", "deque", "Deque", "tuple", "Tuple", "Sequence", "Callable",
+})
 
 
 _SEQUENCE_TYPES = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "Iterable", "Iterator",
@@ -2037,15 +2043,20 @@ class Facts:
         keys = self.family.keys(cls, name)
         if not keys:
             found = self.values.get(("a", name))
+            if found is not None and not found[0] & (DEVICE | HOST | NUMPY) and "(" not in cls \
+                    and any((one, name) in self.declared for one in self.family.classes(cls)):
+                found = None  # declared a tensor here: other classes' lists of that name say nothing
         else:
             mask, where, declared = 0, "", ("", name) in self.declared
             python = False
             number = None
+            tensor_field = False  # the family declares the field a tensor (`state_indices: torch.Tensor`)
             for _, one, _ in keys:
                 part, first = self.typed[(one, name)]
                 mask |= part
                 where = where or (f"{one}.{name} is assigned device tensors in {first}" if first else "")
-                declared = declared or (one, name) in self.declared
+                tensor_field = tensor_field or (one, name) in self.declared
+                declared = declared or tensor_field
                 python = python or (one, name) in self.python_fields
                 number = number or (one if (one, name) in self.number_fields else None)
             found = None
@@ -2064,6 +2075,8 @@ class Facts:
                 found = (mask, f"{cls}.{name} is assigned only host data in the repository")
             elif not mask:
                 found = self.values.get(("a", name))
+                if tensor_field and found is not None and not found[0] & (DEVICE | HOST | NUMPY):
+                    found = None  # declared a tensor here: other classes' lists of that name say nothing
             elif mask & DEVICE:
                 named = self.values.get(("a", name))
                 if named is not None and named[0] == DEVICE:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from index_projects import _store, findings, lint, project  # noqa: F401 - _store is an autouse fixture
 
+from synclint import repo
+from synclint.screen import places
+
 
 # One field name, two classes: a device mask in the step's batch, a host mask in the
 # scheduler's bookkeeping. By the name alone it is neither.
@@ -332,3 +335,178 @@ def test_the_elements_of_a_list_of_objects_have_its_class(tmp_path):
     assert not [f for f in findings(root, "pool.py", min_confidence="low") if f[1] == 12]
     # Without a class, the name holds device data in one class and host data in another.
     assert not [f for f in found if f[1] == 17]
+
+
+# A private class (`_StepBatch`) is a class: its declared tensor field is read through it,
+# not by the name, which another class's list also has.
+PRIVATE_CLASS = {
+    "pkg/__init__.py": "",
+    "pkg/transfer.py": """\
+        from typing import List
+
+
+        class TransferChunk:
+            def __init__(self, state_indices: List[int]):
+                self.state_indices = state_indices
+        """,
+    "pkg/layer.py": """\
+        from typing import Optional
+
+        import torch
+        from torch import nn
+
+        from pkg.transfer import TransferChunk
+
+
+        class _StepBatch:
+            state_indices: torch.Tensor
+            lengths: torch.Tensor
+
+            def __init__(self, state_indices: torch.Tensor, lengths: torch.Tensor):
+                self.state_indices = state_indices
+                self.lengths = lengths
+
+
+        def _prepare(pool, lens: torch.Tensor) -> _StepBatch:
+            indices = pool.alloc(lens.numel())
+            return _StepBatch(state_indices=indices, lengths=lens)
+
+
+        class ShortConv(nn.Module):
+            def forward(self, x: torch.Tensor, batch: _StepBatch, chunk: TransferChunk, pool):
+                conv_state = pool.conv_cache(0)
+                conv_state[batch.state_indices] = x
+                pool.host_cache[chunk.state_indices] = x.cpu()
+                return conv_state
+        """,
+    "pkg/pool.py": """\
+        import torch
+
+
+        class Pool:
+            def __init__(self, size: int, device: str):
+                self.cache = torch.zeros(size, 4, device=device)
+                self.host_cache = torch.zeros(size, 4)
+
+            def conv_cache(self, layer: int) -> torch.Tensor:
+                return self.cache
+        """,
+}
+
+
+def test_a_private_class_reads_its_declared_tensor_field_through_the_class(tmp_path):
+    root = project(tmp_path / "proj", PRIVATE_CLASS)
+    found = findings(root, "pkg/layer.py", min_confidence="low")
+    # `batch.state_indices` is the batch class's tensor, not the transfer chunk's list.
+    assert not [f for f in found if f[1] == 26], found
+    assert places.names_a_class("_StepBatch") and places.names_a_class("StepBatch")
+    assert not places.names_a_class("_MAX_LEN") and not places.names_a_class("_helper")
+
+
+def test_a_declared_tensor_field_given_nothing_known_is_not_another_classs_list(tmp_path):
+    files = dict(PRIVATE_CLASS)
+    files["pkg/layer.py"] = files["pkg/layer.py"].replace("_StepBatch", "StepBatch")
+    root = project(tmp_path / "proj", files)
+    assert not [f for f in findings(root, "pkg/layer.py", min_confidence="low") if f[1] == 26]
+    # The field says nothing of its own: the index gives no fact, not the list of the name.
+    facts = repo.build(root.resolve(), use_cache=False)
+    assert facts.typed_fact("StepBatch", "state_indices") is None
+    assert facts.typed_fact("TransferChunk", "state_indices")[0] == repo.LIST
+
+
+# A field annotated a Python container (`OrderedDict[str, int]`) holds no tensor, whatever a
+# same-named device field of another class holds.
+COUNTS = {
+    "spec/__init__.py": "",
+    "spec/estimator.py": """\
+        import torch
+
+
+        class AcceptanceEstimator:
+            def __init__(self, num_slots: int, device: torch.device):
+                self.counts: torch.Tensor = torch.zeros(num_slots, dtype=torch.int64, device=device)
+
+            def update(self, accepted: torch.Tensor) -> None:
+                self.counts.add_(accepted)
+        """,
+    "spec/offload.py": """\
+        from collections import OrderedDict
+        from typing import Optional
+
+        from spec.estimator import AcceptanceEstimator
+
+
+        class OffloadingManager:
+            def __init__(self, track: bool, store_threshold: int = 2):
+                self.counts: Optional[OrderedDict[str, int]] = OrderedDict() if track else None
+                self.store_threshold = store_threshold
+
+            def prepare_store(self, keys):
+                return [key for key in keys if self.counts.get(key, 0) >= self.store_threshold]
+
+            def saturated(self, estimator: AcceptanceEstimator) -> bool:
+                return bool(estimator.counts.max() > self.store_threshold)
+        """,
+}
+
+
+def test_a_field_annotated_a_python_container_is_not_a_device_field_of_its_name(tmp_path):
+    root = project(tmp_path / "proj", COUNTS)
+    found = findings(root, "spec/offload.py")
+    assert not [f for f in found if f[1] == 13], found
+    # The estimator's own device counter, read through its class, still syncs.
+    assert ("offload.py", 16, "SL203") in found
+
+
+# The fields of a configuration object are Python values: `config.logit_scale` is the
+# model config's float, not the `logit_scale` parameter some head registers.
+CONFIG_FIELDS = {
+    "models/__init__.py": "",
+    "models/head.py": """\
+        import torch
+        from torch import nn
+
+
+        class ScaledHead(nn.Module):
+            def __init__(self, vocab_size: int):
+                super().__init__()
+                self.lm_head = nn.Linear(16, vocab_size)
+                self.lm_head.logit_scale = nn.Parameter(torch.empty(vocab_size))
+        """,
+    "models/logits.py": """\
+        import torch
+        from torch import nn
+
+
+        class LogitsProcessor(nn.Module):
+            def __init__(self, vocab_size: int, scale: float = 1.0):
+                super().__init__()
+                self.vocab_size = vocab_size
+                self.scale = scale
+
+            def forward(self, logits: torch.Tensor) -> torch.Tensor:
+                if self.scale != 1.0:
+                    logits = logits * self.scale
+                return logits
+        """,
+    "models/command.py": """\
+        from torch import nn
+
+        from models.logits import LogitsProcessor
+
+
+        class CommandModel(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.logits_scale = config.logit_scale
+                self.logits_processor = LogitsProcessor(config.vocab_size, scale=self.logits_scale)
+        """,
+}
+
+
+def test_a_field_of_a_configuration_object_is_a_python_value_in_the_index(tmp_path):
+    root = project(tmp_path / "proj", CONFIG_FIELDS)
+    assert not [f for f in findings(root, "models/logits.py") if f[1] == 12]
+    facts = repo.build(root.resolve(), use_cache=False)
+    assert not (facts.typed.get(("CommandModel", "logits_scale"), (0,))[0] & repo.DEVICE)
+    assert not (facts.typed.get(("LogitsProcessor", "scale"), (0,))[0] & repo.DEVICE)

@@ -1170,8 +1170,7 @@ def _last_name(expr: cst.BaseExpression) -> str:
 
 def _config_object(expr: cst.BaseExpression) -> bool:
     """`config`, `hf_config`, `self.model_config`, `cfg`: an object named as a configuration."""
-    name = _last_name(expr).lower()
-    return name in ("config", "cfg", "conf") or name.endswith(("_config", "_cfg"))
+    return api.names_a_configuration(_last_name(expr))
 
 
 def legacy_type(call: cst.Call, qualname) -> str | None:

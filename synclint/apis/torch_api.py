@@ -263,6 +263,14 @@ def host_copy_name(name: str) -> bool:
     return lower.endswith(HOST_COPY_SUFFIXES) or lower.startswith(HOST_COPY_PREFIXES)
 
 
+def names_a_configuration(name: str) -> bool:
+    """`config`, `hf_config`, `model_config`, `cfg`: an object named as a configuration, whose
+    fields are Python values (`config.logit_scale`), whatever a same-named field of a module
+    holds elsewhere."""
+    lower = name.lower()
+    return lower in ("config", "cfg", "conf") or lower.endswith(("_config", "_cfg"))
+
+
 # `x.<method>()` with no argument that copies x to the host (for `.to("cpu")` see evidence.py).
 READBACK_EVIDENCE_METHODS = frozenset({"cpu", "tolist", "item"})
 # Methods that copy a tensor to the host (or a host tensor type) before a value is moved to a

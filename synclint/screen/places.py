@@ -230,8 +230,9 @@ def annotation_class(annotation, imports=None) -> str | None:
 
 def names_a_class(name: str) -> bool:
     """Whether a name is spelt as a project's class (`ForwardBatch`, not `MAX_LEN`, a typing
-    form, a builtin or a tensor type)."""
-    return name[:1].isupper() and not name.isupper() and name not in _NOT_CLASSES and "Tensor" not in name
+    form, a builtin or a tensor type); a private class too (`_PLEBatch`)."""
+    bare = name.lstrip("_")
+    return bare[:1].isupper() and not bare.isupper() and name not in _NOT_CLASSES and "Tensor" not in name
 
 
 # The key suffix under which the index keeps the class of a field's elements (`reqs[]`).
@@ -549,6 +550,8 @@ class PlaceModel:
             return self.place(expr.value, unit) & TENSORS
         if attr in _HOST_ATTRIBUTES:
             return 0  # host metadata (`.shape`, `.dtype`)
+        if api.names_a_configuration(_last_name(expr.value)) and (REPO.symbolic or not self.place(expr.value, unit) & TENSORS):
+            return 0  # `config.logit_scale`: a field of a configuration object is a Python value
         # A field: what the repository assigns to it through the object's class where that is
         # known, else to any field of that name, or what its name says.
         owner = self.class_of(expr.value, unit)
