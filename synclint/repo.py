@@ -467,8 +467,7 @@ class _Recorder(_Types, places.NoRepository):
     def is_class(self, name: str) -> bool:
         # A class of this file, or a capitalised name another file may define: a field
         # read through it is a symbol the solve answers (by name where no class has it).
-        bare = name.lstrip("_")  # a private class too (`_PLEBatch`)
-        return name in self.bases or (bare[:1].isupper() and not bare.isupper() and name not in places._NOT_CLASSES)
+        return name in self.bases or places.spelt_as_class(name)
 
     def field(self, cls: str, name: str) -> int:
         return convention(name) or self._symbol(("A", cls, name))
@@ -2042,10 +2041,7 @@ class Facts:
             return self._field_memo[key]
         keys = self.family.keys(cls, name)
         if not keys:
-            found = self.values.get(("a", name))
-            if found is not None and not found[0] & (DEVICE | HOST | NUMPY) and "(" not in cls \
-                    and any((one, name) in self.declared for one in self.family.classes(cls)):
-                found = None  # declared a tensor here: other classes' lists of that name say nothing
+            found = self._by_name(name, "(" not in cls and any((one, name) in self.declared for one in self.family.classes(cls)))
         else:
             mask, where, declared = 0, "", ("", name) in self.declared
             python = False
@@ -2074,14 +2070,21 @@ class Facts:
             elif mask in (HOST, NUMPY, LIST, HOST | NUMPY):
                 found = (mask, f"{cls}.{name} is assigned only host data in the repository")
             elif not mask:
-                found = self.values.get(("a", name))
-                if tensor_field and found is not None and not found[0] & (DEVICE | HOST | NUMPY):
-                    found = None  # declared a tensor here: other classes' lists of that name say nothing
+                found = self._by_name(name, tensor_field)
             elif mask & DEVICE:
                 named = self.values.get(("a", name))
                 if named is not None and named[0] == DEVICE:
                     found = named  # the name's evidence (a host mirror beside it) decides
         self._field_memo[key] = found
+        return found
+
+    def _by_name(self, name: str, tensor_field: bool) -> tuple[int, str] | None:
+        """The facts of a field's name, for a class whose own writes of it place nothing;
+        none where the class declares it a tensor and the name says only lists or numbers
+        (another class's `state_indices: List[int]` says nothing of a `torch.Tensor` field)."""
+        found = self.values.get(("a", name))
+        if tensor_field and found is not None and not found[0] & (DEVICE | HOST | NUMPY):
+            return None
         return found
 
     def method_result(self, cls: str, name: str, position: int | None = None) -> tuple[int, str] | None:

@@ -231,8 +231,14 @@ def annotation_class(annotation, imports=None) -> str | None:
 def names_a_class(name: str) -> bool:
     """Whether a name is spelt as a project's class (`ForwardBatch`, not `MAX_LEN`, a typing
     form, a builtin or a tensor type); a private class too (`_PLEBatch`)."""
+    return spelt_as_class(name) and "Tensor" not in name
+
+
+def spelt_as_class(name: str) -> bool:
+    """Capitalised, leading underscores aside, and not all capitals (`MAX_LEN`), nor a typing
+    form or a builtin."""
     bare = name.lstrip("_")
-    return bare[:1].isupper() and not bare.isupper() and name not in _NOT_CLASSES and "Tensor" not in name
+    return bare[:1].isupper() and not bare.isupper() and name not in _NOT_CLASSES
 
 
 # The key suffix under which the index keeps the class of a field's elements (`reqs[]`).
