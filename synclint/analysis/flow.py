@@ -862,9 +862,9 @@ def moved_inputs(body: cst.CSTNode, methods: frozenset = frozenset()) -> frozens
         if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("to", "cuda") and _moves(node) \
                 and not _to_the_cpu(node):
             found.update(_data_names(node.func.value))
-        elif kind is cst.Assign and (_own_method_call(node.value, methods) or _made_of_data(node.value, methods)):
+        elif kind is cst.Assign and ((own := _own_method_call(node.value, methods)) or _made_of_data(node.value, methods)):
             value = node.value
-            given = set().union(*(_data_names(a.value) for a in value.args)) if _own_method_call(value, methods) else _data_names(value)
+            given = set().union(*(_data_names(a.value) for a in value.args)) if own else _data_names(value)
             for target in node.targets:
                 for name in _bound_names(target.target):
                     made.setdefault(name, set()).update(given)

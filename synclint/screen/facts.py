@@ -804,9 +804,9 @@ def moved_inputs(func, methods: frozenset = frozenset()) -> frozenset:
             continue
         if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda") and _moves(node) and not _to_the_cpu(node):
             found.update(_data_names(node.func.value))
-        elif kind is ast.Assign and (_own_method_call(node.value, methods) or _made_of_data(node.value, methods)):
+        elif kind is ast.Assign and ((own := _own_method_call(node.value, methods)) or _made_of_data(node.value, methods)):
             value = node.value
-            if _own_method_call(value, methods):
+            if own:
                 given = set().union(*(_data_names(a) for a in value.args), *(_data_names(k.value) for k in value.keywords))
             else:
                 given = _data_names(value)
