@@ -7,7 +7,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from synclint.analysis import hotpath, platforms, tier
+from synclint.analysis import hotpath, platforms, tier, type_branches
 from synclint.analysis.evidence import kernel_decorator
 from synclint.analysis.flow import loop_bindings
 from synclint.analysis.sources import resolve_by_method
@@ -272,6 +272,10 @@ class LintContext:
         """How often the code being visited runs (synclint/analysis/tier.py)."""
         if self._compiled is None:
             self._compiled = hotpath.compiled_names(self.module, self.imports)
+        chain = tuple(self.chain)
+        dead = type_branches.dead_type_branch(self.stack, self.qualname, lambda stmt: self.placements.env_at(stmt, chain))
+        if dead is not None:
+            return tier.TierVerdict(tier.Tier.COLD, dead)
         return tier.local_tier(
             self.filename,
             self.chain,

@@ -404,6 +404,36 @@ def test_a_stage_loop_over_segments_runs_its_body_once_per_segment(tmp_path):
     assert tiers(root, "gen/stages.py")[13][0] == "hot"
 
 
+def test_a_branch_of_a_segment_loop_that_runs_the_steps_is_read_inside(tmp_path):
+    # `if two_stage: self._refine(...) else: build_cond(...); self._denoise_clip(...)`: the
+    # branch calls the method holding the denoise loop, but what sits beside that call in
+    # it (the clip's conditioning, a scheduler's setup) runs once per clip, here and in the
+    # helpers it calls; the call graph and the local tier agree.
+    branched = {
+        **SEGMENTS,
+        "gen/stages.py": SEGMENTS["gen/stages.py"].replace(
+            """                    cond = build_clip_cond(clip.sizes, device)
+                    latents = self._denoise_clip(batch, cond)
+""",
+            """                    if batch.two_stage:
+                        latents = self._denoise_clip(batch, None)
+                    else:
+                        cond = build_clip_cond(clip.sizes, device)
+                        ready = int(cond[0].item())
+                        latents = self._denoise_clip(batch, cond)
+""",
+        ),
+    }
+    assert branched["gen/stages.py"] != SEGMENTS["gen/stages.py"]
+    root = project(tmp_path / "proj", branched)
+    found = tiers(root, "gen/helpers.py")
+    assert found[5][0] == "cold" and "ClipDenoisingStage.forward [on a cold branch]" in found[5][1]
+    assert found[14][0] == "hot"
+    local = tiers(root, "gen/stages.py")
+    assert local[14][0] == "cold" and "once per segment" in local[14][1]
+    assert local[17][0] == "cold"
+
+
 def test_a_text_encoding_stage_loop_and_a_memoised_caller_run_once(tmp_path):
     files = {
         "gen/stages.py": """\

@@ -203,3 +203,51 @@ def test_counted_and_literal_shapes_are_small_large_or_unbounded_ones_are_not():
     for row in (19, 20, 22, 23):  # 64 MiB; activations; 4096 x 8192 floats = 128 MiB; any shape
         _unknown(found, row)
     assert _default_rows(COUNTED_SHAPES) == [19, 20, 22, 23]
+
+
+def test_a_list_appended_once_per_request_is_small_other_lists_are_not():
+    # One number appended per request of the batch (`i`, `num_rows`, through a local bound to
+    # one): small. A field of unsaid meaning per request (`req.token_ids`, a list itself), a
+    # loop over an unbounded count, appends in two loops, or an `extend` leave it unknown.
+    code = """
+        import torch
+
+
+        def append_tail(batch):
+            leader_idx = []
+            widths = []
+            for i, req in enumerate(batch.reqs):
+                group = req.group
+                if group is None:
+                    continue
+                m = group.num_member_rows
+                leader_idx.append(i)
+                widths.append(m)
+            leader_dev = torch.tensor(leader_idx, dtype=torch.int64).to(batch.device, non_blocking=True)
+            widths_dev = torch.tensor(widths, dtype=torch.int64).to(batch.device, non_blocking=True)
+            rows = []
+            for req in batch.reqs:
+                rows.append(req.token_ids)
+            rows_dev = torch.tensor(rows).to(batch.device, non_blocking=True)
+            hidden = []
+            for i in range(batch.hidden_size):
+                hidden.append(i)
+            hidden_dev = torch.tensor(hidden).to(batch.device, non_blocking=True)
+            both = []
+            for req in batch.reqs:
+                both.append(req.start)
+            for req in batch.reqs:
+                both.append(req.end)
+            both_dev = torch.tensor(both).to(batch.device, non_blocking=True)
+            grown = []
+            for req in batch.reqs:
+                grown.append(req.start)
+            grown.extend(batch.extra_offsets)
+            grown_dev = torch.tensor(grown).to(batch.device, non_blocking=True)
+            return leader_dev, widths_dev, rows_dev, hidden_dev, both_dev, grown_dev
+    """
+    found = _sl102(code)
+    _small(found, 15, "one value appended per element of `reqs`")
+    _small(found, 16, "one value appended per element of `reqs`")
+    for row in (20, 24, 30, 35):
+        _unknown(found, row)

@@ -474,3 +474,50 @@ def test_a_class_whose_constructor_raises_on_other_platforms_runs_only_on_its_ow
     assert _rows(code) == [43]
     assert _rows(code, targets=("xpu",)) == [18, 43]
     assert _rows(code, targets=("npu",)) == [28, 43]
+
+
+@pytest.mark.parametrize(
+    "imports,platform",
+    [
+        ("from aiter.ops.triton.gemm import gemm_a8w8", "rocm"),
+        ("import aiter", "rocm"),
+        ("import torch_npu", "npu"),
+        ("from habana_frameworks.torch import core as htcore", "hpu"),
+        ("import torch_xla.core.xla_model as xm", "tpu"),
+    ],
+)
+def test_a_module_that_imports_a_vendor_package_at_its_top_level_runs_on_that_platform(imports, platform):
+    # The package installs with one vendor's stack only: importing it unconditionally makes
+    # the whole module that platform's, whatever the file is called.
+    code = f"""
+        import torch
+        {imports}
+
+        def decode(lens):
+            return torch.zeros(4, device="cuda").sum().item()
+    """
+    assert _rows(code, "pkg/ops/decode.py") == []
+    assert _rows(code, "pkg/ops/decode.py", targets=(platform,)) == [6]
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        # guarded, optional or relative: the module still imports elsewhere
+        "try:\n            import aiter\n        except ImportError:\n            aiter = None",
+        "if is_hip():\n            import aiter",
+        "from .aiter import helpers",
+        "import aitertools",
+        "from triton_kernels import matmul",
+    ],
+)
+def test_a_vendor_import_that_may_be_skipped_or_is_not_a_vendor_package_says_nothing(imports):
+    code = f"""
+        import torch
+        from engine.utils import is_hip
+        {imports}
+
+        def decode(lens):
+            return torch.zeros(4, device="cuda").sum().item()
+    """
+    assert len(_rows(code, "pkg/ops/decode.py")) == 1

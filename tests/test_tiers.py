@@ -1029,3 +1029,57 @@ def test_first_use_fills_with_a_compound_statement_in_their_body(code):
     # The same TypeError as above, in the two other first-use checks.
     tier, _ = _tier(code)
     assert tier == "cold"
+
+
+def test_a_type_test_branch_a_known_tensor_never_takes_is_cold():
+    # `if not isinstance(x, torch.Tensor): x = torch.tensor(x, device=d)` converts a list a
+    # caller may pass. Where the code has just built `x` as a tensor, the branch never runs:
+    # cold, with the reason. The `else` (the tensor's blocking `.to(device)`) is reported.
+    code = """
+        import numpy as np
+        import torch
+
+        def layout(grid):
+            return torch.from_numpy(np.cumsum(grid)).to(torch.int32)
+
+        class Encoder(torch.nn.Module):
+            def forward(self, x, grid):
+                cu_seqlens = layout(grid)
+                if not isinstance(cu_seqlens, torch.Tensor):
+                    cu_seqlens = torch.tensor(cu_seqlens, device=x.device, dtype=torch.int32)
+                else:
+                    cu_seqlens = cu_seqlens.to(device=x.device, dtype=torch.int32)
+                sizes = torch.arange(4, device=x.device)
+                if not torch.is_tensor(sizes) and sizes is not None:
+                    sizes = torch.tensor(sizes, device=x.device)
+                if isinstance(sizes, torch.Tensor):
+                    pass
+                else:
+                    sizes = torch.tensor(sizes, device=x.device)
+                return x, cu_seqlens
+    """
+    got = {(v.location.row, v.code): (v.tier, v.tier_reason) for v in _findings(code)}
+    assert got[(12, "SL101")][0] == "cold"
+    assert "`cu_seqlens` is not a tensor" in got[(12, "SL101")][1] and "never runs" in got[(12, "SL101")][1]
+    assert got[(14, "SL103")][0] == "hot"
+    assert got[(17, "SL101")][0] == "cold"
+    assert got[(21, "SL101")][0] == "cold"
+
+
+def test_a_type_test_on_a_value_of_unknown_type_keeps_its_branch():
+    # `lengths` may be a list (a caller builds one): the conversion is a real sync, and a
+    # local built from a list is no tensor either.
+    code = """
+        import torch
+
+        class Encoder(torch.nn.Module):
+            def forward(self, x, lengths):
+                if not isinstance(lengths, torch.Tensor):
+                    lengths = torch.tensor(lengths, device=x.device)
+                sizes = [1, 2]
+                if isinstance(sizes, list):
+                    sizes = torch.tensor(sizes, device=x.device)
+                return lengths, sizes
+    """
+    got = {(v.location.row, v.code): v.tier for v in _findings(code)}
+    assert got == {(7, "SL101"): "hot", (10, "SL101"): "hot"}

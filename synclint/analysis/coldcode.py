@@ -589,9 +589,25 @@ def once_per_request(func: ast.AST, class_name: str, class_node: ast.ClassDef | 
         holding = loop_methods(_method_shapes(class_node))
         for loop in _own_nodes(func):
             if isinstance(loop, _LOOPS) and segment_loop(class_name, _loop_header(loop), _self_calls(loop.body), holding):
-                out.extend(stmt for stmt in loop.body if not _self_calls([stmt]) & holding
-                           and not any(isinstance(n, _LOOPS) for n in astwalk.walk(stmt)))
+                out.extend(beside_step_calls(loop.body, holding))
     return out
+
+
+def beside_step_calls(stmts, holding: frozenset[str]):
+    """The statements of a segment loop's body (`segment_loop`) that call no method holding
+    the step loop and hold no loop: they run once per segment. A branch or `with` that calls
+    one is read inside (`if stage2: self._denoise_stage2(...) else: scheduler.set_timesteps(...);
+    self._denoise_chunk(...)`: the `set_timesteps` runs once per segment)."""
+    for stmt in stmts:
+        if any(isinstance(n, _LOOPS) for n in astwalk.walk(stmt)):
+            continue
+        if not _self_calls([stmt]) & holding:
+            yield stmt
+        elif isinstance(stmt, ast.If):
+            yield from beside_step_calls(stmt.body, holding)
+            yield from beside_step_calls(stmt.orelse, holding)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from beside_step_calls(stmt.body, holding)
 
 
 # A loop over segments: a generation stage's entry that denoises clip by clip, chunk by

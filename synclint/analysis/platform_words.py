@@ -167,3 +167,21 @@ def path_platforms(filename: str) -> frozenset[str] | None:
     stem = re.sub(r"\.pyi?$", "", parts[-1])
     words = [*parts[:-1], *re.split(r"[_\-.]", stem)]
     return platforms_of_words(words)
+
+
+# The packages of one vendor's software stack, which install only there: a module that imports
+# one unconditionally at its top level (`from aiter.ops import ...`, `import torch_npu`) fails
+# to import anywhere else, so its code runs on that platform alone.
+VENDOR_PACKAGES = {
+    "aiter": frozenset({"rocm"}),  # AMD's AI tensor engine for ROCm
+    "torch_npu": frozenset({"npu"}),  # Ascend's PyTorch adapter
+    "habana_frameworks": frozenset({"hpu"}),  # Intel Gaudi's PyTorch bridge
+    "torch_xla": frozenset({"tpu"}),
+    "intel_extension_for_pytorch": frozenset({"xpu", "cpu"}),
+}
+
+
+def package_platforms(module: str) -> frozenset[str] | None:
+    """The platforms where the top-level package of the dotted `module` installs; None when it
+    is no vendor's own."""
+    return VENDOR_PACKAGES.get(module.partition(".")[0])

@@ -55,6 +55,7 @@ from synclint.analysis.platform_words import (
     host_class,
     host_file,
     names_device_type,
+    package_platforms,
     path_platforms,
     platforms_of_words,
     predicate_platforms,
@@ -235,6 +236,31 @@ def guarded_imports(module: cst.Module) -> dict[str, frozenset[str]]:
     return result
 
 
+_IMPORTED: dict[int, tuple[cst.Module, frozenset[str] | None]] = {}
+
+
+def import_platforms(module: cst.Module) -> frozenset[str] | None:
+    """The platforms a module can be imported on, by the vendor packages it imports at its top
+    level, outside any `if` or `try` (`from aiter.ops import ...`: ROCm alone); None: any."""
+    known = _IMPORTED.get(id(module))
+    if known is not None and known[0] is module:
+        return known[1]
+    result: frozenset[str] | None = None
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    result = _intersect(result, package_platforms(dotted_name(alias.name) or ""))
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+                result = _intersect(result, package_platforms(dotted_name(small.module) or ""))
+    if len(_IMPORTED) > 256:
+        _IMPORTED.clear()
+    _IMPORTED[id(module)] = (module, result)
+    return result
+
+
 class _GuardedUses(cst.CSTVisitor):
     """The platforms of the guarded names a function uses outside platform branches of its own."""
 
@@ -365,6 +391,7 @@ def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[
         elif isinstance(scope, cst.FunctionDef):
             result = _intersect(result, function_platforms(scope.name.value))
     if chain and isinstance(chain[0], cst.Module):
+        result = _intersect(result, import_platforms(chain[0]))
         guarded = guarded_imports(chain[0])
         if guarded:
             for scope in chain:

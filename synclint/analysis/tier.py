@@ -88,20 +88,35 @@ def _pipeline_verdict(chain, index: int, stack) -> TierVerdict | None:
             holding = _loop_methods(owner)
             header = _loop_header(node)
             if segment_loop(owner.name.value, header, _self_calls(node.body), holding):
-                statement = _body_statement(node, stack[position + 1:])
-                inside_statement = _visited(statement) if statement is not None else None
-                if inside_statement is not None and not inside_statement.names & holding and not inside_statement.loops:
+                if _beside_step_calls(node, stack[position + 1:], holding):
                     return TierVerdict(Tier.COLD, f"runs once per segment (in the loop over `{header}` of `{owner.name.value}.{func.name.value}()`, beside the call that runs the denoise loop)")
                 continue
             return TierVerdict(Tier.HOT, f"runs every step (in the loop of `{owner.name.value}.{func.name.value}()`: the denoise loop)")
     return TierVerdict(Tier.COLD, f"`{owner.name.value}.{func.name.value}()` runs once per request (a generation pipeline or stage); only its denoise loop runs every step")
 
 
-def _body_statement(loop, below) -> cst.CSTNode | None:
-    """The statement of `loop`'s body that holds the finding (the first of the nodes
-    `below` it that is one)."""
+def _beside_step_calls(loop, below, holding: frozenset[str]) -> bool:
+    """Whether the finding (inside `loop`, a segment loop, through the nodes `below` it) is
+    in a statement that calls no method holding the step loop and holds no loop, looking
+    inside the branches and `with` blocks that do call one (coldcode.beside_step_calls)."""
     statements = getattr(loop.body, "body", ())
-    return next((node for node in below if any(node is s for s in statements)), None)
+    while True:
+        statement = next((node for node in below if any(node is s for s in statements)), None)
+        if statement is None:
+            return False
+        seen = _visited(statement)
+        if seen.loops:
+            return False
+        if not seen.names & holding:
+            return True
+        if isinstance(statement, cst.If):
+            orelse = statement.orelse
+            rest = [orelse] if isinstance(orelse, cst.If) else list(getattr(getattr(orelse, "body", None), "body", ()))
+            statements = [*getattr(statement.body, "body", ()), *rest]
+        elif isinstance(statement, cst.With):
+            statements = getattr(statement.body, "body", ())
+        else:
+            return False
 
 
 _LOOP_METHODS: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}

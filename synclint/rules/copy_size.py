@@ -3,7 +3,8 @@
 A pageable `non_blocking` host-to-device copy blocks the host only from ~4 MiB (SL102);
 smaller ones do not. Most such copies move metadata whose shape the code states in counts
 that are small in any model server: one value per layer (`torch.ones(num_layers)`), per
-request (`[... for r in reqs]`, `range(batch_size)`), per draft token of speculative
+request (`[... for r in reqs]`, `range(batch_size)`, a list that one loop over the
+requests appends one number to per pass), per draft token of speculative
 decoding (`mask.reshape(bs, draft_token_num, draft_token_num)`), or a literal size
 (`torch.zeros(0)`). Each count gets a generous nominal maximum; the product of the
 dimensions times the element size is an upper bound on the bytes copied. A dimension that
@@ -144,6 +145,8 @@ class _Sizer:
             return self._call(expr, local, before)
         if isinstance(expr, cst.Name) and local:
             found = _binding(expr.value, self.ctx, before)
+            if found is not None and isinstance(found[1], cst.List) and not found[1].elements:
+                return self._appended(expr.value, local, before)
             if found is not None and found[1] is not None and not isinstance(found[1], (cst.List, cst.Tuple)):
                 return self.shape(found[1], local, found[0])
             return None
@@ -240,7 +243,31 @@ class _Sizer:
             return None
         return _Shape((dim[0],), None, f"a list with one value per element of {dim[1]}")
 
+    def _appended(self, name: str, local: bool, before: int | None) -> _Shape | None:
+        """`sizes = []`, then `sizes.append(n)` once per pass of one loop over counted things
+        (`for i, req in enumerate(batch.reqs):`): one number per counted thing. Any other
+        change of the list (`extend`, `+=`, an item set, an append outside that loop or in a
+        loop inside it) leaves the size unknown."""
+        function = self.ctx.function
+        if function is None:
+            return None
+        appends = _Appends(name)
+        function.body.visit(appends)
+        loops = {id(loop): loop for loop in appends.loops}
+        if appends.other or len(loops) != 1 or None in appends.loops:
+            return None
+        if not all(_number_like(value, self.ctx) for value in appends.values):
+            return None
+        loop = next(iter(loops.values()))
+        dim = self._iterable_count(loop.iter, local, before)
+        if dim is None:
+            return None
+        return _Shape((dim[0],), None, f"a list with one value appended per element of {dim[1]}")
+
     def _iterable_count(self, iterable, local: bool, before: int | None) -> tuple[int, str] | None:
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate":
+            args = positional(iterable)
+            return self._iterable_count(args[0].value, local, before) if len(args) == 1 else None
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
             args = positional(iterable)
             if len(args) == 1:
@@ -333,6 +360,86 @@ class _Sizer:
             if known and len(known) == len(found):
                 return max(known)
         return None
+
+
+# What an appended value must be for the list to hold one number per append: a number, a
+# loop's index, a count, an index, a length or an offset by its name (`num_rows`, `req_idx`,
+# `seq_len`, `start`), `int(...)` / `len(...)`, or arithmetic of them; never a list, a
+# tuple, a field of unsaid meaning (`req.token_ids`) or a call that builds anything.
+_NUMBER_CALLS = frozenset({"int", "len", "float", "min", "max"})
+_NUMBER_WORDS = frozenset({
+    "num", "n", "count", "len", "lens", "length", "size", "idx", "index", "id", "offset", "start", "end",
+    "width", "pos", "position", "rank", "step", "i", "j", "k",
+})  # fmt: skip
+
+
+class _Appends(cst.CSTVisitor):
+    """The loops around each `name.append(x)` of a function (None: not in exactly one `for`
+    loop), and whether the function changes the list any other way."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.loops: list[cst.For | None] = []
+        self.values: list[cst.BaseExpression] = []
+        self.other = False
+        self._open: list[cst.CSTNode] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        self._open.append(node)
+
+    def leave_For(self, node: cst.For) -> None:
+        self._open.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._open.append(node)
+
+    def leave_While(self, node: cst.While) -> None:
+        self._open.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function's loops are its own
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self.name:
+            if func.attr.value != "append" or len(node.args) != 1 or node.args[0].star:
+                self.other = True
+                return
+            single = len(self._open) == 1 and isinstance(self._open[0], cst.For)
+            self.loops.append(self._open[0] if single else None)
+            self.values.append(node.args[0].value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.other = True
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == self.name:
+            self.other = True
+
+
+def _number_like(value: cst.BaseExpression, ctx, depth: int = 0) -> bool:
+    """Whether an appended `value` is one number (`_NUMBER_WORDS`); a local name is read
+    through its latest binding before the statement being visited."""
+    if depth > 3:
+        return False
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return _number_like(value.expression, ctx, depth + 1)
+    if isinstance(value, cst.BinaryOperation):
+        return _number_like(value.left, ctx, depth + 1) and _number_like(value.right, ctx, depth + 1)
+    if isinstance(value, cst.Call):
+        return isinstance(value.func, cst.Name) and value.func.value in _NUMBER_CALLS
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        name = value.value if isinstance(value, cst.Name) else value.attr.value
+        if set(name.lower().strip("_").split("_")) & _NUMBER_WORDS:
+            return True
+        if isinstance(value, cst.Name):
+            bound = _binding(name, ctx)
+            return bound is not None and bound[1] is not None and _number_like(bound[1], ctx, depth + 1)
+    return False
 
 
 def _field_assignments(ctx, attr: str) -> list[tuple[cst.FunctionDef, cst.CSTNode, cst.BaseExpression]] | None:
