@@ -13,6 +13,7 @@ The rules are conventions that hold across projects, not any one project's names
 | a class name, split at its CamelCase words | a platform word; `CPU` only as the first or last word | that platform |
 | a class's `__init__`, at its top level | `if not _is_xpu: raise ...` / `assert current_platform.is_npu()` (a platform test, as an `if` test below) | where the constructor does not raise |
 | a function name | `forward_<platform>` (the custom-op dispatch convention), or a `_`-separated part that is a platform word other than `cpu` | that platform |
+| a module's top-level imports | an unconditional `import` / `from ... import` of a package only one vendor's stack installs (`aiter`, `torch_npu`, ...: `platform_words.VENDOR_PACKAGES`) | that platform |
 | an `if` test | `is_<platform>()` / `is_<platform>` / `_is_<platform>` / `use_<platform>` (a call, a module flag or an attribute: `current_platform.is_xpu()`, `_is_npu`, `is_hip()`, `t.is_cuda`), combined with `not`, `and`, `or` | the body runs on that platform, the `else` on the others |
 | an `if` test on a device's type | `x.device.type == "cuda"` / `!= "cuda"`, `device_type in ("npu", "xpu")` (as `t.is_cuda` reads; `"cuda"` is also ROCm's type) | the body runs where the data lives on that platform, the `else` on the others (and, where the body always returns or raises, the code after the `if`) |
 

@@ -47,8 +47,10 @@ class PageableNonBlockingH2D(Rule):
     so do integer positions from `arange` / `meshgrid` (also broadcast, stacked or joined
     with `torch.cat`), and data whose shape the code bounds by small counts: layers,
     requests, speculative draft tokens, literals (`torch.ones(num_layers)`,
-    `[... for i in range(num_layers)]`, `mask.reshape(bs, draft_token_num,
-    draft_token_num)[i]`, `torch.zeros(0)`, a `self.x` every assignment of which is such
+    `[... for i in range(num_layers)]`, a list one loop over the requests appends one
+    number to per pass (`widths.append(num_rows)` in `for req in batch.reqs:`),
+    `mask.reshape(bs, draft_token_num, draft_token_num)[i]`, `torch.zeros(0)`, a
+    `self.x` every assignment of which is such
     a shape, the destination of `dst.copy_(src)`), at most 1 MiB with generous maxima
     (1024 layers, 4096 requests, 64 draft tokens). Such a copy is reported at low
     confidence only (hidden by default), and says why. The default severity is `note` for the same reason.
