@@ -1486,6 +1486,9 @@ class _Summarizer:
         # class's `m` (or a base's, an override's): its arguments go to those methods alone,
         # not to every function of the name `m` (a module-level `m`, other classes' `m`).
         by_class = bool(refs) and all(_class_method(r) for r in refs)
+        # `obj.inc(count[i])` of an object whose class the code does not say: the methods of
+        # that name it may reach keep their number annotations (no element relay by name).
+        by_name_only = bool(refs) and all(r[:1] == "." for r in refs)
         # `Base.m(self, x)`: a method called through its class with its object given first;
         # the method's parameters (`self` left out) start at the second argument.
         first = call.args[0] if call.args else None
@@ -1502,8 +1505,9 @@ class _Summarizer:
             else:
                 self._flow(("P", key, position), arg, unit, call.lineno, qualified)
             # through the class too (`self.rotary(pids.max() + 1)` runs `Rotary.forward`)
-            self._element_flows(("EP", key, position), arg, unit, call.lineno,
-                                tuple(("QE", r, slot) for r in refs) if slot >= 0 else ())
+            if not by_name_only:
+                self._element_flows(("EP", key, position), arg, unit, call.lineno,
+                                    tuple(("QE", r, slot) for r in refs) if slot >= 0 else ())
             if type(arg) is ast.Name and arg.id in loops:
                 for iterable in loops[arg.id]:
                     self._flow(("LP", key, position), iterable, unit, call.lineno)
@@ -1519,7 +1523,8 @@ class _Summarizer:
                     self._flow(qualified[0], kw.value, unit, call.lineno, qualified[1:])
                 else:
                     self._flow(("p", key, kw.arg), kw.value, unit, call.lineno, qualified)
-                self._element_flows(("Ep", key, kw.arg), kw.value, unit, call.lineno, tuple(("Qe", r, kw.arg) for r in refs))
+                if not by_name_only:
+                    self._element_flows(("Ep", key, kw.arg), kw.value, unit, call.lineno, tuple(("Qe", r, kw.arg) for r in refs))
                 if type(kw.value) is ast.Name and kw.value.id in loops:
                     for iterable in loops[kw.value.id]:
                         self._flow(("Lp", key, kw.arg), iterable, unit, call.lineno)

@@ -306,3 +306,49 @@ def test_a_nested_function_is_given_only_what_its_own_outer_function_passes(tmp_
     # The module-level `f` is still given the device elements by the loop of its module.
     facts = repo.build(root, use_cache=False)
     assert facts.values[("p", "f", "length")][0] & repo.DEVICE
+
+
+METRICS = """\
+    class CounterWrapper:
+        def __init__(self, metric):
+            self.metric = metric
+
+        def inc(self, value: float = 1.0) -> None:
+            if value == 0:
+                return
+            self.metric.inc(value)
+    """
+
+RECORDER = """\
+    import torch
+
+
+    class Recorder:
+        def __init__(self, histogram, num_ranks: int):
+            self.histogram = histogram
+            self.counts = torch.zeros(num_ranks, dtype=torch.int64, device="cuda")
+
+        def flush(self, layer: int):
+            buckets = self.histogram.labels(layer=str(layer))
+            for rank in range(self.counts.shape[0]):
+                count = self.counts[rank]
+                buckets.observed.inc(count)
+    """
+
+
+def test_a_call_by_name_does_not_override_a_number_annotation(tmp_path):
+    # `buckets.observed.inc(count)`: the object's class is not said (a library's
+    # histogram), so the repository's `CounterWrapper.inc(value: float)` it may reach by name
+    # keeps its annotation: `if value == 0:` reads a Python number.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/metrics.py": METRICS, "pkg/recorder.py": RECORDER})
+    assert (6, "SL203") not in _findings(root, "pkg/metrics.py")
+    values = repo.build(root, use_cache=False).values
+    found = values.get(("p", "CounterWrapper.inc", "value"))
+    assert found is None or not found[0] & repo.DEVICE
+    # Where the code says the class, the element still overrides the annotation.
+    typed = RECORDER.replace("import torch\n", "import torch\n\n    from pkg.metrics import CounterWrapper\n").replace(
+        "self.histogram = histogram", "self.observed = CounterWrapper(histogram)").replace(
+        "buckets.observed.inc(count)", "self.observed.inc(count)")
+    assert "self.observed.inc(count)" in typed and "CounterWrapper(histogram)" in typed
+    root = project(tmp_path / "typed", {"pkg/__init__.py": "", "pkg/metrics.py": METRICS, "pkg/recorder.py": typed})
+    assert (6, "SL203") in _findings(root, "pkg/metrics.py")
