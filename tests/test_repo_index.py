@@ -1748,6 +1748,53 @@ def test_a_model_reads_the_fields_its_processors_bases_keep_on_the_host(tmp_path
     assert [f[1:3] for f in findings(root, "pkg/models/pangu_vl.py")] == [(14, "SL201")]
 
 
+REGISTERED_VL = """\
+    import torch
+    from torch import nn
+    from pkg.multimodal import MULTIMODAL_REGISTRY
+    from .common.preprocess import VLProcessor, VLInfo
+
+
+    @MULTIMODAL_REGISTRY.register_processor(VLProcessor, info=VLInfo)
+    class RegisteredVL(nn.Module):
+        def forward(self, x: torch.Tensor, grid_thw: torch.Tensor, pixel_values: torch.Tensor):
+            pos = [torch.arange(h * w, device=x.device).repeat(t, 1) for t, h, w in grid_thw]
+            return torch.cat(pos), pixel_values.max().item()
+    """
+
+PREPROCESS_VL = """\
+    from pkg.multimodal import MultiModalFieldConfig
+
+
+    class VLInfo:
+        pass
+
+
+    class VLProcessor:
+        def _get_mm_fields_config(self, hf_inputs):
+            return dict(
+                pixel_values=MultiModalFieldConfig.batched("image"),
+                image_grid_thw=MultiModalFieldConfig.batched("image", keep_on_cpu=True),
+            )
+    """
+
+
+def test_a_model_reads_the_fields_the_processor_it_registers_keeps_on_the_host(tmp_path):
+    # The model's class derives from nothing of the processor's module, but registers that
+    # module's processor (`@MULTIMODAL_REGISTRY.register_processor(VLProcessor, ...)`): the
+    # fields it declares kept on the host are host data in the model. Without the decorator
+    # the model keeps its own reading.
+    files = {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/models/vl/__init__.py": "",
+             "pkg/models/vl/common/__init__.py": "", "pkg/models/vl/common/preprocess.py": PREPROCESS_VL,
+             "pkg/models/vl/model.py": REGISTERED_VL}
+    root = project(tmp_path / "registered", files)
+    assert [f[1:3] for f in findings(root, "pkg/models/vl/model.py")] == [(11, "SL201")]
+    files["pkg/models/vl/model.py"] = REGISTERED_VL.replace("    @MULTIMODAL_REGISTRY.register_processor(VLProcessor, info=VLInfo)\n", "")
+    assert "register_processor" not in files["pkg/models/vl/model.py"]
+    root = project(tmp_path / "plain", files)
+    assert (9, "SL208") in [f[1:3] for f in findings(root, "pkg/models/vl/model.py")]
+
+
 def test_a_model_does_not_inherit_host_fields_against_its_own_declarations_or_without_a_base(tmp_path):
     # A module that declares `grid_thw` for the device itself, and one whose classes derive
     # from nothing of the declaring module, keep their own reading of `grid_thw`.

@@ -81,7 +81,9 @@ def device_fields(text: str) -> frozenset[str]:
 #
 # A model module often declares no fields of its own: its processor derives from another
 # model's (`class PanguProcessor(Qwen2_5_VLMultiModalProcessor)`), whose `_get_mm_fields_config`
-# (and its own base's, through `super()`) declares them. The module then reads the fields kept
+# (and its own base's, through `super()`) declares them, or the processor it registers
+# (`@MULTIMODAL_REGISTRY.register_processor(KimiK3MultiModalProcessor, ...)`) comes from a
+# module of the model's package that declares them. The module then reads the fields kept
 # on the host by the modules its classes' bases come from: the same inputs, by the same names.
 # Only through the bases of its own classes, imported from modules of the repository (not every
 # module of it: the same name is a host tensor in one model and a device tensor in another),
@@ -92,17 +94,30 @@ def device_fields(text: str) -> frozenset[str]:
 
 def declares_fields(text: str) -> bool:
     """Whether a module may declare or inherit multimodal fields (a cheap test on its text)."""
-    return "keep_on_cpu" in text or "MultiModal" in text
+    return "keep_on_cpu" in text or "MultiModal" in text or "register_processor" in text
 
 
 def base_modules(tree: ast.Module) -> set[str]:
     """`<level>:<module>` of each module the bases of the module's classes are imported from
-    (`1:qwen2_vl` for `from .qwen2_vl import Qwen2VLProcessor`, `0:pkg.models.qwen2_vl`)."""
+    (`1:qwen2_vl` for `from .qwen2_vl import Qwen2VLProcessor`, `0:pkg.models.qwen2_vl`),
+    and of each module the processor a class registers comes from: vLLM's
+    `@MULTIMODAL_REGISTRY.register_processor(KimiProcessor, info=..., dummy_inputs=...)`
+    hands the model the fields that processor declares."""
     bases = {b.id for node in tree.body if type(node) is ast.ClassDef for b in node.bases if type(b) is ast.Name}
+    bases |= {name for node in tree.body if type(node) is ast.ClassDef for name in _registered_processors(node)}
     if not bases:
         return set()
     return {f"{node.level}:{node.module or ''}" for node in tree.body
             if type(node) is ast.ImportFrom and (node.module or node.level) and any((a.asname or a.name) in bases for a in node.names)}
+
+
+def _registered_processors(node: ast.ClassDef):
+    """The names a class decorator `@<registry>.register_processor(...)` is given."""
+    for decorator in node.decorator_list:
+        if type(decorator) is ast.Call and type(decorator.func) is ast.Attribute and decorator.func.attr == "register_processor":
+            for value in (*decorator.args, *(k.value for k in decorator.keywords)):
+                if type(value) is ast.Name:
+                    yield value.id
 
 
 def module_candidates(spec: str, importer: str) -> tuple[str, ...]:
