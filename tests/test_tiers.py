@@ -1056,6 +1056,8 @@ def test_a_type_test_branch_a_known_tensor_never_takes_is_cold():
                     pass
                 else:
                     sizes = torch.tensor(sizes, device=x.device)
+                if not isinstance(grid, torch.Tensor) and not isinstance(sizes, torch.Tensor):
+                    sizes = torch.tensor(sizes, device=x.device)
                 return x, cu_seqlens
     """
     got = {(v.location.row, v.code): (v.tier, v.tier_reason) for v in _findings(code)}
@@ -1064,6 +1066,8 @@ def test_a_type_test_branch_a_known_tensor_never_takes_is_cold():
     assert got[(14, "SL103")][0] == "hot"
     assert got[(17, "SL101")][0] == "cold"
     assert got[(21, "SL101")][0] == "cold"
+    # the second part of an `and` (the first tests a value of unknown type)
+    assert got[(23, "SL101")][0] == "cold"
 
 
 def test_a_type_test_on_a_value_of_unknown_type_keeps_its_branch():

@@ -40,32 +40,25 @@ def _class_names(types: cst.BaseExpression, qualname) -> list[str] | None:
     return names
 
 
-def _fails_for_a_tensor(test: cst.BaseExpression, qualname) -> str | None:
-    """The name `x` where `test` is false whenever `x` is a tensor: `not isinstance(x,
-    torch.Tensor)`, `not torch.is_tensor(x)`, `isinstance(x, (list, tuple))`, or an `and`
-    one of whose parts is such a test."""
+def _fails_for_a_tensor(test: cst.BaseExpression, qualname) -> list[str]:
+    """The names `x` such that `test` is false whenever `x` is a tensor: `not isinstance(x,
+    torch.Tensor)`, `not torch.is_tensor(x)`, `isinstance(x, (list, tuple))`, and those of
+    each part of an `and`."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _fails_for_a_tensor(test.left, qualname) or _fails_for_a_tensor(test.right, qualname)
+        return _fails_for_a_tensor(test.left, qualname) + _fails_for_a_tensor(test.right, qualname)
     negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-    inner = test.expression if negated else test
-    kind = _type_test(inner, qualname)
-    if kind is None:
-        return None
-    name, holds_for_tensor = kind
+    kind = _type_test(test.expression if negated else test, qualname)
     # `not isinstance(x, Tensor)` fails for a tensor; `isinstance(x, list)` does too.
-    return name if holds_for_tensor == negated else None
+    return [kind[0]] if kind is not None and kind[1] == negated else []
 
 
-def _holds_for_a_tensor(test: cst.BaseExpression, qualname) -> str | None:
-    """The name `x` where `test` holds whenever `x` is a tensor (`isinstance(x, torch.Tensor)`,
-    `torch.is_tensor(x)`, `not isinstance(x, list)`): its `else` never runs for one."""
+def _holds_for_a_tensor(test: cst.BaseExpression, qualname) -> list[str]:
+    """The names `x` such that `test` holds whenever `x` is a tensor (`isinstance(x,
+    torch.Tensor)`, `torch.is_tensor(x)`, `not isinstance(x, list)`): its `else` never runs
+    for one."""
     negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-    inner = test.expression if negated else test
-    kind = _type_test(inner, qualname)
-    if kind is None:
-        return None
-    name, holds_for_tensor = kind
-    return name if holds_for_tensor != negated else None
+    kind = _type_test(test.expression if negated else test, qualname)
+    return [kind[0]] if kind is not None and kind[1] != negated else []
 
 
 def _type_test(test: cst.BaseExpression, qualname) -> tuple[str, bool] | None:
@@ -101,17 +94,16 @@ def dead_type_branch(stack: Sequence[cst.CSTNode], qualname, env_at: Callable[[c
         if not isinstance(node, cst.If):
             continue
         if child is node.body:
-            name = _fails_for_a_tensor(node.test, qualname)
+            names = _fails_for_a_tensor(node.test, qualname)
         elif node.orelse is not None and child is node.orelse:
-            name = _holds_for_a_tensor(node.test, qualname)
+            names = _holds_for_a_tensor(node.test, qualname)
         else:
             continue
-        if name is None:
-            continue
-        before: Placement | None = env_at(node).get(name)
-        if before is not None and before.is_tensor and before.confidence >= Confidence.MEDIUM:
-            return (
-                f"in the branch where `{name}` is not a tensor, but `{name}` holds a "
-                f"{before.describe()} before the test: never runs"
-            )
+        for name in names:
+            before: Placement | None = env_at(node).get(name)
+            if before is not None and before.is_tensor and before.confidence >= Confidence.MEDIUM:
+                return (
+                    f"in the branch where `{name}` is not a tensor, but `{name}` holds a "
+                    f"{before.describe()} before the test: never runs"
+                )
     return None
