@@ -273,7 +273,7 @@ class LintContext:
         if self._compiled is None:
             self._compiled = hotpath.compiled_names(self.module, self.imports)
         chain = tuple(self.chain)
-        dead = type_branches.dead_type_branch(self.stack, self.qualname, lambda stmt: self.placements.env_at(stmt, chain))
+        dead = type_branches.dead_type_branch(self.stack, self.imports, lambda stmt: self.placements.env_at(stmt, chain))
         if dead is not None:
             return tier.TierVerdict(tier.Tier.COLD, dead)
         return tier.local_tier(

@@ -540,7 +540,7 @@ def _function_key(func: cst.FunctionDef, chain) -> str:
 
 # --- host facts from tests: `assert t.is_cpu`, `if t.device.type == "cpu":` ---------------
 
-_TENSOR_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
+TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
 
 
 def _names_cpu(expr: cst.BaseExpression) -> bool:
@@ -575,7 +575,7 @@ def host_narrowing(test: cst.BaseExpression, imports, env: Env | None = None) ->
         if name is not None and _names_cpu(right) and isinstance(op, (cst.Equal, cst.NotEqual)):
             fact = {name: placed(Place.HOST, HIGH, test, f"`{name}` is on the CPU where this test holds")}
             return (fact, {}) if isinstance(op, cst.Equal) else ({}, fact)
-    name = _tensor_test(test, imports)
+    name = tensor_test(test, imports)
     if name is not None:
         not_tensor = Placement(
             frozenset({Place.SCALAR, Place.SEQUENCE, Place.NUMPY}),
@@ -586,13 +586,13 @@ def host_narrowing(test: cst.BaseExpression, imports, env: Env | None = None) ->
     return {}, {}
 
 
-def _tensor_test(test: cst.BaseExpression, imports) -> str | None:
+def tensor_test(test: cst.BaseExpression, imports) -> str | None:
     """`x` of `isinstance(x, torch.Tensor)` or `torch.is_tensor(x)`."""
     if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)):
         return None
     subject = test.args[0].value.value
     if isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2:
-        return subject if (imports.qualname(test.args[1].value) or "") in _TENSOR_TYPES else None
+        return subject if (imports.qualname(test.args[1].value) or "") in TENSOR_CLASSES else None
     if len(test.args) == 1 and imports.qualname(test.func) == "torch.is_tensor":
         return subject
     return None
@@ -667,7 +667,7 @@ def _normalised_to_host(stmt: cst.If, imports) -> str | None:
     if not (isinstance(check, cst.Call) and isinstance(check.func, cst.Name) and check.func.value == "isinstance" and len(check.args) == 2):
         return None
     subject = check.args[0].value
-    if not isinstance(subject, cst.Name) or (imports.qualname(check.args[1].value) or "") not in _TENSOR_TYPES:
+    if not isinstance(subject, cst.Name) or (imports.qualname(check.args[1].value) or "") not in TENSOR_CLASSES:
         return None
     body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
     if len(body) != 1 or not isinstance(body[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
