@@ -87,11 +87,18 @@ def check_parser(prog: str = "synclint check") -> argparse.ArgumentParser:
     rules.add_argument("--extend-select", type=_csv, default=None, help="add to the selection")
     rules.add_argument("--min-confidence", type=str, default=None, choices=("low", "medium", "high"),
                        help="hide findings below this confidence that the value is on the GPU (default: medium)")
-    rules.add_argument(
+    tiers = rules.add_mutually_exclusive_group()
+    tiers.add_argument(
         "--include-cold",
         action="store_true",
         default=None,
         help="also report findings in code that runs once or rarely (init, weight loading, warm-up, tests)",
+    )
+    tiers.add_argument(
+        "--only-hot",
+        action="store_true",
+        default=None,
+        help="report only findings on paths that run every step (tier hot), not those of code whose frequency nothing shows",
     )
     output = p.add_argument_group("output")
     output.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None, help="default: full (or $SYNCLINT_OUTPUT_FORMAT)")
@@ -136,6 +143,10 @@ def _overrides(args):
         changes["min_confidence"] = Confidence.parse(args.min_confidence)
     if args.include_cold is not None:
         changes["include_cold"] = args.include_cold
+        changes["only_hot"] = False  # the command line's choice of tiers replaces the file's
+    if args.only_hot is not None:
+        changes["only_hot"] = args.only_hot
+        changes["include_cold"] = False
     if args.cache_dir is not None:
         changes["cache_dir"] = args.cache_dir
     if args.h2d_helper is not None:

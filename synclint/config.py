@@ -229,6 +229,10 @@ class Settings:
     cold_functions: tuple[str, ...] = DEFAULT_COLD_FUNCTIONS
     # Show findings in code that runs once or rarely (tier `cold`) too.
     include_cold: bool = False
+    # Show only findings on paths that run every step (tier `hot`): not those of code that
+    # nothing says how often it runs (`unknown`). A stricter gate, with fewer real syncs
+    # found (docs/tiers.md, "Choosing the tiers to show"). Contradicts `include_cold`.
+    only_hot: bool = False
     target_platforms: tuple[str, ...] = DEFAULT_TARGET_PLATFORMS
     # Report-only rules about syncs that only matter on a hot path (SL5xx, SL106) look here.
     cache_dir: str = ".synclint_cache"
@@ -340,6 +344,7 @@ _KEYS = {
     "cold-functions": ("cold_functions", _str_list),
     "extend-cold-functions": ("cold_functions", _str_list),
     "include-cold": ("include_cold", _bool),
+    "only-hot": ("only_hot", _bool),
     "target-platforms": ("target_platforms", _platforms),
     "cache-dir": ("cache_dir", _string),
     "max-file-size": ("max_file_size", _positive_int),
@@ -380,6 +385,13 @@ def settings_from_table(table: dict, where: str, base: Settings | None = None) -
         if key.startswith("extend-"):  # added to the defaults, or to what an extended file set
             parsed = tuple(getattr(settings, name)) + parsed
         changes[name] = parsed
+    if changes.get("include_cold") and changes.get("only_hot"):
+        raise ConfigError(f"{where}: `include-cold` and `only-hot` contradict each other: choose one")
+    # One file's choice of tiers replaces the one it extends (`only-hot` over `include-cold`).
+    if changes.get("only_hot"):
+        changes["include_cold"] = False
+    elif changes.get("include_cold"):
+        changes["only_hot"] = False
     return settings.replace(source=where, **changes)
 
 

@@ -4639,7 +4639,8 @@ class _CallGraphTiers:
     names for the rest; a pattern with a dot matches `Cls.method`, one without the name.
     Calls by name of a method of an unknown object reach every definition of the name:
     `callers[".m"]`, or `callers["?m"]` where many unrelated classes define `m` (a weak way
-    in: it makes a function hot only where no resolved call says it runs once)."""
+    in: from a hot root, it says the function may run every step, `unknown` with the way
+    shown, where no resolved call says it runs once; it never makes a function hot)."""
 
     def __init__(self, facts: Facts, settings) -> None:
         self.facts = facts
@@ -5195,9 +5196,9 @@ class _CallGraphTiers:
 
     def _search(self, name: str):
         """Hot when a hot root reaches `name` through resolved calls; else, through every
-        call (weak calls by name too), hot when one reaches it and no resolved call comes
-        from a cold root, no verdict when one does; cold when every way in ends at a cold
-        root; no verdict when a way in has no callers."""
+        call (weak calls by name too), `unknown` with the way in when one reaches it and no
+        resolved call comes from a cold root, no verdict when one does; cold when every way
+        in ends at a cold root; no verdict when a way in has no callers."""
         from synclint.analysis.path_tiers import Tier, TierVerdict
 
         found, _, _ = self._walk(name, weak=False)
@@ -5208,7 +5209,11 @@ class _CallGraphTiers:
         if found is not None and found[0]:
             if resolved_cold:
                 return None  # a weak way in from a hot root, a resolved one from a cold root
-            return TierVerdict(Tier.HOT, f"runs every step (called by name from {found[1]})")
+            # A weak way in: the call names a method that many unrelated classes define, on
+            # an object of a class the index does not know. It may be this one: the code may
+            # run every step, and nothing says it does (`Tier.UNKNOWN`, the way shown).
+            return TierVerdict(Tier.UNKNOWN, f"may run every step: called by name from {found[1]}, "
+                                             "a name many unrelated classes define")
         if cold_root is not None and not open_entry:
             root = cold_root.partition(" -> ")[0].partition(":")[0]
             if self._handler(root.partition(" ")[0]):  # less a `[on a branch ...]` note

@@ -242,13 +242,26 @@ def test_a_name_many_unrelated_classes_define_makes_nothing_hot_by_name(tmp_path
     # own class only from __init__, is not made hot by it, and not cold either.
     found = tiers(root, "engine/stages.py")
     assert found[24] == ("unknown", "no signal says how often this code runs")
-    # Drain.run, which no call naming its class reaches, is hot by name as before.
-    assert found[29] == ("hot", "runs every step (called by name from Model.forward: Model.forward -> Drain.run)")
+    # Drain.run, which no call naming its class reaches, may run every step: `unknown`, with
+    # the way in by name shown (a name so many classes define is no evidence that it is hot).
+    assert found[29] == ("unknown", "may run every step: called by name from Model.forward: Model.forward -> Drain.run, "
+                                    "a name many unrelated classes define")
     # With fewer unrelated classes defining the name, the call reaches them all.
     fewer = dict(GENERIC)
     fewer["engine/stages.py"] = GENERIC["engine/stages.py"].replace("class Upload:", "class Upload(Prefetch):").replace("class Flush:", "class Flush(Prefetch):")
     other = project(tmp_path / "other", fewer)
     assert tiers(other, "engine/stages.py")[24][0] == "hot"
+
+
+def test_what_a_function_says_of_itself_outranks_a_way_in_by_name(tmp_path):
+    # `Drain.run` compiled with torch.compile is hot by its own decorator, whatever way in
+    # the call graph found; the way in by name only speaks where nothing else does.
+    files = dict(GENERIC)
+    files["engine/stages.py"] = GENERIC["engine/stages.py"].replace(
+        "        class Drain:\n            def run(", "        class Drain:\n            @torch.compile\n            def run(")
+    assert files["engine/stages.py"] != GENERIC["engine/stages.py"]
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "engine/stages.py")[30][0] == "hot"
 
 
 def test_a_function_imported_from_a_library_is_not_the_repositorys_namesake(tmp_path):
@@ -556,7 +569,12 @@ def test_an_unknown_argument_leaves_the_branch_as_it_was(tmp_path):
         "    def shutdown(self, event):", "    def drop_scale(self):\n                self.k_scale = None\n\n            def shutdown(self, event):")
     root = project(tmp_path / "proj", files)
     found = tiers(root, "serve/ops.py")
-    assert found[6][0] == "hot" and found[12][0] == "hot" and found[25][0] == "hot"
+    assert found[6][0] == "hot" and found[12][0] == "hot"
+    # The fallback for a host copy that a caller may or may not hand over: it may run every
+    # step, and nothing says it does.
+    assert found[25] == ("unknown", "the fallback for when host copy `sizes_cpu` is None: it may not run every step "
+                                    "(it would: runs every step (called from Attention.forward: Attention.forward -> split -> "
+                                    "inner_split))")
 
 
 KEYWORD_DICT_GUARDS = {
@@ -1158,7 +1176,9 @@ def test_a_hint_filled_by_a_conditional_expression_is_given_when_passed_on(tmp_p
     files["att/impls.py"] = files["att/impls.py"].replace(
         "cu_seqlens_host=bounds)", "cu_seqlens_host=bounds if fast else None)")
     root = project(tmp_path / "proj2", files)
-    assert tiers(root, "att/impls.py")[6][0] == "hot"
+    # Not cold; a fallback for a host copy a caller may leave out: `unknown`, not `hot`.
+    tier, reason = tiers(root, "att/impls.py")[6]
+    assert tier == "unknown" and reason.startswith("the fallback for when host copy `cu_seqlens_host` is None"), reason
 
 
 def test_each_function_is_matched_against_the_patterns_once(tmp_path, monkeypatch):
@@ -1292,8 +1312,9 @@ def test_a_field_the_repository_never_makes_none_is_given(tmp_path):
     assert found[6] == ("cold", "runs only when `cu_seqlens_host` is None, and no call of `forward_varlen()` outside cold code passes that")
     # `self._k_scale`: a registered buffer, always a tensor.
     assert found[16] == ("cold", "runs only when `k_scale` is None, and no call of `decode()` outside cold code passes that")
-    # `meta.lens_cpu` is `Optional[...] = None`: the fallback may run every step.
-    assert found[10][0] == "hot"
+    # `meta.lens_cpu` is `Optional[...] = None`: the fallback may run every step, and
+    # nothing says it does (`unknown`; the repository's way in is kept in the reason).
+    assert found[10][0] == "unknown" and "(it would: runs every step" in found[10][1], found[10]
 
 
 def test_a_field_assigned_none_anywhere_may_be_none(tmp_path):
@@ -1322,7 +1343,8 @@ def test_a_field_assigned_none_anywhere_may_be_none(tmp_path):
         """
     root = project(tmp_path / "proj2", files)
     found = tiers(root, "gen/attention/backend.py")
-    assert found[6][0] == "hot" and found[16][0] == "hot"
+    # Not cold: the readback is a host copy's fallback (`unknown`), the scale's is hot.
+    assert found[6][0] == "unknown" and found[16][0] == "hot"
 
 
 REBOUND_AFTER = {
@@ -1686,10 +1708,10 @@ def test_a_call_by_name_that_cannot_bind_to_a_method_does_not_reach_it(tmp_path)
     root = project(tmp_path / "proj", files)
     found = tiers(root, "engine/stages.py")
     assert found[29] == ("unknown", "no signal says how often this code runs")
-    # A call by name that passes both does reach it.
+    # A call by name that passes both does reach it: the way in is shown.
     files["engine/model.py"] = GENERIC["engine/model.py"].replace("return job.run(x)", "return job.run(x, role=0)")
     root = project(tmp_path / "other", files)
-    assert tiers(root, "engine/stages.py")[29][0] == "hot"
+    assert tiers(root, "engine/stages.py")[29][1].startswith("may run every step: called by name from Model.forward")
 
 
 STEP_CACHE = {
@@ -2853,8 +2875,9 @@ def test_an_argument_tested_not_none_around_the_call_takes_no_none_branch(tmp_pa
     assert found[6] == ("cold", "runs only when `seq_lens_cpu` is None, and no call of `host_lengths()` outside cold code passes that")
     # Called after `if batch.max_cpu is None: return`: given below it.
     assert found[11][0] == "cold"
-    # A parameter passed on untested, which the forward's callers may leave None: as before.
-    assert found[16][0] == "hot"
+    # A parameter passed on untested, which the forward's callers may leave None: not cold;
+    # the fallback of a host copy that may or may not come (`unknown`).
+    assert found[16][0] == "unknown"
 
 
 def test_an_argument_not_tested_around_the_call_may_still_be_none(tmp_path):
@@ -2872,7 +2895,7 @@ def test_an_argument_not_tested_around_the_call_may_still_be_none(tmp_path):
     files["serve/other.py"] = "class Plain:\n    def reset(self):\n        self.seq_lens_cpu = None\n        self.max_cpu = None\n"
     root = project(tmp_path / "proj", files)
     found = tiers(root, "serve/backend.py")
-    assert found[6][0] == "hot" and found[11][0] == "hot" and found[16][0] == "hot"
+    assert found[6][0] == "unknown" and found[11][0] == "unknown" and found[16][0] == "unknown"
 
 
 DEBUG_LOCAL_CALLS = {

@@ -849,6 +849,57 @@ def test_default_hides_cold_and_include_cold_shows_it():
         settings_from_table({"include-cold": "yes"}, "pyproject.toml")
 
 
+ONE_OF_EACH_TIER = """
+    import torch
+    class M(torch.nn.Module):
+        def __init__(self):
+            self.n = torch.zeros(4, device="cuda").sum().item()
+        def forward(self, x: torch.Tensor):
+            return x.sum().item()
+    def helper(x: torch.Tensor):
+        return x.cuda().sum().item()
+"""
+
+
+def test_only_hot_hides_unknown_and_cold():
+    code = textwrap.dedent(ONE_OF_EACH_TIER)
+    default = lint_source(code, "m.py", Settings()).violations
+    assert [(v.location.row, v.tier) for v in default] == [(7, "hot"), (9, "unknown")]
+    hot = lint_source(code, "m.py", Settings(only_hot=True)).violations
+    assert [(v.location.row, v.tier) for v in hot] == [(7, "hot")]
+    # A suppression comment on a line the setting hides is no unused suppression (SL003).
+    quiet = code.replace("x.cuda().sum().item()", "x.cuda().sum().item()  # noqa: SL201")
+    assert [v.code for v in lint_source(quiet, "m.py", Settings(only_hot=True)).violations] == ["SL201"]
+
+
+def test_only_hot_and_include_cold_in_configuration():
+    assert settings_from_table({"only-hot": True}, "pyproject.toml").only_hot is True
+    with pytest.raises(ConfigError, match="contradict"):
+        settings_from_table({"only-hot": True, "include-cold": True}, "pyproject.toml")
+    # A file that extends another replaces its choice of tiers.
+    base = settings_from_table({"include-cold": True}, "base.toml")
+    child = settings_from_table({"only-hot": True}, "pyproject.toml", base)
+    assert (child.only_hot, child.include_cold) == (True, False)
+    back = settings_from_table({"include-cold": True}, "pyproject.toml", child)
+    assert (back.only_hot, back.include_cold) == (False, True)
+
+
+def test_cli_only_hot(tmp_path, capsys):
+    from synclint.cli import main
+
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent(ONE_OF_EACH_TIER))
+    (tmp_path / "pyproject.toml").write_text("[tool.synclint]\ninclude-cold = true\n")
+    main(["check", str(path), "--no-cache", "--statistics", "--exit-zero"])
+    assert "(1 hot, 1 unknown, 1 cold)" in capsys.readouterr().out
+    # The command line's choice replaces the file's.
+    main(["check", str(path), "--no-cache", "--statistics", "--exit-zero", "--only-hot"])
+    assert "(1 hot)" in capsys.readouterr().out
+    assert main(["check", str(path), "--no-cache", "--only-hot", "-q"]) == 1
+    assert main(["check", str(path), "--only-hot", "--include-cold"]) == 2
+    assert "not allowed with" in capsys.readouterr().err
+
+
 def test_outputs_carry_the_tier():
     code = """
         import torch
@@ -1087,3 +1138,51 @@ def test_a_type_test_on_a_value_of_unknown_type_keeps_its_branch():
     """
     got = {(v.location.row, v.code): v.tier for v in _findings(code)}
     assert got == {(7, "SL101"): "hot", (10, "SL101"): "hot"}
+
+
+HOST_COPY_FALLBACKS = '''
+    import torch
+    class Attention(torch.nn.Module):
+        def forward(self, q: torch.Tensor, meta, seq_lens_cpu=None, bounds_host=None, k_scale=None):
+            lens = q.new_ones(4, device="cuda")
+            if seq_lens_cpu is None:
+                a = lens.tolist()                                   # 7: fallback
+            if seq_lens_cpu is not None:
+                b = seq_lens_cpu
+            else:
+                b = lens.tolist()                                   # 11: fallback (else)
+            c = bounds_host if bounds_host is not None else lens.tolist()   # 12: fallback
+            if meta.lens_list is None:
+                d = lens.tolist()                                   # 14: a field named for the host
+            if k_scale is None:
+                e = lens.tolist()                                   # 16: not a host copy
+            if meta.lens_gpu is None:
+                f = lens.tolist()                                   # 18: named for the device
+            if seq_lens_cpu is None:
+                return lens.tolist()                                # 20: fallback
+            g = lens.tolist()                                       # 21: runs when the copy is there
+            return a, b, c, d, e, f, g
+
+    class Planner(torch.nn.Module):
+        def forward(self, q: torch.Tensor, lens_cpu=None):
+            lens = q.new_ones(4, device="cuda")
+            if lens_cpu is not None:
+                return q[: int(lens_cpu.sum())]
+            return lens.tolist()                                    # 29: after the copy's early return
+'''
+
+
+def test_the_fallback_of_a_missing_host_copy_is_unknown():
+    found = {v.location.row: (v.tier, v.tier_reason) for v in _findings(HOST_COPY_FALLBACKS)}
+    fallbacks = {7: "seq_lens_cpu", 11: "seq_lens_cpu", 12: "bounds_host", 14: "meta.lens_list", 20: "seq_lens_cpu", 29: "lens_cpu"}
+    for row, name in fallbacks.items():
+        tier, reason = found[row]
+        assert tier == "unknown" and reason.startswith(f"the fallback for when host copy `{name}` is None"), (row, reason)
+    # Look-alikes: a None test of a value not named for the host, or named for the device,
+    # and the code that runs when the host copy is there, stay hot.
+    for row in (16, 18, 21):
+        assert found[row][0] == "hot", (row, found[row])
+    # A cold function's fallback stays cold: only `hot` is softened.
+    cold = HOST_COPY_FALLBACKS.replace("class Planner(torch.nn.Module):\n        def forward(", "class Planner(torch.nn.Module):\n        def load_weights(")
+    assert cold != HOST_COPY_FALLBACKS
+    assert {v.location.row: v.tier for v in _findings(cold)}[29] == "cold"

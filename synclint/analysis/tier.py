@@ -25,10 +25,15 @@ engine passes it to `LintContext` (`lint_source(..., function_tiers=...)`), and
 
 1. signals inside the function win (a training-only or memoised branch is cold wherever the
    function is called from), and so does the file (tests and benchmarks);
-2. else the repository's verdict for the function, where it has one;
+2. else the repository's verdict for the function, where it is hot or cold;
 3. else the enclosing functions, innermost first: a function that runs on a worker thread
    or matches `cold-functions` or a caching decorator is cold, a hot function is hot;
-4. else `unknown`.
+4. else `unknown`, with the repository's reason where it has one (a way in from a hot root
+   through a call by a name many classes define: the code may run every step).
+
+Hot code in the fallback for a missing host copy (`if seq_lens_cpu is None:`,
+`host_copy_fallback`) is `unknown`: whether it runs every step depends on whether callers
+hand the copy over.
 """
 
 from __future__ import annotations
@@ -857,6 +862,47 @@ def _none_branch(node: cst.If | cst.IfExp, child: cst.CSTNode) -> str | None:
     return None
 
 
+def host_copy_fallback(stack: Sequence[cst.CSTNode]) -> str | None:
+    """The host copy whose absence the code at the end of `stack` stands in for: the
+    finding is in the branch where a value named for the host (`seq_lens_cpu`,
+    `meta.cu_seqlens_host`, `lens_list`: `repo.convention`) is None (`if x_cpu is None:`,
+    the `else` of `if x_cpu is not None:`, `a if x_cpu is not None else b`), or after
+    `if x_cpu is not None: return ...` in the same block. Such a branch is a fallback: it
+    runs only where the caller did not hand the host copy over, which may be every step
+    (a path that sets it None on purpose) or never."""
+    from synclint.repo import DEVICE, convention
+
+    def host_named(name: str | None) -> bool:
+        last = (name or "").rpartition(".")[2]
+        place = convention(last) if last else 0
+        return bool(place) and not place & DEVICE
+
+    start = 0
+    for i in range(len(stack) - 1, -1, -1):
+        if isinstance(stack[i], (cst.FunctionDef, cst.Lambda)):
+            start = i
+            break
+    for i in range(start, len(stack) - 1):
+        node, child = stack[i], stack[i + 1]
+        if isinstance(node, (cst.If, cst.IfExp)):
+            missing = _none_branch(node, child)
+            if host_named(missing):
+                return missing
+        elif isinstance(node, cst.IndentedBlock):
+            for statement in node.body:
+                if statement is child:
+                    break
+                if isinstance(statement, cst.If) and statement.orelse is None and always_leaves(statement.body):
+                    test = statement.test
+                    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                            and isinstance(test.comparisons[0].operator, cst.IsNot)
+                            and isinstance(test.comparisons[0].comparator, cst.Name)
+                            and test.comparisons[0].comparator.value == "None"
+                            and host_named(_names(test.left))):
+                        return _names(test.left)
+    return None
+
+
 def _untaken_branch(filename: str, chain, stack, function_tiers) -> TierVerdict | None:
     """Cold: a branch that a parameter decides (`if k_scale is None:`, `if wait:`) and that
     no call of the function from code not known to be cold takes, by the kinds of argument
@@ -903,6 +949,46 @@ def local_tier(
 ) -> TierVerdict:
     """The tier of code at the end of `stack`, inside the scopes `chain` (Module, ClassDef?,
     FunctionDef...), in the order described in the module docstring."""
+    verdict = _local_tier(filename, chain, stack, settings, imports, compiled=compiled, workers=workers,
+                          graph_capture=graph_capture, function_tiers=function_tiers)
+    if verdict.tier is Tier.HOT:
+        missing = host_copy_fallback(stack)
+        if missing is not None and not _passed_none(filename, chain, missing, function_tiers):
+            return TierVerdict(Tier.UNKNOWN, f"the fallback for when host copy `{missing}` is None: it may not run every step "
+                                             f"(it would: {verdict.reason})")
+    return verdict
+
+
+def _passed_none(filename: str, chain, name: str, function_tiers) -> bool:
+    """Whether `name` is a parameter of the innermost function that a call from code not
+    known to be cold passes as None (or leaves to a `None` default), by the repository's
+    calls (`function_tiers.passed`): the branch for its absence then runs on a hot path."""
+    passed = getattr(function_tiers, "passed", None)
+    functions = [i for i, s in enumerate(chain) if isinstance(s, cst.FunctionDef)]
+    if passed is None or not functions or "." in name:
+        return False
+    func = chain[functions[-1]]
+    own = guarded_branches.function_parameters(func)
+    if name not in own:
+        return False
+    position, default = own[name]
+    kinds = passed(filename, function_qualname(chain[: functions[-1] + 1]), name, position, default,
+                   guarded_branches.shape_of(func))
+    return kinds is not None and guards.NONE in kinds
+
+
+def _local_tier(
+    filename: str,
+    chain: Sequence[cst.CSTNode],
+    stack: Sequence[cst.CSTNode],
+    settings,
+    imports: ImportTable,
+    *,
+    compiled: frozenset[str] = frozenset(),
+    workers: frozenset[str] = frozenset(),
+    graph_capture: bool = False,
+    function_tiers: FunctionTiers | None = None,
+) -> TierVerdict:
     verdict = file_tier(filename) or branch_verdict(stack)
     if verdict is None and function_tiers is not None:
         verdict = _untaken_branch(filename, chain, stack, function_tiers)
@@ -926,9 +1012,10 @@ def local_tier(
         )
         if own is not None and own.tier is Tier.COLD:
             return own
+    repository = None
     if function_tiers is not None and functions:
         repository = function_tiers(filename, function_qualname(chain[: functions[-1] + 1]))
-        if repository is not None:
+        if repository is not None and repository.tier is not Tier.UNKNOWN:
             return repository
     for i in reversed(functions):
         func = chain[i]
@@ -937,4 +1024,6 @@ def local_tier(
         verdict = function_verdict(func, class_name, settings, imports, compiled, workers)
         if verdict is not None:
             return verdict
-    return UNKNOWN_TIER
+    # The repository's `unknown` (a way in from a hot root by a crowded name) says more than
+    # nothing, where the enclosing functions say nothing either.
+    return repository or UNKNOWN_TIER
