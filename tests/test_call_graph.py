@@ -572,9 +572,9 @@ def test_an_unknown_argument_leaves_the_branch_as_it_was(tmp_path):
     assert found[6][0] == "hot" and found[12][0] == "hot"
     # The fallback for a host copy that a caller may or may not hand over: it may run every
     # step, and nothing says it does.
-    assert found[25] == ("unknown", "the fallback for when host copy `sizes_cpu` is None: it may not run every step "
-                                    "(it would: runs every step (called from Attention.forward: Attention.forward -> split -> "
-                                    "inner_split))")
+    assert found[25] == ("unknown", "the fallback for when host copy `sizes_cpu` is None, which may not run every step; "
+                                    "the code around it runs every step (called from Attention.forward: Attention.forward -> "
+                                    "split -> inner_split)")
 
 
 KEYWORD_DICT_GUARDS = {
@@ -1314,7 +1314,7 @@ def test_a_field_the_repository_never_makes_none_is_given(tmp_path):
     assert found[16] == ("cold", "runs only when `k_scale` is None, and no call of `decode()` outside cold code passes that")
     # `meta.lens_cpu` is `Optional[...] = None`: the fallback may run every step, and
     # nothing says it does (`unknown`; the repository's way in is kept in the reason).
-    assert found[10][0] == "unknown" and "(it would: runs every step" in found[10][1], found[10]
+    assert found[10][0] == "unknown" and "the code around it runs every step" in found[10][1], found[10]
 
 
 def test_a_field_assigned_none_anywhere_may_be_none(tmp_path):

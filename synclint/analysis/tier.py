@@ -954,8 +954,8 @@ def local_tier(
     if verdict.tier is Tier.HOT:
         missing = host_copy_fallback(stack)
         if missing is not None and not _passed_none(filename, chain, missing, function_tiers):
-            return TierVerdict(Tier.UNKNOWN, f"the fallback for when host copy `{missing}` is None: it may not run every step "
-                                             f"(it would: {verdict.reason})")
+            return TierVerdict(Tier.UNKNOWN, f"the fallback for when host copy `{missing}` is None, which may not run every "
+                                             f"step; the code around it {verdict.reason}")
     return verdict
 
 
