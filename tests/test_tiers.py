@@ -1169,18 +1169,27 @@ HOST_COPY_FALLBACKS = '''
             if lens_cpu is not None:
                 return q[: int(lens_cpu.sum())]
             return lens.tolist()                                    # 29: after the copy's early return
+
+        def step(self, q: torch.Tensor, batch):
+            sizes = batch.extend_seq_lens_cpu
+            if sizes is None:
+                sizes = batch.extend_seq_lens.cuda().tolist()       # 34: a local bound to a host copy
+            width = batch.width
+            if width is None:
+                width = batch.extend_seq_lens.cuda().tolist()       # 37: a local bound to anything else
+            return sizes, width
 '''
 
 
 def test_the_fallback_of_a_missing_host_copy_is_unknown():
     found = {v.location.row: (v.tier, v.tier_reason) for v in _findings(HOST_COPY_FALLBACKS)}
-    fallbacks = {7: "seq_lens_cpu", 11: "seq_lens_cpu", 12: "bounds_host", 14: "meta.lens_list", 20: "seq_lens_cpu", 29: "lens_cpu"}
+    fallbacks = {7: "seq_lens_cpu", 11: "seq_lens_cpu", 12: "bounds_host", 14: "meta.lens_list", 20: "seq_lens_cpu", 29: "lens_cpu", 34: "sizes = batch.extend_seq_lens_cpu"}
     for row, name in fallbacks.items():
         tier, reason = found[row]
         assert tier == "unknown" and reason.startswith(f"the fallback for when host copy `{name}` is None"), (row, reason)
     # Look-alikes: a None test of a value not named for the host, or named for the device,
     # and the code that runs when the host copy is there, stay hot.
-    for row in (16, 18, 21):
+    for row in (16, 18, 21, 37):
         assert found[row][0] == "hot", (row, found[row])
     # A cold function's fallback stays cold: only `hot` is softened.
     cold = HOST_COPY_FALLBACKS.replace("class Planner(torch.nn.Module):\n        def forward(", "class Planner(torch.nn.Module):\n        def load_weights(")

@@ -865,29 +865,41 @@ def _none_branch(node: cst.If | cst.IfExp, child: cst.CSTNode) -> str | None:
 def host_copy_fallback(stack: Sequence[cst.CSTNode]) -> str | None:
     """The host copy whose absence the code at the end of `stack` stands in for: the
     finding is in the branch where a value named for the host (`seq_lens_cpu`,
-    `meta.cu_seqlens_host`, `lens_list`: `repo.convention`) is None (`if x_cpu is None:`,
+    `meta.cu_seqlens_host`, `lens_list`: `repo.convention`; or a local first bound to one)
+    is None (`if x_cpu is None:`,
     the `else` of `if x_cpu is not None:`, `a if x_cpu is not None else b`), or after
     `if x_cpu is not None: return ...` in the same block. Such a branch is a fallback: it
     runs only where the caller did not hand the host copy over, which may be every step
     (a path that sets it None on purpose) or never."""
     from synclint.repo import DEVICE, convention
 
-    def host_named(name: str | None) -> bool:
-        last = (name or "").rpartition(".")[2]
-        place = convention(last) if last else 0
-        return bool(place) and not place & DEVICE
-
     start = 0
     for i in range(len(stack) - 1, -1, -1):
         if isinstance(stack[i], (cst.FunctionDef, cst.Lambda)):
             start = i
             break
+    aliases: dict[str, str] | None = None
+
+    def host_named(name: str | None) -> str | None:
+        """`name` as the reason shows it where it names a host copy, else None."""
+        nonlocal aliases
+        last = (name or "").rpartition(".")[2]
+        place = convention(last) if last else 0
+        shown = name
+        if not place and name and "." not in name and isinstance(stack[start], cst.FunctionDef):
+            # a local first bound to a host copy (`lens = batch.seq_lens_cpu; if lens is None:`)
+            if aliases is None:
+                aliases = _first_bindings(stack[start])
+            bound = aliases.get(name)
+            place = convention(bound.rpartition(".")[2]) if bound else 0
+            shown = f"{name} = {bound}"
+        return shown if place and not place & DEVICE else None
     for i in range(start, len(stack) - 1):
         node, child = stack[i], stack[i + 1]
         if isinstance(node, (cst.If, cst.IfExp)):
-            missing = _none_branch(node, child)
-            if host_named(missing):
-                return missing
+            shown = host_named(_none_branch(node, child))
+            if shown:
+                return shown
         elif isinstance(node, cst.IndentedBlock):
             for statement in node.body:
                 if statement is child:
@@ -897,10 +909,33 @@ def host_copy_fallback(stack: Sequence[cst.CSTNode]) -> str | None:
                     if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
                             and isinstance(test.comparisons[0].operator, cst.IsNot)
                             and isinstance(test.comparisons[0].comparator, cst.Name)
-                            and test.comparisons[0].comparator.value == "None"
-                            and host_named(_names(test.left))):
-                        return _names(test.left)
+                            and test.comparisons[0].comparator.value == "None"):
+                        shown = host_named(_names(test.left))
+                        if shown:
+                            return shown
     return None
+
+
+def _first_bindings(func: cst.FunctionDef) -> dict[str, str]:
+    """Each local of `func` -> the name or attribute its first plain assignment binds it to
+    (`lens = batch.seq_lens_cpu`: "batch.seq_lens_cpu"); "" where that value is anything else."""
+    found: dict[str, str] = {}
+
+    class Bindings(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func  # not the functions nested in it
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value not in found:
+                    value = node.value
+                    found[target.target.value] = _names(value) if isinstance(value, (cst.Name, cst.Attribute)) else ""
+
+    func.visit(Bindings())
+    return found
 
 
 def _untaken_branch(filename: str, chain, stack, function_tiers) -> TierVerdict | None:
