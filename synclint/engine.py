@@ -51,7 +51,6 @@ class FileResult:
     parsed: bool = False  # whether libcst parsed it (False: prefiltered, skipped or broken)
     suppressed: int = 0
     cold: int = 0  # findings in cold code, hidden without --include-cold
-    unknown: int = 0  # findings of tier `unknown`, hidden by --only-hot
     # Each suppressed finding with the comment that suppressed it (for --show-suppressions).
     suppressions: list = field(default_factory=list)
 
@@ -383,7 +382,6 @@ def _filtered(result: FileResult, settings: Settings) -> FileResult:
                 directives.suppressing(v)  # hidden by a setting: its comment is not unused
             continue
         if v.tier == "unknown" and settings.only_hot and v.code not in (SYNTAX_ERROR, IO_ERROR):
-            result.unknown += 1
             if directives is not None:
                 directives.suppressing(v)  # hidden by a setting: its comment is not unused
             continue

@@ -847,19 +847,27 @@ def _rebound(stmt: cst.CSTNode) -> set[str]:
     return out
 
 
-def _none_branch(node: cst.If | cst.IfExp, child: cst.CSTNode) -> str | None:
-    """The name whose being None takes the branch of `node` that holds `child`
-    (`if x is None:` its body, `a if x is not None else b` its `else`), or None."""
-    test = node.test
+def _none_test(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """`x is None`: ("x", True); `x is not None`: ("x", False); else None."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return None
     comparison = test.comparisons[0]
     if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
         return None
-    in_body, in_else = child is node.body, node.orelse is not None and child is node.orelse
-    if isinstance(comparison.operator, cst.Is) and in_body or isinstance(comparison.operator, cst.IsNot) and in_else:
-        return _names(test.left)
+    if isinstance(comparison.operator, (cst.Is, cst.IsNot)):
+        return _names(test.left), isinstance(comparison.operator, cst.Is)
     return None
+
+
+def _none_branch(node: cst.If | cst.IfExp, child: cst.CSTNode) -> str | None:
+    """The name whose being None takes the branch of `node` that holds `child`
+    (`if x is None:` its body, `a if x is not None else b` its `else`), or None."""
+    tested = _none_test(node.test)
+    if tested is None:
+        return None
+    name, is_none = tested
+    in_body, in_else = child is node.body, node.orelse is not None and child is node.orelse
+    return name if is_none and in_body or not is_none and in_else else None
 
 
 def host_copy_fallback(stack: Sequence[cst.CSTNode]) -> str | None:
@@ -883,36 +891,31 @@ def host_copy_fallback(stack: Sequence[cst.CSTNode]) -> str | None:
     def host_named(name: str | None) -> str | None:
         """`name` as the reason shows it where it names a host copy, else None."""
         nonlocal aliases
-        last = (name or "").rpartition(".")[2]
-        place = convention(last) if last else 0
-        shown = name
-        if not place and name and "." not in name and isinstance(stack[start], cst.FunctionDef):
+        if not name:
+            return None
+        place, shown = convention(name.rpartition(".")[2]), name
+        if not place and "." not in name and isinstance(stack[start], cst.FunctionDef):
             # a local first bound to a host copy (`lens = batch.seq_lens_cpu; if lens is None:`)
             if aliases is None:
                 aliases = _first_bindings(stack[start])
             bound = aliases.get(name)
-            place = convention(bound.rpartition(".")[2]) if bound else 0
-            shown = f"{name} = {bound}"
+            place, shown = (convention(bound.rpartition(".")[2]) if bound else 0), f"{name} = {bound}"
         return shown if place and not place & DEVICE else None
+
     for i in range(start, len(stack) - 1):
         node, child = stack[i], stack[i + 1]
+        missing = None
         if isinstance(node, (cst.If, cst.IfExp)):
-            shown = host_named(_none_branch(node, child))
-            if shown:
-                return shown
+            missing = host_named(_none_branch(node, child))
         elif isinstance(node, cst.IndentedBlock):
             for statement in node.body:
                 if statement is child:
                     break
-                if isinstance(statement, cst.If) and statement.orelse is None and always_leaves(statement.body):
-                    test = statement.test
-                    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-                            and isinstance(test.comparisons[0].operator, cst.IsNot)
-                            and isinstance(test.comparisons[0].comparator, cst.Name)
-                            and test.comparisons[0].comparator.value == "None"):
-                        shown = host_named(_names(test.left))
-                        if shown:
-                            return shown
+                tested = _none_test(statement.test) if isinstance(statement, cst.If) else None
+                if tested is not None and not tested[1] and statement.orelse is None and always_leaves(statement.body):
+                    missing = missing or host_named(tested[0])
+        if missing:
+            return missing
     return None
 
 
