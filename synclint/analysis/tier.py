@@ -987,8 +987,7 @@ def local_tier(
 ) -> TierVerdict:
     """The tier of code at the end of `stack`, inside the scopes `chain` (Module, ClassDef?,
     FunctionDef...), in the order described in the module docstring."""
-    verdict = _local_tier(filename, chain, stack, settings, imports, compiled=compiled, workers=workers,
-                          graph_capture=graph_capture, function_tiers=function_tiers)
+    verdict = _decided_tier(filename, chain, stack, settings, imports, compiled, workers, graph_capture, function_tiers)
     if verdict.tier is Tier.HOT:
         missing = host_copy_fallback(stack)
         if missing is not None and not _passed_none(filename, chain, missing, function_tiers):
@@ -1015,18 +1014,8 @@ def _passed_none(filename: str, chain, name: str, function_tiers) -> bool:
     return kinds is not None and guards.NONE in kinds
 
 
-def _local_tier(
-    filename: str,
-    chain: Sequence[cst.CSTNode],
-    stack: Sequence[cst.CSTNode],
-    settings,
-    imports: ImportTable,
-    *,
-    compiled: frozenset[str] = frozenset(),
-    workers: frozenset[str] = frozenset(),
-    graph_capture: bool = False,
-    function_tiers: FunctionTiers | None = None,
-) -> TierVerdict:
+def _decided_tier(filename, chain, stack, settings, imports, compiled, workers, graph_capture, function_tiers) -> TierVerdict:
+    """`local_tier` before a host copy's fallback is read (its arguments, in order)."""
     verdict = file_tier(filename) or branch_verdict(stack)
     if verdict is None and function_tiers is not None:
         verdict = _untaken_branch(filename, chain, stack, function_tiers)
