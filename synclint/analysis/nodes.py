@@ -98,3 +98,12 @@ def always_leaves(body: cst.BaseSuite) -> bool:
     if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         return bool(last.body) and isinstance(last.body[-1], (cst.Return, cst.Raise))
     return False
+
+
+def innermost_function(stack) -> int:
+    """The index in `stack` (the nodes from the module down to a finding) of the innermost
+    function or lambda around the finding; 0 when there is none."""
+    for i in range(len(stack) - 1, -1, -1):
+        if type(stack[i]) in (cst.FunctionDef, cst.Lambda):
+            return i
+    return 0

@@ -59,7 +59,7 @@ from synclint.analysis.coldcode import (
 )
 from synclint.analysis.coldcode import worker_functions as worker_functions
 from synclint.analysis.imports import ImportTable, dotted_name
-from synclint.analysis.nodes import always_leaves
+from synclint.analysis.nodes import always_leaves, innermost_function
 from synclint.analysis.path_tiers import (  # noqa: F401 - re-exported: the tiers' names
     _VAE_REASON,
     UNKNOWN_TIER,
@@ -737,11 +737,7 @@ def _periodic(stmt: cst.If) -> bool:
 def branch_verdict(stack: Sequence[cst.CSTNode]) -> TierVerdict | None:
     """Signals between the innermost function and the finding: a training-only branch, a
     cache-miss branch, or code after a memo hit's early return."""
-    start = 0
-    for i in range(len(stack) - 1, -1, -1):
-        if isinstance(stack[i], (cst.FunctionDef, cst.Lambda)):
-            start = i
-            break
+    start = innermost_function(stack)
     asserted: set[str] = set()  # names an `assert x is not None` above the finding has checked
     for i in range(start, len(stack) - 1):
         node, child = stack[i], stack[i + 1]
@@ -881,11 +877,7 @@ def host_copy_fallback(stack: Sequence[cst.CSTNode]) -> str | None:
     (a path that sets it None on purpose) or never."""
     from synclint.repo import DEVICE, convention
 
-    start = 0
-    for i in range(len(stack) - 1, -1, -1):
-        if isinstance(stack[i], (cst.FunctionDef, cst.Lambda)):
-            start = i
-            break
+    start = innermost_function(stack)
     aliases: dict[str, str] | None = None
 
     def host_named(name: str | None) -> str | None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from synclint.analysis.flow import tensor_test
+from synclint.analysis.nodes import innermost_function
 from synclint.analysis.values import Confidence, Placement
 
 # Classes no tensor is an instance of: a test that one of them holds fails for a tensor.
@@ -68,11 +69,7 @@ def dead_type_branch(stack: Sequence[cst.CSTNode], imports, env_at: Callable[[cs
     """Why the code at the end of `stack` never runs, where a type test around it (inside
     the innermost function) fails for a name the analysis knows is a tensor before the test;
     else None. `env_at(statement)`: the placements before that statement."""
-    start = 0
-    for i in range(len(stack) - 1, -1, -1):
-        if isinstance(stack[i], (cst.FunctionDef, cst.Lambda)):
-            start = i
-            break
+    start = innermost_function(stack)
     for i in range(start, len(stack) - 1):
         node, child = stack[i], stack[i + 1]
         if not isinstance(node, cst.If):
