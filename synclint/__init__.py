@@ -2,12 +2,12 @@
 
 The public Python API (see `synclint.api` for the details):
 
-    lint_source(source, filename="<string>", settings=None) -> list[Violation]
+    lint_source(source, filename="<string>", settings=None) -> Findings (a list of Violation)
     fix_source(source, filename="<string>", settings=None, *, unsafe=None) -> FixResult
     settings_for(path) -> Settings
 
-with the types they use: Violation, Location, Edit, Fix, Applicability, Severity, Confidence,
-FixResult, Settings, ConfigError. Everything else is internal and may change.
+with the types they use: Findings, Violation, Location, Edit, Fix, Applicability, Severity,
+Confidence, FixResult, Settings, ConfigError. Everything else is internal and may change.
 
 `import synclint` is cheap: each name is imported on first use (PEP 562), so the command
 line's start-up does not pay for the engine, and `__version__` reads the installed metadata
@@ -21,6 +21,7 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs 5 ms
 # Public name -> the module that defines it.
 _EXPORTS = {
     "lint_source": "synclint.api",
+    "Findings": "synclint.api",
     "fix_source": "synclint.api",
     "settings_for": "synclint.api",
     "FixResult": "synclint.fix.apply",
@@ -41,6 +42,7 @@ __all__ = [
     "ConfigError",
     "Edit",
     "Fix",
+    "Findings",
     "FixResult",
     "Location",
     "Settings",
@@ -53,7 +55,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from synclint.api import fix_source, lint_source, settings_for
+    from synclint.api import Findings, fix_source, lint_source, settings_for
     from synclint.config import ConfigError, Settings
     from synclint.fix.apply import FixResult
     from synclint.violation import Applicability, Confidence, Edit, Fix, Location, Severity, Violation

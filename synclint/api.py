@@ -24,9 +24,19 @@ if TYPE_CHECKING:  # the engine (libcst) is imported on the first call, not with
     from synclint.fix.apply import FixResult
     from synclint.violation import Violation
 
-__all__ = ["fix_source", "lint_source", "settings_for"]
+__all__ = ["Findings", "fix_source", "lint_source", "settings_for"]
 
 DEFAULT_FILENAME = "<string>"
+
+
+class Findings(list):
+    """What ``lint_source`` returns: a list of ``Violation``, with ``hidden``, the findings that
+    the tiers shown left out (``{"cold": n}`` without ``include-cold``, ``{"unknown": n}`` under
+    ``only-hot``; findings a comment suppresses are not counted), for a summary to mention."""
+
+    def __init__(self, violations=(), hidden: dict | None = None) -> None:
+        super().__init__(violations)
+        self.hidden: dict = dict(hidden or {})
 
 
 def lint_source(source: str | bytes, filename: str = DEFAULT_FILENAME, settings: Settings | None = None) -> list[Violation]:
@@ -42,7 +52,8 @@ def lint_source(source: str | bytes, filename: str = DEFAULT_FILENAME, settings:
             ``synclint.settings_for(path)``); ``None`` means the defaults.
 
     Returns:
-        A new list of ``synclint.Violation``, after ``# noqa`` / ``# synclint: ignore``
+        A new list of ``synclint.Violation`` (a ``Findings``, whose ``hidden`` counts the
+        findings the tiers shown left out), after ``# noqa`` / ``# synclint: ignore``
         suppressions, ``per-file-ignores`` and ``min-confidence`` are applied. Each carries
         ``code``, ``message``, ``location`` / ``end_location`` (1-based, end exclusive),
         ``severity``, ``confidence``, ``noqa_row`` (the row a ``# noqa`` comment must be on),
@@ -51,7 +62,8 @@ def lint_source(source: str | bytes, filename: str = DEFAULT_FILENAME, settings:
     """
     from synclint.engine import lint_source as _lint
 
-    return list(_lint(source, filename, settings).violations)
+    result = _lint(source, filename, settings)
+    return Findings(result.violations, result.hidden)
 
 
 def fix_source(
@@ -74,7 +86,8 @@ def fix_source(
         remains in the fixed text), ``applied`` (how many fixes), ``changed``, ``encoding``
         (to write the text back as it was read) and ``error`` (set, with the text left
         unchanged, if a fix would have produced code that does not parse; it never
-        returns such code). Nothing is written to disk.
+        returns such code) and ``hidden`` (as for ``lint_source``, of what remains). Nothing
+        is written to disk.
     """
     from synclint.fix.apply import fix_source as _fix
 

@@ -84,6 +84,8 @@ class Entry:
     # the same call graph, only those are asked again (the call graph's are the costly ones).
     graph: str = ""
     placements: str = ""
+    # The findings the tiers shown hid, as (tier, count) pairs (engine.FileResult.hidden).
+    hidden: tuple = ()
 
     def matches_stat(self, st: os.stat_result) -> bool:
         return self.size == st.st_size and self.mtime_ns == st.st_mtime_ns
@@ -297,7 +299,7 @@ def _decode(blob: bytes) -> dict[str, Entry]:
 def _encode(entries: dict[str, Entry]) -> bytes:
     raw = {
         path: (e.size, e.mtime_ns, e.digest, e.encoding, e.violations, e.index, e.deps, e.answers, e.screened, e.loose, e.graph,
-               e.placements)
+               e.placements, e.hidden)
         for path, e in entries.items()
     }
     body = marshal.dumps(raw)
@@ -364,7 +366,7 @@ class ResultCache:
             if checked is None:
                 return None
             entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, checked.violations, self.index, entry.deps,
-                          checked.answers, entry.screened, entry.loose, checked.graph, checked.placements)
+                          checked.answers, entry.screened, entry.loose, checked.graph, checked.placements, entry.hidden)
             self.updates[key] = entry
             self.verified += 1
         try:
@@ -381,7 +383,7 @@ class ResultCache:
             return None
         # Same content, new stat (a checkout, a touch): trust the new stat from now on.
         refreshed = Entry(self._trusted_size(st), st.st_mtime_ns, entry.digest, entry.encoding, entry.violations, entry.index, entry.deps, entry.answers,
-                          entry.screened, entry.loose, entry.graph, entry.placements)
+                          entry.screened, entry.loose, entry.graph, entry.placements, entry.hidden)
         self.updates[key] = refreshed
         return refreshed
 
@@ -396,15 +398,15 @@ class ResultCache:
     def previous(self, filename: str) -> tuple | None:
         """What the file's last lint saw and reported, for a lint of its new content to reuse
         (screened.reusing): (screened digest, findings, questions, answers digest, the answers'
-        digest less the rows they cite, the call graph's fingerprint, the other answers' digest),
-        or None."""
+        digest less the rows they cite, the call graph's fingerprint, the other answers' digest,
+        the findings the tiers hid), or None."""
         entry = self.updates.get(self.key(filename)) or self.entries.get(self.key(filename))
         if entry is None or not entry.screened or not entry.answers:
             return None
-        return (entry.screened, entry.violations, entry.deps, entry.answers, entry.loose, entry.graph, entry.placements)
+        return (entry.screened, entry.violations, entry.deps, entry.answers, entry.loose, entry.graph, entry.placements, entry.hidden)
 
     def store(self, filename: str, stat: tuple[int, int], digest: bytes, encoding: str, violations, reads: dict | None = None,
-              screened: str = "", kept: tuple | None = None) -> None:
+              screened: str = "", kept: tuple | None = None, hidden: dict | None = None) -> None:
         """Record a file's findings. `stat` (size, mtime_ns) must be taken before the content
         was read, so that a file changed meanwhile is caught by its stat next time. `reads`:
         what the lint asked of the repository index and the answers (repo.recording); None
@@ -423,7 +425,8 @@ class ResultCache:
             deps, answers, loose, graph, placements = (tuple(sorted(reads)), repo.dependency_digest(reads),
                                                        moved_lines.loose_digest(reads), repo.graph_fingerprint(), repo.graph_digest(reads))
         self.updates[self.key(filename)] = Entry(trusted, mtime_ns, digest, encoding, to_plain(violations), self.index, deps, answers,
-                                                 screened if reads is not None else "", loose, graph, placements)
+                                                 screened if reads is not None else "", loose, graph, placements,
+                                                 tuple(sorted((hidden or {}).items())))
 
     def save(self) -> None:
         """Merge our updates into the index on disk and replace it atomically. Never raises:

@@ -549,7 +549,10 @@ def run_check(argv: list[str]) -> int:
         _write_output(text, args.output_file)
     if fmt in report.TERMINAL_FORMATS and not args.quiet:
         stream = sys.stderr if report_to_stderr or args.output_file else sys.stdout
-        for line in _summary(violations, fixed_total, bool(args.fix), unsafe, legend=not args.statistics):
+        # Under --diff-base only the changed lines count, and a count of hidden findings cannot
+        # say which lines they are on: it is left out there.
+        hidden_tiers = {} if args.diff_base is not None else _hidden_tiers(outcomes)
+        for line in _summary(violations, fixed_total, bool(args.fix), unsafe, legend=not args.statistics, hidden_tiers=hidden_tiers):
             print(line, file=stream)
     if write_failures:
         return EXIT_ERROR
@@ -558,7 +561,16 @@ def run_check(argv: list[str]) -> int:
     return EXIT_FINDINGS if violations else EXIT_CLEAN
 
 
-def _summary(violations, fixed: int, fixing: bool, unsafe: bool, legend: bool = True) -> list[str]:
+def _hidden_tiers(outcomes) -> dict:
+    """The findings that the tiers shown hid in every file, by tier."""
+    total: dict = {}
+    for outcome in outcomes:
+        for tier, count in outcome.hidden.items():
+            total[tier] = total.get(tier, 0) + count
+    return total
+
+
+def _summary(violations, fixed: int, fixing: bool, unsafe: bool, legend: bool = True, hidden_tiers: dict | None = None) -> list[str]:
     """The legend of the markers (when something was found), then ruff's summary lines."""
     from synclint.report.concise import fixable as fixed_by_fix
 
@@ -566,7 +578,7 @@ def _summary(violations, fixed: int, fixing: bool, unsafe: bool, legend: bool = 
     fixable = sum(1 for v in violations if fixed_by_fix(v, unsafe))
     hidden = 0 if unsafe else sum(1 for v in violations if v.fix is not None and not fixed_by_fix(v, False))
     lines = [LEGEND] if legend and any(v.code not in INPUT_CODES for v in violations) else []
-    return lines + summary_lines(remaining, fixed, fixing, fixable, hidden)
+    return lines + summary_lines(remaining, fixed, fixing, fixable, hidden, hidden_tiers)
 
 
 def _source_of(outcome, stdin_bytes: bytes | None):

@@ -50,7 +50,10 @@ class FileResult:
     encoding: str = "utf-8"
     parsed: bool = False  # whether libcst parsed it (False: prefiltered, skipped or broken)
     suppressed: int = 0
-    cold: int = 0  # findings in cold code, hidden without --include-cold
+    # Findings hidden by the tiers shown (synclint/tier.py), by tier: `cold` without
+    # --include-cold, `unknown` under --only-hot. The summary counts them, so that a run that
+    # hides every finding does not read as if nothing were found.
+    hidden: dict = field(default_factory=dict)
     # Each suppressed finding with the comment that suppressed it (for --show-suppressions).
     suppressions: list = field(default_factory=list)
 
@@ -287,7 +290,7 @@ def _lint_source(source: bytes | str, filename: str, settings: Settings, functio
     if lookup is not None:
         found = lookup(*front.digest(filename, text))
         if found is not None:
-            result.violations = found
+            result.violations, result.hidden = found
             return result
     try:
         module = _parse(text, front.reduced)
@@ -376,15 +379,12 @@ def _filtered(result: FileResult, settings: Settings) -> FileResult:
             if directives is not None:
                 directives.suppressing(v)  # hidden by a setting: its comment is not unused
             continue
-        if v.tier == "cold" and not settings.include_cold:
-            result.cold += 1
-            if directives is not None:
-                directives.suppressing(v)  # hidden by a setting: its comment is not unused
-            continue
-        if v.tier == "unknown" and settings.only_hot and v.code not in (SYNTAX_ERROR, IO_ERROR):
-            if directives is not None:
-                directives.suppressing(v)  # hidden by a setting: its comment is not unused
-            continue
+        if (v.tier == "cold" and not settings.include_cold) or (
+            v.tier == "unknown" and settings.only_hot and v.code not in (SYNTAX_ERROR, IO_ERROR)
+        ):
+            if directives is None or directives.suppressing(v) is None:
+                result.hidden[v.tier] = result.hidden.get(v.tier, 0) + 1
+            continue  # hidden by a setting: a comment on its line is not unused
         if directives is not None and v.code not in (SYNTAX_ERROR, IO_ERROR):
             directive = directives.suppressing(v)
             if directive is not None:

@@ -270,15 +270,17 @@ def process(filename: str, source: bytes, settings, fix: bool, unsafe: bool):
         return FileOutcome(filename, [io_error_violation(filename, str(exc))])
     virtual = nb.source
     if not fix:
-        return FileOutcome(filename, [map_violation(nb, v) for v in lint_source(virtual, filename, settings)])
+        found = lint_source(virtual, filename, settings)
+        return FileOutcome(filename, [map_violation(nb, v) for v in found], hidden=found.hidden)
     fixed = fix_source(virtual, filename, settings, unsafe=unsafe)
     violations = [map_violation(nb, v) for v in fixed.violations]
-    outcome = FileOutcome(filename, violations, raw, raw, "utf-8", 0, fixed.error)
+    outcome = FileOutcome(filename, violations, raw, raw, "utf-8", 0, fixed.error, hidden=fixed.hidden)
     if fixed.changed:
         try:
             outcome.fixed = write(nb, fixed.fixed)
             outcome.applied = fixed.applied
         except NotebookError as exc:
             outcome.error = str(exc)
-            outcome.violations = [map_violation(nb, v) for v in lint_source(virtual, filename, settings)]
+            found = lint_source(virtual, filename, settings)
+            outcome.violations, outcome.hidden = [map_violation(nb, v) for v in found], found.hidden
     return outcome

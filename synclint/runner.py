@@ -47,6 +47,7 @@ class FileOutcome:
     applied: int = 0
     error: str | None = None  # a fix that was refused, for the user to see
     source: bytes | None = None  # the bytes read, kept only when fixing (checked before writing)
+    hidden: dict = field(default_factory=dict)  # findings the tiers shown hide, by tier (engine.FileResult)
 
     @property
     def changed(self) -> bool:
@@ -111,8 +112,10 @@ def _process_file(filename: str, settings: Settings, fix: bool, unsafe: bool | N
         return process(filename, source, settings, fix, unsafe)
     if fix:
         result = fix_source(source, filename, settings, unsafe=unsafe)
-        return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error, source=source)
-    return FileOutcome(filename, lint_source(source, filename, settings), encoding=source_encoding(source))
+        return FileOutcome(filename, result.violations, result.original, result.fixed, result.encoding, result.applied, result.error, source=source,
+                           hidden=result.hidden)
+    found = lint_source(source, filename, settings)
+    return FileOutcome(filename, list(found), encoding=source_encoding(source), hidden=found.hidden)
 
 
 def default_jobs() -> int:
@@ -152,7 +155,7 @@ class _LastFindings:
         self.digest, self.shape = digest, shape
         if self.previous is None:
             return None
-        screened, violations, deps, answers, loose, graph, placements = self.previous
+        screened, violations, deps, answers, loose, graph, placements, hidden = self.previous
         last_digest, last_shape, places = moved_lines.decode(screened)
         if last_digest != digest:
             if shape is None or not last_shape or last_shape != shape.digest:
@@ -170,7 +173,7 @@ class _LastFindings:
             self.kept = (deps, answers, loose, graph, placements)
         else:
             repo.FACTS.reads.update(checked.found)  # the new entry depends on what the last one did
-        return from_plain(checked.violations, self.filename)
+        return from_plain(checked.violations, self.filename), dict(hidden)
 
     def screened(self, violations) -> str:
         """What the cache keeps of this lint's input beside its findings (`moved_lines.encode`)."""
@@ -204,7 +207,7 @@ def _lint_one(filename: str, settings: Settings, fix: bool, unsafe: bool, want_c
             if found is not None:
                 from synclint.decoding import source_encoding
 
-                outcome = FileOutcome(filename, found, encoding=source_encoding(source))
+                outcome = FileOutcome(filename, found[0], encoding=source_encoding(source), hidden=found[1])
         if outcome is None:
             outcome = process_file(filename, settings, fix, unsafe, source=source)
     if outcome.changed or outcome.error:  # only unfixed results describe the file on disk
@@ -401,7 +404,7 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
             # A fix run still fixes: only an entry with nothing to fix saves the work.
             file_unsafe = settings_of[name].unsafe_fixes if unsafe is None else unsafe
             if not (fix and _fixable(violations, file_unsafe)):
-                outcomes[name] = FileOutcome(name, violations, encoding=entry.encoding)
+                outcomes[name] = FileOutcome(name, violations, encoding=entry.encoding, hidden=dict(entry.hidden))
                 run.cache_hits += 1
                 if bar is not None:
                     bar.advance(1)
@@ -429,7 +432,7 @@ def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: b
         cache = cache_for(settings_of[name])
         if cache is not None and result.stat is not None:
             cache.store(name, result.stat, result.digest, result.outcome.encoding, result.outcome.violations, result.reads, result.screened,
-                        result.kept)
+                        result.kept, result.outcome.hidden)
     for cache in caches.values():
         cache.save()
     if linted and caches:

@@ -98,10 +98,10 @@ def screened_digest(filename: str, text: str, rules, screened: str, facts: tuple
     return h.hexdigest(), moved_lines.shape_of(split_lines(seen), given, directives)
 
 
-def reuse(source: bytes, filename: str, settings, catalog, lookup) -> list | None:
+def reuse(source: bytes, filename: str, settings, catalog, lookup) -> tuple | None:
     """The last findings of a file whose screened input, with the rules `catalog` describes
     (synclint/rule_catalog.py), is the one they were made from: what `lookup` (the runner's
-    `_LastFindings`) returns for its digest. None where the engine must lint the file: the
+    `_LastFindings`) returns for its digest, (findings, the findings the tiers hid by tier). None where the engine must lint the file: the
     screened input changed, or anything the engine handles itself (a file too large or
     undecodable, one that skips itself, per-file ignores, nothing for the rules to read)."""
     from synclint.rule_catalog import select
@@ -140,7 +140,8 @@ _REUSE = None
 def reusing(lookup):
     """Within the block, each screened file's digest is passed to `lookup(digest, shape)`,
     which returns the findings to use (already filtered, as the file's last run reported
-    them) or None to lint."""
+    them) and the findings the tiers shown hid, by tier (engine.FileResult.hidden), or None
+    to lint."""
     global _REUSE
     saved, _REUSE = _REUSE, lookup
     try:

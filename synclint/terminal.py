@@ -61,10 +61,26 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
-def summary_lines(remaining: int, fixed: int, fixing: bool, fixable: int, hidden: int) -> list[str]:
+# What shows the findings of each tier that a setting hides (synclint/tier.py).
+_SHOWN_BY = {"cold": "in cold code (shown by `--include-cold`)", "unknown": "of tier unknown (shown without `--only-hot`)"}
+
+
+def hidden_tiers_line(hidden: dict) -> str | None:
+    """The line that counts the findings hidden by the tiers shown ({tier: count}), or None
+    when there are none: a run that hid every finding must not read as if it found nothing."""
+    parts = [
+        f"{_plural(count, 'finding')} {_SHOWN_BY[tier]}"
+        for tier, count in sorted(hidden.items(), key=lambda item: item[0] != "cold")
+        if count and tier in _SHOWN_BY
+    ]
+    return f"Not shown: {'; '.join(parts)}." if parts else None
+
+
+def summary_lines(remaining: int, fixed: int, fixing: bool, fixable: int, hidden: int, hidden_tiers: dict | None = None) -> list[str]:
     """ruff's summary: the count, what `--fix` would fix, what `--unsafe-fixes` would add.
     `fixable`: remaining findings that `--fix` fixes (with the unsafe ones when they are
-    enabled); `hidden`: remaining findings whose only fix is unsafe, not enabled."""
+    enabled); `hidden`: remaining findings whose only fix is unsafe, not enabled;
+    `hidden_tiers`: the findings the tiers shown hid, by tier (`hidden_tiers_line`)."""
     lines = []
     if fixing and fixed:
         lines.append(f"Found {_plural(remaining + fixed, 'finding')} ({fixed} fixed, {remaining} remaining).")
@@ -77,6 +93,9 @@ def summary_lines(remaining: int, fixed: int, fixing: bool, fixable: int, hidden
         lines.append(f"[*] {fixable} fixable with the `--fix` option" + (f" ({hidden_text})." if hidden else "."))
     elif hidden:
         lines.append(f"No fixes available ({hidden_text}).")
+    tiers_line = hidden_tiers_line(hidden_tiers or {})
+    if tiers_line:
+        lines.append(tiers_line)
     return lines
 
 

@@ -36,7 +36,7 @@ def _codes(violations) -> list[tuple[int, str]]:
 
 def test_lint_source_returns_sorted_violations():
     found = synclint.lint_source(SOURCE, "model.py")
-    assert type(found) is list and all(isinstance(v, synclint.Violation) for v in found)
+    assert isinstance(found, list) and all(isinstance(v, synclint.Violation) for v in found)
     assert _codes(found) == [(6, "SL403"), (7, "SL103"), (7, "SL106")]
     assert {v.filename for v in found} == {"model.py"}
     by_code = {v.code: v for v in found}
@@ -163,6 +163,23 @@ class _Spy:
                 return _real(*args, **kwargs)
 
             monkeypatch.setattr(api, name, spy)
+
+
+def test_findings_count_what_the_tiers_hide():
+    source = textwrap.dedent("""\
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.n = torch.zeros(4, device="cuda").sum().item()
+    """)
+    found = synclint.lint_source(source, "model.py")
+    assert isinstance(found, synclint.Findings) and found == [] and found.hidden == {"cold": 1}
+    shown = synclint.lint_source(source, "model.py", synclint.Settings(include_cold=True))
+    assert [v.tier for v in shown] == ["cold"] and shown.hidden == {}
+    assert synclint.fix_source(source, "model.py").hidden == {"cold": 1}
 
 
 def test_runner_goes_through_the_public_api(monkeypatch, tmp_path):

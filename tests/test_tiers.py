@@ -900,6 +900,55 @@ def test_cli_only_hot(tmp_path, capsys):
     assert "not allowed with" in capsys.readouterr().err
 
 
+def test_summary_counts_the_findings_the_tiers_hide(tmp_path, capsys):
+    from synclint.cli import main
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.synclint]\n")
+    path = project / "m.py"
+    path.write_text(textwrap.dedent(ONE_OF_EACH_TIER))
+
+    def summary(*options):
+        main(["check", str(path), *options])
+        return capsys.readouterr().out.splitlines()[-1]
+
+    assert summary() == "Not shown: 1 finding in cold code (shown by `--include-cold`)."
+    # The same from the cache (nothing changed), and after an edit whose findings are reused.
+    assert summary() == "Not shown: 1 finding in cold code (shown by `--include-cold`)."
+    path.write_text(textwrap.dedent(ONE_OF_EACH_TIER) + "# a comment\n")
+    assert summary() == "Not shown: 1 finding in cold code (shown by `--include-cold`)."
+    assert summary("--only-hot") == (
+        "Not shown: 1 finding in cold code (shown by `--include-cold`); "
+        "1 finding of tier unknown (shown without `--only-hot`)."
+    )
+    assert summary("--include-cold") == "Found 3 findings."
+    # A run that fixes counts them as well (what it lints again after fixing).
+    assert summary("--fix", "--no-cache") == "Not shown: 1 finding in cold code (shown by `--include-cold`)."
+    # A finding its comment suppresses is not one the tiers hid.
+    path.write_text(textwrap.dedent(ONE_OF_EACH_TIER).replace('"cuda").sum().item()', '"cuda").sum().item()  # noqa: SL201'))
+    assert summary("--no-cache") == "Found 2 findings."
+    # Every finding hidden: the run passes, and says what it did not show.
+    path.write_text(textwrap.dedent(ONE_OF_EACH_TIER).replace("return x.sum().item()", "return x"))
+    assert main(["check", str(path), "--only-hot"]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "All checks passed!",
+        "Not shown: 1 finding in cold code (shown by `--include-cold`); 1 finding of tier unknown (shown without `--only-hot`).",
+    ]
+    assert main(["check", str(path), "--only-hot", "-q"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_hidden_tiers_line():
+    from synclint.terminal import hidden_tiers_line
+
+    assert hidden_tiers_line({}) is None
+    assert hidden_tiers_line({"cold": 0}) is None
+    assert hidden_tiers_line({"unknown": 2, "cold": 1}) == (
+        "Not shown: 1 finding in cold code (shown by `--include-cold`); 2 findings of tier unknown (shown without `--only-hot`)."
+    )
+
+
 def test_outputs_carry_the_tier():
     code = """
         import torch

@@ -28,6 +28,7 @@ class FixResult:
     applied: int = 0
     violations: list[Violation] = field(default_factory=list)  # what remains after fixing
     error: str | None = None  # why fixing stopped early (the file is then left as it was)
+    hidden: dict = field(default_factory=dict)  # findings the tiers shown hide, by tier (engine.FileResult)
 
     @property
     def changed(self) -> bool:
@@ -144,7 +145,7 @@ def fix_source(source: bytes | str, filename: str, settings: Settings | None = N
     settings = settings or Settings()
     unsafe = settings.unsafe_fixes if unsafe is None else unsafe
     result = lint_source(source, filename, settings)
-    out = FixResult(filename, result.text, result.text, result.encoding, violations=result.violations)
+    out = FixResult(filename, result.text, result.text, result.encoding, violations=result.violations, hidden=result.hidden)
     if result.text is None:
         return out
     text = result.text
@@ -158,7 +159,8 @@ def fix_source(source: bytes | str, filename: str, settings: Settings | None = N
             out.error = f"a fix produced code that does not parse ({exc.__class__.__name__}); fixes not applied"
             out.fixed = out.original
             out.applied = 0
-            out.violations = lint_source(out.original, filename, settings).violations
+            again = lint_source(out.original, filename, settings)
+            out.violations, out.hidden = again.violations, again.hidden
             return out
         text = new_text
         out.applied += applied
@@ -174,7 +176,7 @@ def fix_source(source: bytes | str, filename: str, settings: Settings | None = N
             text = pruned
             result = lint_source(text, filename, settings)
     out.fixed = text
-    out.violations = result.violations
+    out.violations, out.hidden = result.violations, result.hidden
     return out
 
 
