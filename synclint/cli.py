@@ -561,13 +561,9 @@ def run_check(argv: list[str]) -> int:
     return EXIT_FINDINGS if violations else EXIT_CLEAN
 
 
-def _hidden_tiers(outcomes) -> dict:
+def _hidden_tiers(outcomes) -> Counter:
     """The findings that the tiers shown hid in every file, by tier."""
-    total: dict = {}
-    for outcome in outcomes:
-        for tier, count in outcome.hidden.items():
-            total[tier] = total.get(tier, 0) + count
-    return total
+    return sum((Counter(outcome.hidden) for outcome in outcomes), Counter())
 
 
 def _summary(violations, fixed: int, fixing: bool, unsafe: bool, legend: bool = True, hidden_tiers: dict | None = None) -> list[str]:
