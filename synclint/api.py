@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the engine (libcst) is imported on the first call, not with `synclint`
     from synclint.config import Settings
     from synclint.fix.apply import FixResult
-    from synclint.violation import Violation
 
 __all__ = ["Findings", "fix_source", "lint_source", "settings_for"]
 
@@ -39,7 +38,7 @@ class Findings(list):
         self.hidden: dict = dict(hidden or {})
 
 
-def lint_source(source: str | bytes, filename: str = DEFAULT_FILENAME, settings: Settings | None = None) -> list[Violation]:
+def lint_source(source: str | bytes, filename: str = DEFAULT_FILENAME, settings: Settings | None = None) -> Findings:
     """Lint one file's content and return its findings, sorted by position.
 
     Args:

@@ -101,9 +101,10 @@ def screened_digest(filename: str, text: str, rules, screened: str, facts: tuple
 def reuse(source: bytes, filename: str, settings, catalog, lookup) -> tuple | None:
     """The last findings of a file whose screened input, with the rules `catalog` describes
     (synclint/rule_catalog.py), is the one they were made from: what `lookup` (the runner's
-    `_LastFindings`) returns for its digest, (findings, the findings the tiers hid by tier). None where the engine must lint the file: the
-    screened input changed, or anything the engine handles itself (a file too large or
-    undecodable, one that skips itself, per-file ignores, nothing for the rules to read)."""
+    `_LastFindings`) returns for its digest: (findings, the findings the tiers hid by tier).
+    None where the engine must lint the file: the screened input changed, or anything the
+    engine handles itself (a file too large or undecodable, one that skips itself, per-file
+    ignores, nothing for the rules to read)."""
     from synclint.rule_catalog import select
 
     if len(source) > settings.max_file_size or settings.per_file_ignores:
