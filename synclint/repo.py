@@ -86,7 +86,7 @@ MAX_FILE_BYTES = 2_000_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
                         "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-INDEX_VERSION = "repo-index-41"
+INDEX_VERSION = "repo-index-42"
 RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
 # A caller that is no way in for the hot path: a call on a cold branch (a first use or a
 # cache miss, an `except` handler, a debugging switch: synclint/analysis/coldcode.py), one of
@@ -1097,9 +1097,11 @@ class _Summarizer:
         # A memoised function (`@lru_cache`) runs its body once per key: what it calls too.
         filled = self._filled_tables(unit.owner.header.node) if unit.owner is not None else frozenset()
         cold = {id(n) for n in (func.body if coldcode.memoised(func) else coldcode.cold_subtrees(func, filled, none_names.debug - own.keys()))}
-        if unit.owner is not None and unit.node is func and coldcode.pipeline_entry(unit.owner.header.node.name, func.name):
+        klass = unit.owner.header.node if unit.owner is not None and unit.node is func else None
+        stage = klass and coldcode.pipeline_name(klass.name, [places._last_name(base) for base in klass.bases])
+        if stage and coldcode.pipeline_entry(stage, func.name):
             # A pipeline or stage entry: what it calls outside its loops, once per request.
-            cold.update(id(n) for n in coldcode.once_per_request(func, unit.owner.header.node.name, unit.owner.header.node))
+            cold.update(id(n) for n in coldcode.once_per_request(func, stage, klass))
         # A call made only under a condition on a parameter (`if allow_sync: apply_top_k(...)`)
         # comes from `caller [only when allow_sync#2#F#is true]`: a way in only where the
         # callers pass what takes the branch (`_CallGraphTiers._caller`).

@@ -345,6 +345,36 @@ def test_what_a_pipeline_stage_calls_outside_its_loop_runs_once_per_request(tmp_
     assert found[9][0] == "hot"
 
 
+def test_a_stage_named_for_its_model_is_read_by_its_base(tmp_path):
+    files = {
+        "gen/base.py": """\
+            class PipelineStage:
+                def forward(self, batch):
+                    raise NotImplementedError
+            """,
+        "gen/ar.py": """\
+            import torch
+
+            from gen.base import PipelineStage
+            from gen.helpers import prepare_cond
+
+
+            class ImageTokensAR(PipelineStage):
+                def forward(self, batch, device):
+                    return prepare_cond(batch.sizes, device)
+            """,
+        "gen/helpers.py": """\
+            import torch
+
+
+            def prepare_cond(sizes, device):
+                return torch.tensor(sizes, device=device)
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    assert tiers(root, "gen/helpers.py")[5] == ("cold", "reached only from cold code (ImageTokensAR.forward [on a cold branch] -> prepare_cond)")
+
+
 SEGMENTS = {
     "gen/stages.py": """\
         import torch
@@ -2935,6 +2965,54 @@ def test_a_call_under_a_local_bound_to_a_debug_switch_is_no_way_in(tmp_path):
     assert files["srv/allocator.py"] != DEBUG_LOCAL_CALLS["srv/allocator.py"]
     root = project(tmp_path / "proj2", files)
     assert tiers(root, "srv/checks.py")[5][0] == "hot"
+
+
+def test_what_only_a_class_importing_a_vendor_package_calls_runs_where_it_installs(tmp_path):
+    # `WaveBackend.__init__` imports the Wave kernel language (AMD GPUs only): what its
+    # methods call runs on ROCm alone. An import under `try` builds anywhere.
+    files = {
+        "srv/backends.py": """\
+            import torch
+
+            from srv.seqlen import resolve_max_seqlen, total_len
+
+
+            class WaveBackend:
+                def __init__(self, runner):
+                    import wave_lang.kernel.wave.cache as cache
+                    self.cache = cache
+
+                def forward_decode(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
+                    return q[: resolve_max_seqlen(cu_seqlens)]
+
+
+            class TritonBackend:
+                def __init__(self, runner):
+                    try:
+                        import wave_lang
+                    except ImportError:
+                        pass
+
+                def forward_decode(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
+                    return q[: total_len(cu_seqlens)]
+            """,
+        "srv/seqlen.py": """\
+            import torch
+
+
+            def resolve_max_seqlen(cu_seqlens: torch.Tensor) -> int:
+                return int((cu_seqlens[1:] - cu_seqlens[:-1]).max().item())
+
+
+            def total_len(cu_seqlens: torch.Tensor) -> int:
+                return int(cu_seqlens[-1].item())
+            """,
+    }
+    root = project(tmp_path / "proj", files)
+    found = tiers(root, "srv/seqlen.py")
+    assert found[5] == ("cold", "reached only from cold code (WaveBackend.forward_decode [on a branch no call outside cold code takes] -> resolve_max_seqlen)")
+    assert found[9][0] != "cold"
+    assert tiers(root, "srv/seqlen.py", target_platforms=("rocm",))[5][0] == found[9][0]
 
 
 def test_what_only_a_class_built_on_another_platform_calls_runs_there(tmp_path):

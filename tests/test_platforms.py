@@ -476,6 +476,41 @@ def test_a_class_whose_constructor_raises_on_other_platforms_runs_only_on_its_ow
     assert _rows(code, targets=("npu",)) == [28, 43]
 
 
+def test_a_class_whose_constructor_imports_a_vendor_package_runs_only_where_it_installs():
+    # A backend that imports its kernel language lazily in `__init__` (to keep the import off
+    # other platforms) can only be built where the package installs. An import inside a `try`
+    # or under a branch of its own says nothing; nor does a package of no one vendor.
+    code = """
+        import torch
+        from pkg.layers import AttentionBackend
+
+
+        class WaveAttnBackend(AttentionBackend):
+            def __init__(self, runner):
+                super().__init__()
+                import wave_lang.kernel.wave.cache as cache
+                self.cache_dir = cache.CACHE_BASE_DIR
+
+            def forward_decode(self, q: torch.Tensor):
+                return q[: int(torch.zeros(4, device="cuda").max())]
+
+
+        class TritonAttnBackend(AttentionBackend):
+            def __init__(self, runner):
+                super().__init__()
+                try:
+                    import wave_lang
+                except ImportError:
+                    wave_lang = None
+                import triton
+
+            def forward_decode(self, q: torch.Tensor):
+                return q[: int(torch.zeros(4, device="cuda").max())]
+    """
+    assert _rows(code) == [26]
+    assert _rows(code, targets=("rocm",)) == [13, 26]
+
+
 @pytest.mark.parametrize(
     "imports,platform",
     [

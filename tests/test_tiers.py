@@ -787,6 +787,32 @@ def test_a_generation_pipeline_runs_once_per_request_and_its_loop_every_step():
     ]
 
 
+def test_a_class_deriving_a_stage_base_is_a_stage():
+    # A stage named for its model (`...AR`) is read by its base: its `forward` runs once per
+    # request. A class deriving neither (an `nn.Module`, whatever its name) runs every step.
+    code = """
+        import torch
+        from gen import stages
+        class ImageGenAR(PipelineStage):
+            def forward(self, batch, device):
+                return torch.tensor(batch.sizes, device=device)
+        class VideoPrep(stages.PipelineStage):
+            def forward(self, batch, device):
+                for i, t in enumerate(batch.timesteps):
+                    batch.t = torch.tensor([t], device=device)
+                return torch.tensor(batch.sizes, device=device)
+        class StageEmbed(torch.nn.Module):
+            def forward(self, ids, device):
+                return torch.tensor(ids, device=device)
+    """
+    assert [(t, r.split(" (")[0]) for t, r in _tiers(code, "pkg/stages/gen.py")] == [
+        ("cold", "`ImageGenAR.forward()` runs once per request"),
+        ("hot", "runs every step"),
+        ("cold", "`VideoPrep.forward()` runs once per request"),
+        ("hot", "runs every step"),
+    ]
+
+
 def test_only_the_denoise_loop_of_a_stage_runs_every_step():
     code = """
         import torch

@@ -540,10 +540,21 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 def pipeline_entry(class_name: str | None, function_name: str) -> bool:
     """`__call__` / `forward` of a class whose last CamelCase word is `Pipeline` or `Stage`."""
-    if not class_name or function_name not in _PIPELINE_ENTRIES:
-        return False
+    return bool(class_name) and function_name in _PIPELINE_ENTRIES and _pipeline_word(class_name)
+
+
+def _pipeline_word(class_name: str) -> bool:
     words = CAMEL_WORDS.findall(class_name)
     return bool(words) and words[-1] in _PIPELINE_WORDS
+
+
+def pipeline_name(class_name: str, base_names) -> str:
+    """The name a class is read by as a pipeline or stage: its own, or, where that says
+    nothing, the first of its direct bases named for one (`class HunyuanImage3AR(PipelineStage)`
+    is a stage: its `forward` runs once per request)."""
+    if _pipeline_word(class_name):
+        return class_name
+    return next((base for base in base_names if base and _pipeline_word(base)), class_name)
 
 
 # A VAE (image/video autoencoder) encodes before the denoise loop and decodes after it: once

@@ -49,7 +49,7 @@ from collections import Counter
 
 from synclint.analysis import astwalk
 from synclint.analysis.coldcode import debug_switch
-from synclint.analysis.platform_words import PLATFORMS, device_type_platforms, names_device_type, predicate_platforms
+from synclint.analysis.platform_words import PLATFORMS, device_type_platforms, names_device_type, package_platforms, predicate_platforms
 
 NONE, TRUE, FALSE, GIVEN, UNKNOWN = "N", "T", "F", "g", "?"
 CPU_DEVICE = "c"  # the CPU device (`"cpu"`, `torch.device("cpu")`): a true value, never None
@@ -907,7 +907,8 @@ def init_platforms(init: ast.FunctionDef) -> frozenset[str] | None:
     """Where a constructor does not raise, as its top level says (as
     synclint/analysis/platforms.py `constructor_platforms` reads a libcst class): `if not
     _is_xpu: raise ...` (where the test fails), `assert current_platform.is_npu()` (where it
-    holds), tests of platform predicates alone. None: any."""
+    holds), tests of platform predicates alone, an import of a vendor's package (where it
+    installs). None: any."""
     result = None
     for stmt in init.body:
         kind = type(stmt)
@@ -915,10 +916,23 @@ def init_platforms(init: ast.FunctionDef) -> frozenset[str] | None:
             where = _branch_platforms(stmt.test)[1]
         elif kind is ast.Assert and _predicates_only(stmt.test):
             where = _branch_platforms(stmt.test)[0]
+        elif kind is ast.Import:
+            where = _intersection(package_platforms(alias.name) for alias in stmt.names)
+        elif kind is ast.ImportFrom and not stmt.level and stmt.module:
+            where = package_platforms(stmt.module)
         else:
             continue
         if where is not None:
             result = where if result is None else result & where
+    return result
+
+
+def _intersection(sets) -> frozenset[str] | None:
+    """The platforms in every one of `sets` that says any (None: no constraint)."""
+    result = None
+    for one in sets:
+        if one is not None:
+            result = one if result is None else result & one
     return result
 
 

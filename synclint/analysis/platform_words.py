@@ -174,6 +174,7 @@ def path_platforms(filename: str) -> frozenset[str] | None:
 # to import anywhere else, so its code runs on that platform alone.
 VENDOR_PACKAGES = {
     "aiter": frozenset({"rocm"}),  # AMD's AI tensor engine for ROCm
+    "wave_lang": frozenset({"rocm"}),  # the Wave kernel language, which targets AMD GPUs only
     "torch_npu": frozenset({"npu"}),  # Ascend's PyTorch adapter
     "habana_frameworks": frozenset({"hpu"}),  # Intel Gaudi's PyTorch bridge
     "torch_xla": frozenset({"tpu"}),

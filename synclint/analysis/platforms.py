@@ -11,7 +11,7 @@ The rules are conventions that hold across projects, not any one project's names
 |---|---|---|
 | a folder of the path, or a `_`/`-`/`.`-separated part of the file name | a platform word (table below) | that platform |
 | a class name, split at its CamelCase words | a platform word; `CPU` only as the first or last word | that platform |
-| a class's `__init__`, at its top level | `if not _is_xpu: raise ...` / `assert current_platform.is_npu()` (a platform test, as an `if` test below) | where the constructor does not raise |
+| a class's `__init__`, at its top level | `if not _is_xpu: raise ...` / `assert current_platform.is_npu()` (a platform test, as an `if` test below), or an `import` of a package only one vendor's stack installs (below) | where the constructor does not raise |
 | a function name | `forward_<platform>` (the custom-op dispatch convention), or a `_`-separated part that is a platform word other than `cpu` | that platform |
 | a module's top-level imports | an unconditional `import` / `from ... import` of a package only one vendor's stack installs (`aiter`, `torch_npu`, ...: `platform_words.VENDOR_PACKAGES`) | that platform |
 | an `if` test | `is_<platform>()` / `is_<platform>` / `_is_<platform>` / `use_<platform>` (a call, a module flag or an attribute: `current_platform.is_xpu()`, `_is_npu`, `is_hip()`, `t.is_cuda`), combined with `not`, `and`, `or` | the body runs on that platform, the `else` on the others |
@@ -248,17 +248,23 @@ def import_platforms(module: cst.Module) -> frozenset[str] | None:
         return known[1]
     result: frozenset[str] | None = None
     for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    result = _intersect(result, package_platforms(dotted_name(alias.name) or ""))
-            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
-                result = _intersect(result, package_platforms(dotted_name(small.module) or ""))
+        if isinstance(stmt, cst.SimpleStatementLine):
+            result = _intersect(result, _statement_imports(stmt))
     if len(_IMPORTED) > 256:
         _IMPORTED.clear()
     _IMPORTED[id(module)] = (module, result)
+    return result
+
+
+def _statement_imports(stmt: cst.SimpleStatementLine) -> frozenset[str] | None:
+    """The platforms where the vendor packages a statement imports install; None: any."""
+    result: frozenset[str] | None = None
+    for small in stmt.body:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                result = _intersect(result, package_platforms(dotted_name(alias.name) or ""))
+        elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+            result = _intersect(result, package_platforms(dotted_name(small.module) or ""))
     return result
 
 
@@ -429,7 +435,8 @@ _CONSTRUCTOR_PLATFORMS: dict[int, tuple] = {}
 def constructor_platforms(class_def: cst.ClassDef) -> frozenset[str] | None:
     """The platforms a class can be built on, as its `__init__` says at its top level:
     `if not _is_xpu: raise Exception("... only available for Intel XPU")` (where the test
-    fails), `assert current_platform.is_npu()` (where it holds). None: any."""
+    fails), `assert current_platform.is_npu()` (where it holds), `import wave_lang...` of a
+    vendor's package (where it installs). None: any."""
     found = _CONSTRUCTOR_PLATFORMS.get(id(class_def))
     if found is not None and found[0] is class_def:
         return found[1]
@@ -443,6 +450,7 @@ def constructor_platforms(class_def: cst.ClassDef) -> frozenset[str] | None:
             for small in stmt.body:
                 if isinstance(small, cst.Assert) and _predicates_only(small.test):
                     result = _intersect(result, branch_sets(small.test)[0])
+            result = _intersect(result, _statement_imports(stmt))
     if len(_CONSTRUCTOR_PLATFORMS) > 4096:
         _CONSTRUCTOR_PLATFORMS.clear()
     _CONSTRUCTOR_PLATFORMS[id(class_def)] = (class_def, result)

@@ -53,6 +53,7 @@ from synclint.analysis.coldcode import (
     loop_methods,
     per_step_holder,
     pipeline_entry,
+    pipeline_name,
     segment_loop,
     step_loop,
     vae_function,
@@ -83,16 +84,19 @@ def _pipeline_verdict(chain, index: int, stack) -> TierVerdict | None:
     request; the loop in it (the denoise loop) runs every step."""
     func = chain[index]
     owner = chain[index - 1] if index > 0 else None
-    if not isinstance(owner, cst.ClassDef) or not pipeline_entry(owner.name.value, func.name.value):
+    if not isinstance(owner, cst.ClassDef):
+        return None
+    name = pipeline_name(owner.name.value, [(dotted_name(base.value) or "").rpartition(".")[2] for base in owner.bases])
+    if not pipeline_entry(name, func.name.value):
         return None
     inside = False
     for position, node in enumerate(stack):
         if node is func:
             inside = True
-        elif inside and isinstance(node, (cst.For, cst.While)) and step_loop(owner.name.value, _loop_header(node)):
+        elif inside and isinstance(node, (cst.For, cst.While)) and step_loop(name, _loop_header(node)):
             holding = _loop_methods(owner)
             header = _loop_header(node)
-            if segment_loop(owner.name.value, header, _self_calls(node.body), holding):
+            if segment_loop(name, header, _self_calls(node.body), holding):
                 if _beside_step_calls(node, stack[position + 1:], holding):
                     return TierVerdict(Tier.COLD, f"runs once per segment (in the loop over `{header}` of `{owner.name.value}.{func.name.value}()`, beside the call that runs the denoise loop)")
                 continue
