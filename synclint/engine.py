@@ -21,6 +21,7 @@ import libcst as cst
 
 from synclint import screen, screened, suppressions
 from synclint.analysis.imports import ImportTable
+from synclint.analysis.nodes import inner_statements
 from synclint.decoding import DecodeError, decode, source_encoding  # noqa: F401 - source_encoding: re-exported
 from synclint.fix.layout import Layout
 from synclint.analysis.tier import FunctionTiers
@@ -532,12 +533,7 @@ class _BoundNames:
                         for target in targets:
                             self._names.update(_bound_in(target))
                 elif isinstance(stmt, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
-                    pending.extend(getattr(stmt.body, "body", ()))
-                    for handler in getattr(stmt, "handlers", ()):
-                        pending.extend(getattr(handler.body, "body", ()))
-                    orelse = getattr(stmt, "orelse", None)
-                    if orelse is not None:
-                        pending.extend(getattr(getattr(orelse, "body", None), "body", ()) or ())
+                    pending.extend(inner_statements(stmt))
         return self._names
 
 

@@ -1657,14 +1657,8 @@ def _tuple_length(values: list) -> int:
 def _tuple_annotation(annotation, length: int) -> tuple[bool, ...]:
     """Which elements a return annotation `tuple[torch.Tensor, int]` (`Tuple[...]`,
     `Optional[Tuple[...]]`) declares tensors."""
-    expr = annotation
-    if type(expr) is ast.Constant and type(expr.value) is str:
-        try:
-            expr = ast.parse(expr.value, mode="eval").body
-        except SyntaxError:
-            expr = None
-    while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "Annotated"):
-        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    expr = places.unquoted(annotation)
+    expr = places.unwrapped(expr) if expr is not None else None
     if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
         expr = expr.left if _is_none(expr.right) else expr.right if _is_none(expr.left) else None
     if type(expr) is ast.Subscript and places._last_name(expr.value) in ("tuple", "Tuple") and type(expr.slice) is ast.Tuple:
@@ -1757,14 +1751,10 @@ _SCALAR_TYPES = frozenset({"int", "float", "bool", "str", "complex", "bytes"})
 def _declared(annotation) -> int:
     """What a field's annotation says: a Python scalar, list, or numpy array (a tensor
     annotation says nothing of where it lives)."""
-    expr = annotation
-    if type(expr) is ast.Constant and type(expr.value) is str:
-        try:
-            expr = ast.parse(expr.value, mode="eval").body
-        except SyntaxError:
-            return 0
-    while type(expr) is ast.Subscript and places._last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated"):
-        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    expr = places.unquoted(annotation)
+    if expr is None:
+        return 0
+    expr = places.unwrapped(expr)
     members = None
     if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
         members = (expr.left, expr.right)
@@ -1851,26 +1841,22 @@ def _has_number_parameter(unit) -> bool:
     return any(a.annotation is not None and _number_annotation(a.annotation) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
 
 
-def _number_annotation(annotation, wrappers=("Optional", "Final", "Annotated"), types=_NUMBER_TYPES) -> bool:
+def _number_annotation(annotation, types=_NUMBER_TYPES) -> bool:
     """`int`, `float`, `Optional[int]`, `int | None`: a parameter declared a Python number."""
-    expr = annotation
-    if type(expr) is ast.Constant and type(expr.value) is str:
-        try:
-            expr = ast.parse(expr.value, mode="eval").body
-        except SyntaxError:
-            return False
-    while type(expr) is ast.Subscript and places._last_name(expr.value) in wrappers:
-        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    expr = places.unquoted(annotation)
+    if expr is None:
+        return False
+    expr = places.unwrapped(expr)
     if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
         sides = [e for e in (expr.left, expr.right) if not _is_none(e)]
-        return len(sides) == 1 and _number_annotation(sides[0], wrappers, types)
+        return len(sides) == 1 and _number_annotation(sides[0], types)
     return type(expr) is ast.Name and expr.id in types
 
 
 def _number_field_annotation(annotation) -> bool:
     """A field declared a Python number: `int`, `float`, `bool`, `Optional[int]`, `int | None`
     (a `ClassVar` too)."""
-    return _number_annotation(annotation, ("Optional", "Final", "ClassVar", "Annotated"), _NUMBER_TYPES | {"bool"})
+    return _number_annotation(annotation, _NUMBER_TYPES | {"bool"})
 
 
 def _is_none(expr) -> bool:

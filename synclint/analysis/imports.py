@@ -11,6 +11,8 @@ from collections import deque
 
 import libcst as cst
 
+from synclint.analysis.nodes import inner_statements
+
 
 def _dotted(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name):
@@ -76,12 +78,7 @@ class ImportTable:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         self.add_import(small)
             elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
-                pending.extend(getattr(stmt.body, "body", ()))
-                for handler in getattr(stmt, "handlers", ()):
-                    pending.extend(getattr(handler.body, "body", ()))
-                orelse = getattr(stmt, "orelse", None)
-                if orelse is not None:
-                    pending.extend(getattr(getattr(orelse, "body", None), "body", ()) or ())
+                pending.extend(inner_statements(stmt))
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         """`th.cuda.synchronize` -> "torch.cuda.synchronize"; None for non-imported heads."""

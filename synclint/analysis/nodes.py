@@ -107,3 +107,20 @@ def innermost_function(stack) -> int:
         if type(stack[i]) in (cst.FunctionDef, cst.Lambda):
             return i
     return 0
+
+
+def inner_statements(stmt: cst.BaseCompoundStatement) -> list[cst.CSTNode]:
+    """The statements directly inside a compound statement's blocks: its body, each `except`
+    handler's, its `else` (an `elif` as the `if` statement it is) and its `finally`."""
+    out = list(getattr(stmt.body, "body", ()))
+    for handler in getattr(stmt, "handlers", ()):
+        out.extend(getattr(handler.body, "body", ()))
+    orelse = getattr(stmt, "orelse", None)
+    if isinstance(orelse, cst.If):
+        out.append(orelse)
+    elif orelse is not None:
+        out.extend(getattr(orelse.body, "body", ()))
+    final = getattr(stmt, "finalbody", None)
+    if final is not None:
+        out.extend(getattr(final.body, "body", ()))
+    return out

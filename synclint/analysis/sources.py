@@ -66,7 +66,7 @@ def positional(call: cst.Call) -> list[cst.Arg]:
     return [a for a in call.args if a.keyword is None and not a.star]
 
 
-def _is_true(expr: cst.BaseExpression | None) -> bool:
+def is_true(expr: cst.BaseExpression | None) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
@@ -920,7 +920,7 @@ class Evaluator:
     def _factory(self, name: str, call: cst.Call, env: Env) -> Placement:
         device = kwarg(call, "device")
         pin = getattr(kwarg(call, "pin_memory"), "value", None)
-        pinned = _is_true(pin)
+        pinned = is_true(pin)
         # `pin_memory=self.pin_memory`: pinned or pageable, decided at run time.
         maybe_pinned = pin is not None and not pinned and not (isinstance(pin, cst.Name) and pin.value in ("False", "None"))
         if device is not None:
@@ -1028,7 +1028,7 @@ class Evaluator:
         return UNKNOWN
 
     def _to(self, call: cst.Call, base: Placement, env: Env) -> Placement:
-        non_blocking = _is_true(getattr(kwarg(call, "non_blocking"), "value", None))
+        non_blocking = is_true(getattr(kwarg(call, "non_blocking"), "value", None))
         device_kw = kwarg(call, "device") or kwarg(call, "other")
         args = positional(call)
         target_expr = device_kw.value if device_kw is not None else (args[0].value if args else None)

@@ -419,20 +419,28 @@ def _held_where(expr: cst.BaseExpression) -> str:
     return ""
 
 
-def _alias_of_self(stmt: cst.If, block) -> str:
-    """`x = self._x` just before `if x is None:`: the attribute the local stands for ("" if none)."""
+def _tested_none(stmt: cst.If) -> str | None:
+    """`x` of `if x is None:`, or of `if x is None or ...:` (grown on demand: `if buf is None
+    or buf.shape[0] < n:`); None for any other test."""
     test = stmt.test
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        test = test.left  # `if buf is None or buf.shape[0] < n:` (grown on demand)
-    if not (
+        test = test.left
+    if (
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
         and isinstance(test.comparisons[0].operator, cst.Is)
         and isinstance(test.left, cst.Name)
         and isinstance(test.comparisons[0].comparator, cst.Name)
         and test.comparisons[0].comparator.value == "None"
-        and isinstance(block, cst.IndentedBlock)
     ):
+        return test.left.value
+    return None
+
+
+def _alias_of_self(stmt: cst.If, block) -> str:
+    """`x = self._x` just before `if x is None:`: the attribute the local stands for ("" if none)."""
+    tested = _tested_none(stmt)
+    if tested is None or not isinstance(block, cst.IndentedBlock):
         return ""
     before = []
     for sibling in block.body:
@@ -447,7 +455,7 @@ def _alias_of_self(stmt: cst.If, block) -> str:
         assign = previous.body[0]
         if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
             return ""
-        if assign.targets[0].target.value != test.left.value:
+        if assign.targets[0].target.value != tested:
             continue
         stored = _names(assign.value)
         if not stored.startswith("self.") or "(" in stored or "[" in stored:
@@ -635,21 +643,9 @@ def _cache_lookup_miss(stmt: cst.If, block) -> bool:
     """`t = CACHE.get(key)` followed by `if t is None:` (the body fills the cache), or by
     statements that leave `t` as it is and `if t is None or t.sizes != sizes:` whose body
     stores `CACHE[key]` (a missing or stale entry rebuilt; coldcode._runs_once)."""
-    test = stmt.test
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        test = test.left
-    if not (
-        isinstance(test, cst.Comparison)
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Is)
-        and isinstance(test.left, cst.Name)
-        and isinstance(test.comparisons[0].comparator, cst.Name)
-        and test.comparisons[0].comparator.value == "None"
-    ):
+    name = _tested_none(stmt)
+    if name is None or not isinstance(block, cst.IndentedBlock):
         return False
-    if not isinstance(block, cst.IndentedBlock):
-        return False
-    name = test.left.value
     index = next((i for i, sibling in enumerate(block.body) if sibling is stmt), None)
     if index is None:
         return False

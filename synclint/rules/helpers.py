@@ -5,22 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from synclint.analysis.placement import Place
+from synclint.analysis.sources import is_true, kwarg, positional  # noqa: F401 - the rules' matchers too
 from synclint.violation import Confidence
-
-
-def kwarg(call: cst.Call, name: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def positional(call: cst.Call) -> list[cst.Arg]:
-    return [a for a in call.args if a.keyword is None and not a.star]
-
-
-def is_true(expr: cst.BaseExpression | None) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
 
 
 def method_name(call: cst.Call) -> str | None:

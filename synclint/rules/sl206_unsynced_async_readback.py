@@ -81,32 +81,26 @@ class _FunctionScan(cst.CSTVisitor):
 
     # --- bindings: the value first, then the target ----------------------------------------
     def visit_Assign(self, node: cst.Assign) -> bool:
-        node.value.visit(self)
-        started = self._async_to_cpu(node.value)
-        for target in node.targets:
-            key = _key(target.target)
-            if key is None:
-                continue
-            self.views[key] = node.value
-            if started is not None:
-                self.pending[key] = _Pending(f"`{code(started)}`", self._source_confidence(receiver(started)))
-            else:
-                self._forget(key)
+        self._bind([target.target for target in node.targets], node.value)
         return False
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
-        if node.value is None:
-            return False
-        node.value.visit(self)
-        key = _key(node.target)
-        started = self._async_to_cpu(node.value)
-        if key is not None:
-            self.views[key] = node.value
+        if node.value is not None:
+            self._bind([node.target], node.value)
+        return False
+
+    def _bind(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        value.visit(self)
+        started = self._async_to_cpu(value)
+        for target in targets:
+            key = _key(target)
+            if key is None:
+                continue
+            self.views[key] = value
             if started is not None:
                 self.pending[key] = _Pending(f"`{code(started)}`", self._source_confidence(receiver(started)))
             else:
                 self._forget(key)
-        return False
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         key = _key(node.target)

@@ -161,17 +161,34 @@ def tensor_annotation(annotation: ast.expr) -> bool:
     return False
 
 
+def unquoted(annotation: ast.expr) -> ast.expr | None:
+    """An annotation as an expression: a string annotation (`"ForwardBatch"`, `"list[int]"`)
+    parsed; None where the string is no expression."""
+    if type(annotation) is ast.Constant and type(annotation.value) is str:
+        try:
+            return ast.parse(annotation.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    return annotation
+
+
+_WRAPPERS = ("Optional", "Final", "ClassVar", "Annotated")
+
+
+def unwrapped(expr: ast.expr) -> ast.expr:
+    """What `Optional[X]`, `Final[X]`, `ClassVar[X]` and `Annotated[X, ...]` wrap: `X`."""
+    while type(expr) is ast.Subscript and _last_name(expr.value) in _WRAPPERS:
+        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    return expr
+
+
 def annotation_mask(annotation: ast.expr) -> int:
     """What an annotation says with high confidence: a numpy array, or a Python list (the
     analysis reads `list[int]` parameters as list indices)."""
-    expr = annotation
-    if type(expr) is ast.Constant and type(expr.value) is str:
-        try:
-            expr = ast.parse(expr.value, mode="eval").body
-        except SyntaxError:
-            return 0
-    while type(expr) is ast.Subscript and _last_name(expr.value) in ("Optional", "Final", "Annotated"):
-        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    expr = unquoted(annotation)
+    if expr is None:
+        return 0
+    expr = unwrapped(expr)
     if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
         return annotation_mask(expr.left) | annotation_mask(expr.right)
     head = expr.value if type(expr) is ast.Subscript else expr
@@ -197,12 +214,9 @@ def annotation_class(annotation, imports=None) -> str | None:
     the file's imports (`from m import A as B`: `B` is `A`); None for a container, a
     typing form, a builtin or a tensor. One implementation: the libcst analysis parses the
     annotation's text with `ast` and asks this too."""
-    expr = annotation
-    if type(expr) is ast.Constant and type(expr.value) is str:
-        try:
-            expr = ast.parse(expr.value.strip(), mode="eval").body
-        except SyntaxError:
-            return None
+    expr = unquoted(annotation)
+    if expr is None:
+        return None
     while type(expr) is ast.Subscript and _last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated", "Union"):
         inner = expr.slice
         if type(inner) is ast.Tuple:
@@ -270,14 +284,10 @@ _SEQUENCES = frozenset({"list", "List", "Sequence", "Iterable", "Iterator", "tup
 def element_class(annotation, imports=None) -> str | None:
     """The class of the elements an annotation holds: `list[Req]`, `List["Req"]`,
     `Optional[Sequence[Req]]`, `tuple[Req, ...]`; None for anything else."""
-    expr = annotation
-    if type(expr) is ast.Constant and type(expr.value) is str:
-        try:
-            expr = ast.parse(expr.value.strip(), mode="eval").body
-        except SyntaxError:
-            return None
-    while type(expr) is ast.Subscript and _last_name(expr.value) in ("Optional", "Final", "ClassVar", "Annotated"):
-        expr = expr.slice.elts[0] if type(expr.slice) is ast.Tuple else expr.slice
+    expr = unquoted(annotation)
+    if expr is None:
+        return None
+    expr = unwrapped(expr)
     if type(expr) is ast.BinOp and type(expr.op) is ast.BitOr:
         none = lambda e: type(e) is ast.Constant and e.value is None  # noqa: E731
         expr = expr.left if none(expr.right) else expr.right if none(expr.left) else None
