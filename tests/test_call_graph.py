@@ -2967,6 +2967,21 @@ def test_a_call_under_a_local_bound_to_a_debug_switch_is_no_way_in(tmp_path):
     assert tiers(root, "srv/checks.py")[5][0] == "hot"
 
 
+# Two helpers of a sequence-length module: the first called only from a class built on one
+# platform, the second from a class built anywhere.
+SEQLEN = """\
+    import torch
+
+
+    def resolve_max_seqlen(cu_seqlens: torch.Tensor) -> int:
+        return int((cu_seqlens[1:] - cu_seqlens[:-1]).max().item())
+
+
+    def total_len(cu_seqlens: torch.Tensor) -> int:
+        return int(cu_seqlens[-1].item())
+    """
+
+
 def test_what_only_a_class_importing_a_vendor_package_calls_runs_where_it_installs(tmp_path):
     # `WaveBackend.__init__` imports the Wave kernel language (AMD GPUs only): what its
     # methods call runs on ROCm alone. An import under `try` builds anywhere.
@@ -2996,17 +3011,7 @@ def test_what_only_a_class_importing_a_vendor_package_calls_runs_where_it_instal
                 def forward_decode(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
                     return q[: total_len(cu_seqlens)]
             """,
-        "srv/seqlen.py": """\
-            import torch
-
-
-            def resolve_max_seqlen(cu_seqlens: torch.Tensor) -> int:
-                return int((cu_seqlens[1:] - cu_seqlens[:-1]).max().item())
-
-
-            def total_len(cu_seqlens: torch.Tensor) -> int:
-                return int(cu_seqlens[-1].item())
-            """,
+        "srv/seqlen.py": SEQLEN,
     }
     root = project(tmp_path / "proj", files)
     found = tiers(root, "srv/seqlen.py")
@@ -3050,17 +3055,7 @@ def test_what_only_a_class_built_on_another_platform_calls_runs_there(tmp_path):
                 def forward(self, q: torch.Tensor, cu_seqlens: torch.Tensor):
                     return q[: total_len(cu_seqlens)]
             """,
-        "srv/seqlen.py": """\
-            import torch
-
-
-            def resolve_max_seqlen(cu_seqlens: torch.Tensor) -> int:
-                return int((cu_seqlens[1:] - cu_seqlens[:-1]).max().item())
-
-
-            def total_len(cu_seqlens: torch.Tensor) -> int:
-                return int(cu_seqlens[-1].item())
-            """,
+        "srv/seqlen.py": SEQLEN,
         "srv/platform.py": PLATFORM_MODULE,
     }
     root = project(tmp_path / "proj", files)
