@@ -123,6 +123,11 @@ DEFAULT_COLD_FUNCTIONS = (
     "restore_weights*",
     "finalize_*weights*",
     "*weights_by_name*",
+    # Training losses (a MoE router's `load_balancing_loss_func`, a trainer's `compute_loss`):
+    # computed only when the model is trained (files and folders of losses: analysis/path_tiers.py).
+    "*loss_func",
+    "*loss_fn",
+    "compute_*loss",
     "*warmup*",
     "*warm_up*",
     "_warm*",

@@ -760,6 +760,61 @@ def test_a_diffusion_models_condition_encoders_run_once_per_generation(tmp_path)
     assert {t for t, _ in _tiers(code, str(serving / "encoders" / "clip.py"))} == {"hot"}
 
 
+def test_a_modular_model_definition_beside_its_generated_modeling_file_is_cold(tmp_path):
+    # transformers' `modular_llama.py` is expanded into `modeling_llama.py` by a code
+    # generator; the library imports the generated file, never the modular one.
+    code = """
+        import torch
+        class LlamaRouter(torch.nn.Module):
+            def forward(self, hidden_states, router_logits):
+                hit = router_logits.cuda().sum(0).nonzero()
+                return hidden_states[hit]
+    """
+    model = tmp_path / "models" / "llama"
+    model.mkdir(parents=True)
+    (model / "modeling_llama.py").write_text("")
+    assert {t for t, _ in _tiers(code, str(model / "modular_llama.py"))} == {"cold"}
+    assert "generates `modeling_llama.py`" in file_tier(str(model / "modular_llama.py")).reason
+    # The generated file runs; a modular file with no modeling file beside it says nothing
+    # (a project's own `modular_blocks.py`), nor does a file that merely starts so.
+    assert {t for t, _ in _tiers(code, str(model / "modeling_llama.py"))} == {"hot"}
+    assert file_tier(str(model / "modular_mistral.py")) is None
+    assert file_tier(str(model / "modularity.py")) is None
+
+
+@pytest.mark.parametrize(
+    "path,cold",
+    [
+        ("transformers/loss/loss_rt_detr.py", True),
+        ("models/esm/openfold_utils/loss.py", True),
+        ("pkg/training/focal_loss.py", True),
+        ("pkg/losses/dice.py", True),
+        ("pkg/codecs/lossless_codec.py", False),
+        ("pkg/kv/glossary.py", False),
+    ],
+)
+def test_training_losses_are_cold_by_folder_or_file_name(path, cold):
+    assert (file_tier(path) is not None) is cold
+    if cold:
+        assert "training losses" in file_tier(path).reason
+
+
+def test_a_routers_load_balancing_loss_is_cold_by_its_name():
+    # Computed only when router logits are returned for training; the router itself runs
+    # every step.
+    code = """
+        import torch
+        def load_balancing_loss_func(gate_logits, num_experts):
+            routing = gate_logits.cuda().argmax(-1)
+            return torch.bincount(routing)
+        def route(gate_logits):
+            return gate_logits.cuda().argmax(-1).nonzero()
+    """
+    found = _tiers(code, "pkg/models/moe.py")
+    assert [t for t, _ in found] == ["cold", "unknown"]
+    assert "`*loss_func`" in found[0][1]
+
+
 def test_a_generation_pipeline_runs_once_per_request_and_its_loop_every_step():
     code = """
         import torch

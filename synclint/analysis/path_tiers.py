@@ -47,6 +47,17 @@ _TOOL_FOLDERS = frozenset({"tools", "scripts"})
 
 _VAE_REASON = "VAE code: encodes or decodes once per generation, not per denoise step"
 
+# Training losses, by folder (`loss/`, `losses/`) or file name (`loss.py`, `loss_rt_detr.py`,
+# `focal_loss.py`): computed only when the model is trained, never while it serves.
+_LOSS_PART = re.compile(r"^(loss|losses)$|^loss_|_loss$|_losses$")
+_LOSS_REASON = "training losses (by their folder or file name): computed only when training"
+
+# A modular model definition (`modular_llama.py` beside `modeling_llama.py`): the source a
+# code generator expands into the modeling file, which is what the library imports; the
+# modular file itself is never imported (Hugging Face transformers' "modular transformers").
+_MODULAR_FILE = re.compile(r"^modular_(\w+)\.py$")
+_MODULAR_REASON = "a modular model definition: the library generates `{}` from it and imports that, never this file"
+
 # The condition encoders of a diffusion model zoo: a folder of encoders beside a folder of
 # VAEs (`models/encoders/` next to `models/vaes/`). They encode the prompt or the reference
 # image once per generation, before the denoise loop. An `encoders` folder with no VAE
@@ -84,9 +95,18 @@ def _diffusion_encoder(filename: str, parts: list[str]) -> bool:
     return False
 
 
+def _generated_from(filename: str) -> str | None:
+    """`modeling_x.py` for a `modular_x.py` that has it beside it; else None."""
+    found = _MODULAR_FILE.match(os.path.basename(filename))
+    if found is None:
+        return None
+    generated = f"modeling_{found.group(1)}.py"
+    return generated if os.path.isfile(os.path.join(os.path.dirname(filename), generated)) else None
+
+
 def file_tier(filename: str) -> TierVerdict | None:
     """Tests, benchmarks and debugging tools, by folder or file name; loading, VAE and
-    diffusion condition-encoder code, by folder."""
+    diffusion condition-encoder code, by folder; training losses; modular model definitions."""
     parts = re.split(r"[\\/]", filename.lower())
     if any(p in _TEST_FOLDERS for p in parts[:-1]):
         return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
@@ -104,4 +124,9 @@ def file_tier(filename: str) -> TierVerdict | None:
         return TierVerdict(Tier.COLD, f"{_VAE_REASON} (by its folder or file name)")
     if _diffusion_encoder(filename, parts):
         return TierVerdict(Tier.COLD, _ENCODERS_REASON)
+    if any(_LOSS_PART.search(p) for p in parts[:-1]) or (parts and _LOSS_PART.search(parts[-1].removesuffix(".py"))):
+        return TierVerdict(Tier.COLD, _LOSS_REASON)
+    generated = _generated_from(filename)
+    if generated is not None:
+        return TierVerdict(Tier.COLD, _MODULAR_REASON.format(generated))
     return None
