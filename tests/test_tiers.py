@@ -782,6 +782,26 @@ def test_a_modular_model_definition_beside_its_generated_modeling_file_is_cold(t
     assert file_tier(str(model / "modularity.py")) is None
 
 
+def test_the_blocks_of_a_modular_pipeline_around_its_denoise_loop_are_cold(tmp_path):
+    # diffusers' modular pipelines: `encoders.py`, `before_denoise.py`, `denoise.py` and
+    # `decoders.py` side by side; only the denoise block runs every step.
+    code = """
+        import torch
+        def shift_latents(latents, mean):
+            return latents - torch.tensor(mean).to(latents.device)
+    """
+    blocks = tmp_path / "modular_pipelines" / "wan"
+    blocks.mkdir(parents=True)
+    (blocks / "denoise.py").write_text("")
+    for name in ("encoders.py", "before_denoise.py", "decoders.py"):
+        assert {t for t, _ in _tiers(code, str(blocks / name))} == {"cold"}, name
+    assert file_tier(str(blocks / "denoise.py")) is None
+    # An `encoders.py` with no denoise block beside it (a serving engine's vision encoders).
+    serving = tmp_path / "engine" / "models"
+    serving.mkdir(parents=True)
+    assert file_tier(str(serving / "encoders.py")) is None
+
+
 @pytest.mark.parametrize(
     "path,cold",
     [

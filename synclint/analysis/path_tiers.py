@@ -58,6 +58,12 @@ _LOSS_REASON = "training losses (by their folder or file name): computed only wh
 _MODULAR_FILE = re.compile(r"^modular_(\w+)\.py$")
 _MODULAR_REASON = "a modular model definition: the library generates `{}` from it and imports that, never this file"
 
+# The blocks of a modular diffusion pipeline around its denoise loop (diffusers' layout:
+# `encoders.py`, `before_denoise.py`, `denoise.py`, `decoders.py` in one folder): beside a
+# `denoise.py`, the others run once per generation, before or after the loop.
+_AROUND_DENOISE_FILES = frozenset({"encoders.py", "before_denoise.py", "after_denoise.py", "decoders.py"})
+_AROUND_DENOISE_REASON = "a modular pipeline's block beside `denoise.py`, before or after the denoise loop: runs once per generation"
+
 # The condition encoders of a diffusion model zoo: a folder of encoders beside a folder of
 # VAEs (`models/encoders/` next to `models/vaes/`). They encode the prompt or the reference
 # image once per generation, before the denoise loop. An `encoders` folder with no VAE
@@ -106,7 +112,8 @@ def _generated_from(filename: str) -> str | None:
 
 def file_tier(filename: str) -> TierVerdict | None:
     """Tests, benchmarks and debugging tools, by folder or file name; loading, VAE and
-    diffusion condition-encoder code, by folder; training losses; modular model definitions."""
+    diffusion condition-encoder code, by folder; training losses; modular model definitions
+    and the blocks of a modular pipeline around its denoise loop."""
     parts = re.split(r"[\\/]", filename.lower())
     if any(p in _TEST_FOLDERS for p in parts[:-1]):
         return TierVerdict(Tier.COLD, "in a tests or benchmarks folder")
@@ -129,4 +136,6 @@ def file_tier(filename: str) -> TierVerdict | None:
     generated = _generated_from(filename)
     if generated is not None:
         return TierVerdict(Tier.COLD, _MODULAR_REASON.format(generated))
+    if parts and parts[-1] in _AROUND_DENOISE_FILES and os.path.isfile(os.path.join(os.path.dirname(filename), "denoise.py")):
+        return TierVerdict(Tier.COLD, _AROUND_DENOISE_REASON)
     return None
