@@ -909,22 +909,21 @@ def init_platforms(init: ast.FunctionDef) -> frozenset[str] | None:
     _is_xpu: raise ...` (where the test fails), `assert current_platform.is_npu()` (where it
     holds), tests of platform predicates alone, an import of a vendor's package (where it
     installs). None: any."""
-    result = None
-    for stmt in init.body:
-        kind = type(stmt)
-        if kind is ast.If and not stmt.orelse and stmt.body and type(stmt.body[-1]) is ast.Raise and _predicates_only(stmt.test):
-            where = _branch_platforms(stmt.test)[1]
-        elif kind is ast.Assert and _predicates_only(stmt.test):
-            where = _branch_platforms(stmt.test)[0]
-        elif kind is ast.Import:
-            where = _intersection(package_platforms(alias.name) for alias in stmt.names)
-        elif kind is ast.ImportFrom and not stmt.level and stmt.module:
-            where = package_platforms(stmt.module)
-        else:
-            continue
-        if where is not None:
-            result = where if result is None else result & where
-    return result
+    return _intersection(_where_it_does_not_raise(stmt) for stmt in init.body)
+
+
+def _where_it_does_not_raise(stmt: ast.stmt) -> frozenset[str] | None:
+    """The platforms a constructor's top-level statement lets it get past (`init_platforms`)."""
+    kind = type(stmt)
+    if kind is ast.If and not stmt.orelse and stmt.body and type(stmt.body[-1]) is ast.Raise and _predicates_only(stmt.test):
+        return _branch_platforms(stmt.test)[1]
+    if kind is ast.Assert and _predicates_only(stmt.test):
+        return _branch_platforms(stmt.test)[0]
+    if kind is ast.Import:
+        return _intersection(package_platforms(alias.name) for alias in stmt.names)
+    if kind is ast.ImportFrom and not stmt.level and stmt.module:
+        return package_platforms(stmt.module)
+    return None
 
 
 def _intersection(sets) -> frozenset[str] | None:

@@ -101,13 +101,18 @@ def _diffusion_encoder(filename: str, parts: list[str]) -> bool:
     return False
 
 
+def _beside(filename: str, name: str) -> bool:
+    """Whether a file `name` is in the folder of `filename`."""
+    return os.path.isfile(os.path.join(os.path.dirname(filename), name))
+
+
 def _generated_from(filename: str) -> str | None:
     """`modeling_x.py` for a `modular_x.py` that has it beside it; else None."""
     found = _MODULAR_FILE.match(os.path.basename(filename))
     if found is None:
         return None
     generated = f"modeling_{found.group(1)}.py"
-    return generated if os.path.isfile(os.path.join(os.path.dirname(filename), generated)) else None
+    return generated if _beside(filename, generated) else None
 
 
 def file_tier(filename: str) -> TierVerdict | None:
@@ -136,6 +141,6 @@ def file_tier(filename: str) -> TierVerdict | None:
     generated = _generated_from(filename)
     if generated is not None:
         return TierVerdict(Tier.COLD, _MODULAR_REASON.format(generated))
-    if parts and parts[-1] in _AROUND_DENOISE_FILES and os.path.isfile(os.path.join(os.path.dirname(filename), "denoise.py")):
+    if parts and parts[-1] in _AROUND_DENOISE_FILES and _beside(filename, "denoise.py"):
         return TierVerdict(Tier.COLD, _AROUND_DENOISE_REASON)
     return None
