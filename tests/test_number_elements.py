@@ -254,6 +254,55 @@ def test_a_number_or_a_host_reduction_passed_through_the_class_says_nothing(tmp_
     assert found is None or not found[0] & repo.DEVICE
 
 
+# The position ids built on the device when the caller gives none, one image at a time, from
+# the grid sizes a caller passes as a list of tuples: `arange(...) % (h * w)` is a device
+# tensor whatever `h` and `w` are, so their maximum is still a reduction of a device tensor.
+BUILT_IDS = """\
+            if height_position_ids is None or width_position_ids is None:
+                split_hids, split_wids = [], []
+                for t, h, w in grid_thw:
+                    image_pids = torch.arange(t * h * w, device=hidden_states.device) % (h * w)
+                    sample_hids = image_pids // w
+                    sample_wids = image_pids % w
+                    split_hids.append(sample_hids)
+                    split_wids.append(sample_wids)
+                height_position_ids = torch.concat(split_hids, dim=0)
+                width_position_ids = torch.concat(split_wids, dim=0)
+            pids = torch.stack([height_position_ids, width_position_ids], dim=-1)
+"""
+
+# The encoder's caller: a vision tower that hands on the grid sizes it is given as a list.
+TOWER = """\
+    from pkg.encoder import VisionEncoder
+
+
+    class VisionTower:
+        def __init__(self) -> None:
+            self.encoder = VisionEncoder(64)
+
+        def run(self, pixel_values, grid_thw):
+            return self.encoder(pixel_values, grid_thw, None, None)
+
+        def dummy(self, pixel_values):
+            return self.run(pixel_values, [(1, 4, 4)])
+"""
+
+
+@pytest.mark.parametrize("ids", ["built", "passed"])
+def test_arithmetic_with_a_device_tensor_is_on_the_device_whatever_the_other_operand(tmp_path, ids):
+    encoder = ENCODER
+    if ids == "built":
+        encoder = encoder.replace(
+            "            pids = torch.stack([height_position_ids, width_position_ids], dim=-1)\n", BUILT_IDS
+        ).replace("height_position_ids: torch.Tensor,", "height_position_ids: torch.Tensor | None,").replace(
+            "width_position_ids: torch.Tensor,", "width_position_ids: torch.Tensor | None,")
+    root = project(tmp_path, {**_rotary_files(encoder), "pkg/tower.py": TOWER})
+    values = repo.build(root, use_cache=False).values
+    mask, reason = values[("p", "VisionRotaryEmbedding.forward", "seqlen")]
+    assert mask == repo.DEVICE | repo.SCALAR, reason
+    assert (ARANGE_ROW, "SL208") in _findings(root, "pkg/rotary.py")
+
+
 def test_a_nested_function_is_given_only_what_its_own_outer_function_passes(tmp_path):
     # `def f(length: float)` nested in a method is called with floats there; another module's
     # `f` is passed the elements of a loop over a device tensor. Only the calls made inside

@@ -77,7 +77,8 @@ SCORER = """    import torch
     """
 
 # A speculative worker: its log-probabilities are device tensors, but the screen joins in
-# the Python number given to `repeat_interleave` (a field holding an int).
+# the Python number given to `repeat_interleave` (a field holding an int): no operand of the
+# division is surely on the device (a `.cuda()` one would make the quotient a device tensor).
 WORKER = """\
     import torch
 
@@ -90,7 +91,7 @@ WORKER = """\
 
         def verify(self, next_token_logits: torch.Tensor, temperatures: torch.Tensor, ids_list):
             temps = torch.repeat_interleave(temperatures, self.num_steps + 1, dim=0)
-            logprobs = torch.log_softmax(next_token_logits.cuda() / temps, dim=-1)
+            logprobs = torch.log_softmax(next_token_logits / temps, dim=-1)
             return gather_logprobs(logprobs, ids_list, keep_on_device=True)
     """
 

@@ -327,6 +327,22 @@ def _last_name(expr) -> str:
 LITERAL_LIST_INDEX = "[literal list index]"
 
 
+def _arithmetic(*operands: int) -> tuple[int, bool]:
+    """Where the result of arithmetic or a comparison is, and whether an operand's places were
+    left out. An operand surely on the device (nothing else, nothing another file decides)
+    makes a device tensor, whatever the others are (numbers, 0-dim tensors; PyTorch raises on
+    anything else), as analysis/sources.py `_combine` reads it: `torch.arange(n, device=d) %
+    (h * w)`, with `h` and `w` taken from a list a caller passes, is a device tensor.
+    Otherwise, what any operand may be."""
+    masks = [mask & TENSORS for mask in operands]
+    out = 0
+    for mask in masks:
+        out |= mask
+    if DEVICE in masks:
+        return DEVICE, out != DEVICE
+    return out, False
+
+
 def literal_int_list(expr: ast.expr) -> bool:
     """`[0, 2, -1]`: a non-empty list literal of integer literals (as helpers.literal_kind)."""
     return (
@@ -375,6 +391,9 @@ class PlaceModel:
         self.device_fields: frozenset[str] = frozenset()
         self.host_fields: frozenset[str] = frozenset()
         self._taint: dict[int, dict[str, int]] = {}
+        # How often arithmetic left out an operand's places beside one surely on the device
+        # (`_arithmetic`): a scope's fixpoint that saw it is narrowed (`taint`).
+        self._device_wins = 0
         # Scopes whose fixpoint is under way (`taint`): id -> (their places so far, their
         # position on `_open_stack`). A scope that read an unfinished scope below it stays
         # open until that one's cycle (strongly connected scopes) is solved.
@@ -466,6 +485,12 @@ class PlaceModel:
         return True  # a kind this model does not know: assume it may
 
     # --- expressions --------------------------------------------------------------------
+    def _arithmetic(self, *operands: int) -> int:
+        mask, dropped = _arithmetic(*operands)
+        if dropped:
+            self._device_wins += 1
+        return mask
+
     def dev(self, expr, unit) -> bool:
         return bool(self.place(expr, unit) & DEVICE)
 
@@ -503,7 +528,7 @@ class PlaceModel:
             if type(expr.op) is ast.Mult and (type(expr.left) in SEQUENCE_DISPLAYS or type(expr.right) in SEQUENCE_DISPLAYS):
                 # `[n] * count`: the list repeated (analysis/sources.py); the count is a number.
                 return self.place(expr.left if type(expr.left) in SEQUENCE_DISPLAYS else expr.right, unit)
-            return (self.place(expr.left, unit) | self.place(expr.right, unit)) & TENSORS
+            return self._arithmetic(self.place(expr.left, unit), self.place(expr.right, unit))
         if kind is ast.UnaryOp:
             return 0 if type(expr.op) is ast.Not else self.place(expr.operand, unit) & TENSORS
         if kind is ast.Compare:
@@ -511,10 +536,7 @@ class PlaceModel:
                 return 0  # identity and membership give a Python bool
             if any(type(o) in (ast.Constant, ast.JoinedStr) and type(getattr(o, "value", "")) is str for o in (expr.left, *expr.comparators)):
                 return 0  # a comparison with a string gives a Python bool
-            mask = self.place(expr.left, unit)
-            for other in expr.comparators:
-                mask |= self.place(other, unit)
-            return mask & TENSORS
+            return self._arithmetic(self.place(expr.left, unit), *(self.place(o, unit) for o in expr.comparators))
         if kind is ast.BoolOp:
             mask = 0
             for value in expr.values:
@@ -946,9 +968,12 @@ class PlaceModel:
         stack.append(unit)
         self._lows.append(index)
         cuts = self._cuts
+        wins = self._device_wins
         try:
             while self._evaluate(unit, places):
                 pass
+            if self._device_wins != wins and len(stack) == index + 1 and self._lows[-1] == index:
+                self._narrow(unit, places)
             while self._lows[-1] == index and len(stack) > index + 1:
                 # The first scope of a group: every member again until no place grows (a
                 # member evaluated here may open more scopes, or reach below this one).
@@ -978,6 +1003,25 @@ class PlaceModel:
                 del self._open[id(member)]
         del stack[index:]
         return places
+
+    def _narrow(self, unit, places: dict[str, int]) -> None:
+        """A scope's places evaluated again from its fixpoint, each name's taken as what its
+        bindings give now (not joined with what they gave before), until nothing shrinks (four
+        rounds at most: one per step of a chain `a = d % w; b = a // w; xs.append(b)`). The fixpoint joins every round's answer, and arithmetic beside an
+        operand surely on the device (`_arithmetic`) keeps the other operand's places only
+        while that operand is not yet known to be on the device: `s = image_pids // w` read
+        before `image_pids = torch.arange(n, device=d)` would keep what `w` may be."""
+        for _ in range(4):
+            fresh: dict[str, int] = {}
+            for names, value in unit.bindings:
+                mask = self._binding(value, unit, places)
+                for name in names:
+                    fresh[name] = fresh.get(name, 0) | mask
+            fresh = {name: mask & places.get(name, 0) for name, mask in fresh.items()}
+            if fresh == places:
+                return
+            places.clear()
+            places.update(fresh)
 
     def _evaluate(self, unit, places: dict[str, int]) -> bool:
         """One pass over `unit`'s bindings into `places`: whether any place grew."""
