@@ -116,7 +116,7 @@ class LintContext:
 
             self._placements = PlacementAnalysis(
                 self.module, self.imports, self.host_fields, h2d_helpers(getattr(self.settings, "h2d_helper", None)),
-                function_tiers=self.function_tiers, device_fields=self.device_fields,
+                function_tiers=self.function_tiers, device_fields=self.device_fields, filename=self.filename,
             )
         return self._placements
 

@@ -2595,10 +2595,13 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
                         flows.append((("p", function, params[slot]), local, symbols, where))
             continue
         if target[0] == "P":
+            # `f(a, b)` by name: each argument goes to the parameter the functions named `f`
+            # agree on at its position; where they disagree (`forward(x, mask, ...)` of a
+            # hundred modules), the call says nothing of any one of them.
             _, function, position = target
-            for params in sorted(signatures.get(function, ())):
-                if position < len(params):
-                    flows.append((("p", function, params[position]), local, symbols, where))
+            name = _agreed_parameter(signatures.get(function, ()), position)
+            if name is not None:
+                flows.append((("p", function, name), local, symbols, where))
         elif target[0] == "p":
             if target[1] in signatures:
                 flows.append((target, local, symbols, where))
@@ -2864,7 +2867,7 @@ def _conclude(flows: list, tensors, tupled, own_flows, loop_flows, lines, mirror
             citations[key] = citation
         return text
 
-    _relay, relay_cites = _loop_numbers(own_flows, loop_flows, value, tensors, lines)
+    _relay, relay_cites = _loop_numbers(own_flows, loop_flows, value, tensors, lines, definitions)
     for key, (prefix, where) in relay_cites.items():
         facts[key] = (DEVICE | SCALAR, written(key, lambda fo: _relay_fact(prefix, where, fo)[1]))
     typed: dict[tuple, tuple[int, str]] = {}
@@ -3232,18 +3235,26 @@ def _agreed_parameter(signatures, slot: int) -> str | None:
     return best if names.count(best) * 5 >= len(names) * 4 else None
 
 
-def _loop_numbers(own_flows, loop_flows, value, tensors, lines) -> tuple[dict, dict]:
+def _loop_numbers(own_flows, loop_flows, value, tensors, lines, definitions=None) -> tuple[dict, dict]:
     """Parameters annotated a Python number that may hold a 0-dim device tensor: a caller
     passes the element of a loop over a tensor that may be on the device (`for t in
     sched.timesteps: sched.step(out, t, x)` with `step(..., timestep: int, ...)`; not a loop
     over a list), or a method passes such a parameter (or a value computed from it) on to a
     method of its own object (`self._get_variance(timestep, prev_timestep)`). Where the
-    annotation and the callers disagree the value may be either: (DEVICE | SCALAR).
+    annotation and the callers disagree the value may be either: (DEVICE | SCALAR). An
+    element relay into a name several definitions share (`VisionRotaryEmbedding.forward` of
+    three models; `definitions`: how many there are of each name) is kept for the module
+    whose call gives it, `(FILE_RELAY, module, function, parameter)`: the index knows a class
+    by its name, and another model's own call may pass a Python number (`file_relay_fact`).
     Returns (facts, cites): cites is each fact's reason less its citation, and the flow
     (path, index) it cites, so that an edit that moves that flow can cite it again."""
     cites: dict[tuple, tuple[str, tuple]] = {}
     for target, local, symbols, where, *how in loop_flows:
-        if target in cites or ("n", *target[1:]) not in tensors:
+        if how and definitions is not None and definitions.get(target[1], 0) > 1:
+            key = (FILE_RELAY, module_name(where[0]), *target[1:])
+        else:
+            key = target
+        if key in cites or ("n", *target[1:]) not in tensors:
             continue
         mask = local
         for symbol in symbols:
@@ -3253,8 +3264,8 @@ def _loop_numbers(own_flows, loop_flows, value, tensors, lines) -> tuple[dict, d
             mask |= given
         if how:  # `f(counts[rank])`: what is indexed must be a device tensor, and nothing else
             if mask & PLACES == DEVICE:
-                cites[target] = (f"{_what(target)} is annotated a number, but a caller passes it an "
-                                 f"element or a reduction of a device tensor", where)
+                cites[key] = (f"{_what(target)} is annotated a number, but a caller passes it an "
+                              f"element or a reduction of a device tensor", where)
         elif mask & DEVICE:
             cites[target] = (f"{_what(target)} is annotated a number, but a caller passes it the "
                              f"element of a loop over a tensor that may be on the device", where)
@@ -3270,6 +3281,18 @@ def _loop_numbers(own_flows, loop_flows, value, tensors, lines) -> tuple[dict, d
                                  f"{_what(source)}, which may be a device tensor", where)
                 changed = True
     return {key: _relay_fact(prefix, where, lines) for key, (prefix, where) in cites.items()}, cites
+
+
+# A number parameter's element relay kept for the module whose own call gives it
+# (`_loop_numbers`): (FILE_RELAY, module, function, parameter).
+FILE_RELAY = "pf"
+
+
+def file_relay_fact(filename: str, function: str, name: str) -> tuple[int, str] | None:
+    """What the calls in the module of `filename` give parameter `name` of `function`, a
+    name several definitions share, where they pass it an element or a reduction of a device
+    tensor (`_loop_numbers`)."""
+    return FACTS.get((FILE_RELAY, module_name(filename), function, name))
 
 
 def _relay_fact(prefix: str, where: tuple, lines) -> tuple[int, str]:

@@ -303,6 +303,27 @@ def test_arithmetic_with_a_device_tensor_is_on_the_device_whatever_the_other_ope
     assert (ARANGE_ROW, "SL208") in _findings(root, "pkg/rotary.py")
 
 
+def _one_model(size: str) -> str:
+    """A vision model in one module: its rotary table's class, and the encoder sizing it."""
+    rotary = textwrap.dedent(ROTARY).split("\n\n\nclass TextRotaryEmbedding")[0]
+    encoder = textwrap.dedent(ENCODER).split("\n\n\nclass TextModel")[0]
+    encoder = encoder.replace("from pkg.rotary import TextRotaryEmbedding, VisionRotaryEmbedding\n", "")
+    encoder = encoder.replace("max_grid_size = pids.max() + 1", f"max_grid_size = {size}")
+    return rotary + "\n\n" + encoder.split("from torch import nn\n", 1)[1] + "\n"
+
+
+def test_a_class_name_two_modules_define_is_given_what_its_own_module_passes(tmp_path):
+    # Two vision models each define a `VisionRotaryEmbedding` (the index knows a class by its
+    # name): one sizes its table by a device maximum, the other by a Python one. Each
+    # class's `forward(seqlen: int)` is given what its own module's call passes.
+    device, host = _one_model("pids.max() + 1"), _one_model("max(max(h, w) for _, h, w in grid_thw)")
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/model1.py": device, "pkg/model2.py": host})
+    assert ("p", "VisionRotaryEmbedding.forward", "seqlen") not in repo.build(root, use_cache=False).values
+    arange = next(i for i, line in enumerate(device.splitlines(), 1) if "torch.arange(seqlen" in line)
+    assert (arange, "SL208") in _findings(root, "pkg/model1.py")
+    assert (arange, "SL208") not in _findings(root, "pkg/model2.py")
+
+
 def test_a_nested_function_is_given_only_what_its_own_outer_function_passes(tmp_path):
     # `def f(length: float)` nested in a method is called with floats there; another module's
     # `f` is passed the elements of a loop over a device tensor. Only the calls made inside

@@ -230,11 +230,28 @@ def test_a_method_reads_its_parameter_through_its_class(tmp_path):
 
 def test_a_method_no_call_reaches_through_its_class_reads_what_the_calls_of_its_name_pass(tmp_path):
     # Nothing calls the head through its class: its parameter is what the calls of `forward`
-    # pass, as before (here the encoders' host tensors).
+    # pass by its name, as before (here the encoders' host tensors).
+    head = HEAD.replace("return self.logits_head(input_ids, hidden_states)", "return hidden_states")
+    by_keyword = OTHERS.replace("encoder.forward(torch.tensor(rows))", "encoder.forward(hidden_states=torch.tensor(rows))")
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/head.py": head, "pkg/encoders.py": "import torch\n\n\n" + by_keyword})
+    facts = repo.build(root, use_cache=False)
+    assert facts.values[("p", "last_token_logprobs", "hidden")][0] == repo.HOST
+
+
+def test_a_call_by_name_passes_nothing_by_a_position_the_functions_of_the_name_disagree_on(tmp_path):
+    # `encoder.forward(torch.tensor(rows))` of an object no code places: its first argument
+    # fills `hidden_states` of the encoders but `input_ids` of the head and the model. Which
+    # one the call reaches, the name does not say: none of them is given the host tensor.
     head = HEAD.replace("return self.logits_head(input_ids, hidden_states)", "return hidden_states")
     root = project(tmp_path, {"pkg/__init__.py": "", "pkg/head.py": head, "pkg/encoders.py": "import torch\n\n\n" + OTHERS})
     facts = repo.build(root, use_cache=False)
-    assert facts.values[("p", "last_token_logprobs", "hidden")][0] == repo.HOST
+    assert ("p", "last_token_logprobs", "hidden") not in facts.values
+    assert ("p", "forward", "hidden_states") not in facts.values
+    # Where the functions of the name agree on the position (one encoder class only, with
+    # the head and the model gone), the argument reaches it, as before.
+    only = OTHERS.split("\n\n\nclass Encoder1")[0]
+    root = project(tmp_path / "one", {"pkg/__init__.py": "", "pkg/encoders.py": "import torch\n\n\n" + only})
+    assert repo.build(root, use_cache=False).values[("p", "forward", "hidden_states")][0] == repo.HOST
 
 
 SCALER = """\

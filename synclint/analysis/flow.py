@@ -110,8 +110,11 @@ class FlowWalker:
             if value is not None and value.is_(Place.SCALAR) and param.annotation is not None:
                 # Annotated a number: a caller may still pass a 0-dim device tensor (the
                 # element of a loop over a device tensor, `counts[rank]`, `pids.max() + 1`);
-                # the repository says so, for the method through its class or by its name.
-                found = _param_fact(func, self.chain, name)
+                # the repository says so, for the method through its class or by its name (for
+                # a name several modules define, what this module's own calls pass).
+                found = repo.file_relay_fact(self.analysis.filename, _method_key(func, self.chain) or _function_key(func, self.chain), name)
+                if found is None:
+                    found = _param_fact(func, self.chain, name)
                 if found is None or found[0] != repo.DEVICE | repo.SCALAR:
                     found = repo.param_fact(_function_key(func, self.chain), name)
                 if found is not None and found[0] == repo.DEVICE | repo.SCALAR:

@@ -71,7 +71,7 @@ class PlacementAnalysis:
     """
 
     def __init__(self, module: cst.Module, imports: ImportTable, host_fields: frozenset[str] = frozenset(), h2d_helpers: dict | None = None,
-                 function_tiers=None, device_fields: frozenset[str] = frozenset()) -> None:
+                 function_tiers=None, device_fields: frozenset[str] = frozenset(), filename: str = "") -> None:
         from synclint.apis.torch_api import H2D_HELPERS
 
         # The repository's call graph (synclint/repo.py `_CallGraphTiers`), where an index is
@@ -79,6 +79,7 @@ class PlacementAnalysis:
         # tensor goes (synclint/analysis/flow.py `_given_only_the_cpu`).
         self.function_tiers = function_tiers
         self.module = module
+        self.filename = filename  # the file's path: what the index keeps for its module alone (`repo.file_relay_fact`)
         # Fields the framework keeps on the host (`keep_on_cpu=True`): synclint/analysis/host_fields.py.
         self.host_fields = host_fields
         # Multimodal fields vLLM's model runner moves to the device (`**kwargs` of the model).
