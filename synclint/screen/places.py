@@ -1006,11 +1006,12 @@ class PlaceModel:
 
     def _narrow(self, unit, places: dict[str, int]) -> None:
         """A scope's places evaluated again from its fixpoint, each name's taken as what its
-        bindings give now (not joined with what they gave before), until nothing shrinks (four
-        rounds at most: one per step of a chain `a = d % w; b = a // w; xs.append(b)`). The fixpoint joins every round's answer, and arithmetic beside an
-        operand surely on the device (`_arithmetic`) keeps the other operand's places only
-        while that operand is not yet known to be on the device: `s = image_pids // w` read
-        before `image_pids = torch.arange(n, device=d)` would keep what `w` may be."""
+        bindings give now (not joined with what they gave before), until nothing shrinks: four
+        rounds at most, one per step of a chain `a = d % w; b = a // w; xs.append(b)`. The
+        fixpoint joins every round's answer, and arithmetic beside an operand surely on the
+        device (`_arithmetic`) keeps the other operand's places only while that operand is not
+        yet known to be on the device: `s = image_pids // w` read before `image_pids =
+        torch.arange(n, device=d)` would keep what `w` may be."""
         for _ in range(4):
             fresh: dict[str, int] = {}
             for names, value in unit.bindings:
