@@ -6,6 +6,7 @@ bound, a size) the value is read back (synclint/repo.py `_loop_numbers`, element
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -422,3 +423,22 @@ def test_a_call_by_name_does_not_override_a_number_annotation(tmp_path):
     assert "self.observed.inc(count)" in typed and "CounterWrapper(histogram)" in typed
     root = project(tmp_path / "typed", {"pkg/__init__.py": "", "pkg/metrics.py": METRICS, "pkg/recorder.py": typed})
     assert (6, "SL203") in _findings(root, "pkg/metrics.py")
+
+
+def test_an_edit_to_one_model_moves_only_its_own_class_s_relay(tmp_path, monkeypatch):
+    # Cached runs: the model that starts passing a device maximum to its own table class gets
+    # the finding, and loses it when the edit is undone; the other model keeps its own.
+    monkeypatch.chdir(tmp_path)
+    device, host = _one_model("pids.max() + 1"), _one_model("max(max(h, w) for _, h, w in grid_thw)")
+    root = project(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/model1.py": device, "pkg/model2.py": host})
+    arange = next(i for i, line in enumerate(device.splitlines(), 1) if "torch.arange(seqlen" in line)
+
+    def reported() -> set[str]:
+        run = runner.lint_paths([root / "pkg"], Settings(), jobs=1, use_cache=True)
+        return {Path(v.filename).name for v in run.violations if (v.location.row, v.code) == (arange, "SL208")}
+
+    assert reported() == {"model1.py"}
+    (root / "pkg/model2.py").write_text(device)
+    assert reported() == {"model1.py", "model2.py"}
+    (root / "pkg/model2.py").write_text(host)
+    assert reported() == {"model1.py"}
