@@ -327,7 +327,7 @@ def _last_name(expr) -> str:
 LITERAL_LIST_INDEX = "[literal list index]"
 
 
-def _arithmetic(*operands: int) -> tuple[int, bool]:
+def _arithmetic_place(*operands: int) -> tuple[int, bool]:
     """Where the result of arithmetic or a comparison is, and whether an operand's places were
     left out. An operand surely on the device (nothing else, nothing another file decides)
     makes a device tensor, whatever the others are (numbers, 0-dim tensors; PyTorch raises on
@@ -392,7 +392,7 @@ class PlaceModel:
         self.host_fields: frozenset[str] = frozenset()
         self._taint: dict[int, dict[str, int]] = {}
         # How often arithmetic left out an operand's places beside one surely on the device
-        # (`_arithmetic`): a scope's fixpoint that saw it is narrowed (`taint`).
+        # (`_arithmetic_place`): a scope's fixpoint that saw it is narrowed (`taint`).
         self._device_wins = 0
         # Scopes whose fixpoint is under way (`taint`): id -> (their places so far, their
         # position on `_open_stack`). A scope that read an unfinished scope below it stays
@@ -486,7 +486,7 @@ class PlaceModel:
 
     # --- expressions --------------------------------------------------------------------
     def _arithmetic(self, *operands: int) -> int:
-        mask, dropped = _arithmetic(*operands)
+        mask, dropped = _arithmetic_place(*operands)
         if dropped:
             self._device_wins += 1
         return mask
@@ -1009,8 +1009,8 @@ class PlaceModel:
         bindings give now (not joined with what they gave before), until nothing shrinks: four
         rounds at most, one per step of a chain `a = d % w; b = a // w; xs.append(b)`. The
         fixpoint joins every round's answer, and arithmetic beside an operand surely on the
-        device (`_arithmetic`) keeps the other operand's places only while that operand is not
-        yet known to be on the device: `s = image_pids // w` read before `image_pids =
+        device (`_arithmetic_place`) keeps the other operand's places only while that operand
+        is not yet known to be on the device: `s = image_pids // w` read before `image_pids =
         torch.arange(n, device=d)` would keep what `w` may be."""
         for _ in range(4):
             fresh: dict[str, int] = {}
