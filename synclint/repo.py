@@ -3235,7 +3235,7 @@ def _agreed_parameter(signatures, slot: int) -> str | None:
     return best if names.count(best) * 5 >= len(names) * 4 else None
 
 
-def _loop_numbers(own_flows, loop_flows, value, tensors, lines, definitions=None) -> tuple[dict, dict]:
+def _loop_numbers(own_flows, loop_flows, value, tensors, lines, definitions) -> tuple[dict, dict]:
     """Parameters annotated a Python number that may hold a 0-dim device tensor: a caller
     passes the element of a loop over a tensor that may be on the device (`for t in
     sched.timesteps: sched.step(out, t, x)` with `step(..., timestep: int, ...)`; not a loop
@@ -3250,7 +3250,7 @@ def _loop_numbers(own_flows, loop_flows, value, tensors, lines, definitions=None
     (path, index) it cites, so that an edit that moves that flow can cite it again."""
     cites: dict[tuple, tuple[str, tuple]] = {}
     for target, local, symbols, where, *how in loop_flows:
-        if how and definitions is not None and definitions.get(target[1], 0) > 1:
+        if how and definitions.get(target[1], 0) > 1:
             key = (FILE_RELAY, module_name(where[0]), *target[1:])
         else:
             key = target
