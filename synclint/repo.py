@@ -156,6 +156,9 @@ class _Types:
         for one in self._lineage(cls):
             found = self.field_types.get((one, name))
             if found is not None:
+                if found.startswith(RETURNED_BY):
+                    # the factory method of the object's own class (its nearest definition)
+                    return self.returns_class(cls, found[len(RETURNED_BY):])
                 return found or None  # "": several classes: unknown
         return None
 
@@ -236,6 +239,9 @@ def _class_info(tree: ast.Module, imports) -> tuple:
 
 # `Cls.f()`: the field types' key for what a method alias `self.f = self.g` makes `obj.f(...)` run.
 ALIAS = "()"
+# A field type `RETURNED_BY + m`: the field holds what method `m` of the object's own class
+# returns (`self.vpm = self.init_vision_module(...)`, overridden by each subclass).
+RETURNED_BY = "=>"
 # The field types' key for a class's generic bases (`class B(Base[Meta])`: "Base").
 GENERIC_BASES = "[bases]"
 # The mark of a relay flow that passes an element of an indexed value (`f(counts[rank])`).
@@ -362,9 +368,32 @@ def _registry_entry(value, registries: dict) -> str | None:
     return None
 
 
+def _own_method_called(value) -> str | None:
+    """`m` of `self.m(...)`."""
+    if type(value) is ast.Call and type(value.func) is ast.Attribute and places.is_self_name(value.func.value):
+        return value.func.attr
+    return None
+
+
+# Return annotations that name the base every model class shares: what the body builds
+# (`-> nn.Module` of `return Resampler(...).to(device)`) says more.
+_GENERIC_RETURNS = frozenset({"Module", "nn.Module", "torch.nn.Module"})
+# Methods of a module that return the module itself (`Resampler(...).to(device, dtype)`).
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "bfloat16", "requires_grad_", "to_empty"})
+
+
+def _returned_object(value):
+    """The object a return gives back: `x` of `x.to(device=d, dtype=t)`, `x.eval()`."""
+    while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _RETURNS_SELF:
+        value = value.func.value
+    return value
+
+
 def _method_info(owner: str, func, imports, field_types: list, returns: list, registries: dict | None = None,
                  injected: list | None = None) -> None:
     found = places.annotation_class(func.returns, imports) if func.returns is not None else None
+    if found in _GENERIC_RETURNS:
+        found = None
     declared_classes = _parameter_classes(func, imports)
     if func.name != "__init__":
         # The classes its parameters are declared: an override that leaves one unannotated
@@ -374,6 +403,7 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
     local: dict[str, str] = {}
     chosen: dict[str, str] = {}  # names bound to an entry of a registry of classes
     built = set()
+    returned = []
     handed = _never_rebound(func, declared_classes)
     for node in astwalk.walk(func):
         kind = type(node)
@@ -395,6 +425,13 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
                 if type(node.value) is ast.Call:  # `self.adapter = adapter_cls(...)`, `REGISTRY[key](...)`
                     call = node.value.func
                     made = chosen.get(call.id) if type(call) is ast.Name else _registry_entry(call, registries)
+            if made is None and type(target) is ast.Attribute and places.is_self_name(target.value):
+                method = _own_method_called(node.value)
+                if method is not None:
+                    # `self.resampler = self.init_resampler(...)`: what the method returns, for
+                    # the object's own class (a subclass may override the factory).
+                    field_types.append((owner, target.attr, RETURNED_BY + method))
+                continue
             if made is None:
                 continue
             if type(target) is ast.Name:
@@ -409,9 +446,12 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
             if elements:
                 field_types.append((owner, node.target.attr + places.ELEMENTS, elements))
         elif kind is ast.Return and node.value is not None and found is None:
-            made = _constructed(node.value, owner, imports, local)
-            if made is not None and (made == owner or type(node.value) is ast.Name or node.value.func.id == "cls"):
-                built.add(made)
+            returned.append(node.value)
+    for value in returned:  # after the walk: a local bound in a nested block (`with ...:`) is known
+        inner = _returned_object(value)
+        made = _constructed(inner, owner, imports, local)
+        if made is not None and (made == owner or type(inner) is ast.Name or inner.func.id == "cls" or inner is not value):
+            built.add(made)
     if found is None and len(built) == 1:
         found = built.pop()
     if found:
@@ -581,11 +621,19 @@ def _reads_parameter(symbols: tuple, function: str) -> bool:
 
 
 def _unique(keys_values) -> dict:
-    """key -> value, "" where a key has several values (the class of a field built two ways)."""
+    """key -> value, "" where a key has several values (the class of a field built two ways).
+    A class the code names wins over what a factory method returns (`RETURNED_BY`)."""
     out: dict = {}
     for key, value in keys_values:
         old = out.get(key)
-        out[key] = value if old is None or old == value else ""
+        if old is None or old == value:
+            out[key] = value
+        elif isinstance(value, str) and value.startswith(RETURNED_BY) and old:
+            continue
+        elif isinstance(old, str) and old.startswith(RETURNED_BY) and value:
+            out[key] = value
+        else:
+            out[key] = ""
     return out
 
 

@@ -714,6 +714,11 @@ class PlaceModel:
             return 0  # a module, not a tensor
         mask = 0
         if name in _CONCATENATIONS and call.args and type(call.args[0]) not in (ast.List, ast.Tuple):
+            listed = _listed_comprehension(call.args[0])
+            if listed is not None and not LIST_ELEMENTS and _loop_object_field(listed):
+                # `torch.stack(flatten_nested_list([item.tgt_size for item in items]))`: a
+                # helper that flattens or copies the list keeps its elements, read as below.
+                return HOST
             if not LIST_ELEMENTS and (type(call.args[0]) is ast.Attribute or (type(call.args[0]) is ast.Name and not self.place(call.args[0], unit) & TENSORS)):
                 # The repository index reads a list as one value, not its elements: of
                 # `parts = []; parts.append(kv[a:b]); free(torch.cat(parts))` it knows
@@ -1191,6 +1196,24 @@ def _iterated(expr):
     if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id in ("enumerate", "zip"):
         return list(expr.args)
     return [expr]
+
+
+# Calls that return the elements of the one list they are given, in another order or shape:
+# builtins, and a helper named for flattening (`flatten_nested_list`, `flatten`).
+_LIST_KEEPING_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed"})
+
+
+def _listed_comprehension(expr):
+    """The comprehension a list-keeping call wraps (`list(...)`, `sorted(...)`,
+    `flatten_nested_list([...])`), or None."""
+    if type(expr) is not ast.Call or len(expr.args) != 1 or expr.keywords:
+        return None
+    func = expr.func
+    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+    if name not in _LIST_KEEPING_BUILTINS and "flatten" not in name.lower():
+        return None
+    inner = expr.args[0]
+    return inner if type(inner) in (ast.ListComp, ast.GeneratorExp) else None
 
 
 def _loop_object_field(comprehension) -> bool:
