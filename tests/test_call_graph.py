@@ -602,7 +602,7 @@ def test_an_unknown_argument_leaves_the_branch_as_it_was(tmp_path):
     assert found[6][0] == "hot" and found[12][0] == "hot"
     # The fallback for a host copy that a caller may or may not hand over: it may run every
     # step, and nothing says it does.
-    assert found[25] == ("unknown", "the fallback for when host copy `sizes_cpu` is None, which a call may leave out; "
+    assert found[25] == ("unknown", "the fallback for when host copy `sizes_cpu` is None, which may not run every step; "
                                     "the code around it runs every step (called from Attention.forward: Attention.forward -> "
                                     "split -> inner_split)")
 

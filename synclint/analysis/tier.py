@@ -32,9 +32,8 @@ engine passes it to `LintContext` (`lint_source(..., function_tiers=...)`), and
    through a call by a name many classes define: the code may run every step).
 
 Hot code in the fallback for a missing host copy (`if seq_lens_cpu is None:`,
-`host_copy_fallback`) is `cold` where no call is known to leave the copy out (judged on two
-engines, such fallbacks ran every step in 2 of 14 findings: docs/precision.md), `hot` where a
-call on a hot path leaves it out, and `unknown` where a call passes a value that may be None.
+`host_copy_fallback`) is `unknown`: whether it runs every step depends on whether callers
+hand the copy over.
 """
 
 from __future__ import annotations
@@ -983,36 +982,28 @@ def local_tier(
     verdict = _decided_tier(filename, chain, stack, settings, imports, compiled, workers, graph_capture, function_tiers)
     if verdict.tier is Tier.HOT:
         missing = host_copy_fallback(stack)
-        if missing is not None:
-            kinds = _passed_kinds(filename, chain, missing, function_tiers)
-            if kinds is not None and guards.NONE in kinds:
-                return verdict  # a call on a hot path leaves the copy out: the fallback runs every step
-            if kinds is not None and guards.UNKNOWN in kinds:
-                return TierVerdict(Tier.UNKNOWN, f"the fallback for when host copy `{missing}` is None, which a call may "
-                                                 f"leave out; the code around it {verdict.reason}")
-            return TierVerdict(Tier.COLD, f"the fallback for when host copy `{missing}` is None: it runs only where the "
-                                          f"caller did not hand the copy over, and no call is known to leave it out "
-                                          f"(the code around it {verdict.reason})")
+        if missing is not None and not _passed_none(filename, chain, missing, function_tiers):
+            return TierVerdict(Tier.UNKNOWN, f"the fallback for when host copy `{missing}` is None, which may not run every "
+                                             f"step; the code around it {verdict.reason}")
     return verdict
 
 
-def _passed_kinds(filename: str, chain, name: str, function_tiers) -> frozenset | None:
-    """What the repository's calls from code not known to be cold pass for `name`, a
-    parameter of the innermost function (`function_tiers.passed`: `guards.NONE` where one
-    passes None or leaves it to a `None` default, `guards.UNKNOWN` where one passes a value
-    that may be None); None where `name` is no parameter (a field: `meta.seq_lens_cpu`) or
-    the calls are not known."""
+def _passed_none(filename: str, chain, name: str, function_tiers) -> bool:
+    """Whether `name` is a parameter of the innermost function that a call from code not
+    known to be cold passes as None (or leaves to a `None` default), by the repository's
+    calls (`function_tiers.passed`): the branch for its absence then runs on a hot path."""
     passed = getattr(function_tiers, "passed", None)
     functions = [i for i, s in enumerate(chain) if isinstance(s, cst.FunctionDef)]
     if passed is None or not functions or "." in name:
-        return None
+        return False
     func = chain[functions[-1]]
     own = guarded_branches.function_parameters(func)
     if name not in own:
-        return None
+        return False
     position, default = own[name]
-    return passed(filename, function_qualname(chain[: functions[-1] + 1]), name, position, default,
-                  guarded_branches.shape_of(func))
+    kinds = passed(filename, function_qualname(chain[: functions[-1] + 1]), name, position, default,
+                   guarded_branches.shape_of(func))
+    return kinds is not None and guards.NONE in kinds
 
 
 def _decided_tier(filename, chain, stack, settings, imports, compiled, workers, graph_capture, function_tiers) -> TierVerdict:
