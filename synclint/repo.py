@@ -425,14 +425,12 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
                 if type(node.value) is ast.Call:  # `self.adapter = adapter_cls(...)`, `REGISTRY[key](...)`
                     call = node.value.func
                     made = chosen.get(call.id) if type(call) is ast.Name else _registry_entry(call, registries)
-            if made is None and type(target) is ast.Attribute and places.is_self_name(target.value):
-                method = _own_method_called(node.value)
+            if made is None:
+                method = _own_method_called(node.value) if type(target) is ast.Attribute and places.is_self_name(target.value) else None
                 if method is not None:
                     # `self.resampler = self.init_resampler(...)`: what the method returns, for
                     # the object's own class (a subclass may override the factory).
                     field_types.append((owner, target.attr, RETURNED_BY + method))
-                continue
-            if made is None:
                 continue
             if type(target) is ast.Name:
                 local[target.id] = made
