@@ -155,3 +155,45 @@ def test_a_class_the_code_names_for_a_field_wins_over_a_factory_that_names_none(
     root = project(tmp_path / "proj", {"h/__init__.py": "", "h/holder.py": model})
     facts = repo.build(root, use_cache=False)
     assert facts.types.field_type("Holder", "cache") == "Cache"
+
+
+PACKED = """\
+    import torch
+    from torch import nn
+
+
+    class Projector(nn.Module):
+        def forward(self, feats: torch.Tensor, shapes: torch.Tensor) -> torch.Tensor:
+            lengths = (shapes[:, 0] * shapes[:, 1]).tolist()
+            return feats[: lengths[0]]
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.projector = Projector()
+
+        def _pack(self, items):
+            parts = []
+            for item in items:
+                parts.append(self._shape_of(item).cpu())
+            return torch.cat([item.pixels for item in items]).cuda(), torch.cat(parts, dim=0)
+
+        def _shape_of(self, item):
+            return item.shape
+
+        def feature(self, items) -> torch.Tensor:
+            packed, shapes = self._pack(items)
+            return self.projector(packed, shapes)
+    """
+
+
+def test_an_element_a_method_of_the_object_s_own_class_returns_is_what_that_method_returns_there(tmp_path: Path):
+    # `packed, shapes = self._pack(items)`: the second element is the host `torch.cat` of
+    # `.cpu()` copies, whatever the first is; the projector's `forward` is given host sizes.
+    root = project(tmp_path / "proj", {"mm/__init__.py": "", "mm/packed.py": PACKED})
+    assert ("packed.py", 7, "SL202") not in findings(root, "mm/packed.py")
+    # Look-alike: the sizes moved to the device before the call are a device tensor there.
+    moved = PACKED.replace("return self.projector(packed, shapes)", "return self.projector(packed, shapes.cuda())")
+    root = project(tmp_path / "proj2", {"mm/__init__.py": "", "mm/packed.py": moved})
+    assert ("packed.py", 7, "SL202") in findings(root, "mm/packed.py")

@@ -922,6 +922,10 @@ class PlaceModel:
             found = REPO.ret_item(resolved_name(name, self.imports), position)
         elif type(func) is ast.Attribute:
             cls = self._receiver_class(func.value, unit)
+            if cls is None and is_self_name(func.value) and unit.method and unit.owner is not None:
+                # `packed, shapes_cpu = self._pack(items)`: the element its own class's method
+                # (or a subclass's override) returns there
+                cls = unit.owner.header.node.name
             if cls is None:
                 return whole
             found = REPO.method_ret_item(cls, func.attr, position)
