@@ -378,13 +378,11 @@ def _own_method_called(value) -> str | None:
 # Return annotations that name the base every model class shares: what the body builds
 # (`-> nn.Module` of `return Resampler(...).to(device)`) says more.
 _GENERIC_RETURNS = frozenset({"Module", "nn.Module", "torch.nn.Module"})
-# Methods of a module that return the module itself (`Resampler(...).to(device, dtype)`).
-_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "bfloat16", "requires_grad_", "to_empty"})
 
 
 def _returned_object(value):
     """The object a return gives back: `x` of `x.to(device=d, dtype=t)`, `x.eval()`."""
-    while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _RETURNS_SELF:
+    while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in api.MODULE_SELF_RETURNING_METHODS:
         value = value.func.value
     return value
 

@@ -284,6 +284,12 @@ PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 # zero dimensions beside a CUDA tensor raises): a device operand places the others.
 SAME_DEVICE_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "minimum", "maximum", "where"})
 
+# `nn.Module` methods that return the module itself (`Resampler(...).to(device, dtype)`,
+# `model.eval()`): what a factory returns through them is the module it built.
+MODULE_SELF_RETURNING_METHODS = frozenset(
+    {"to", "cuda", "cpu", "eval", "train", "half", "float", "bfloat16", "requires_grad_", "to_empty"}
+)
+
 # PyTorch base classes and the methods of a subclass they call themselves (`torch.nn.Module`
 # calls `forward`, `extra_repr`, its state-dict hooks; `autograd.Function` its `forward`,
 # `backward`, `setup_context`, `jvp`, `vmap`): a subclass's method of another name runs only
