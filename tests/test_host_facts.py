@@ -607,3 +607,69 @@ def test_a_factory_given_keyword_arguments_by_a_dict_may_build_anywhere():
                 return a + b + c
     """
     assert _rows(code, "SL301") == [(15, "SL301")]
+
+
+def test_device_set_to_the_cpu_on_another_branch_is_low():
+    # A collective's buffer on the device of the group it rides: NCCL's device on one branch,
+    # the CPU of a gloo group on the other. Nothing says which configuration runs.
+    code = """
+        import torch
+        class Gather:
+            def __init__(self, group, use_nccl):
+                if use_nccl:
+                    self.device = group.device
+                else:
+                    self.device = "cpu"
+                self.buffer = torch.empty((8, 6), dtype=torch.int64, device=self.device)
+
+            def negotiate(self):
+                info = self.buffer[:, 0]
+                return info.min().item() > 0
+
+        def sync_batch(group, use_nccl, local):
+            device = group.device if use_nccl else torch.device("cpu")
+            flags = torch.tensor(local, device=device)
+            return flags.max().item()
+    """
+    settings = Settings(include_cold=True, select=("SL",), min_confidence=Confidence.LOW)
+    found = lint_source(textwrap.dedent(code), "m.py", settings).violations
+    assert [(v.location.row, v.code, v.confidence) for v in found if v.confidence > Confidence.LOW] == []
+    assert {(v.location.row, v.code) for v in found} >= {(13, "SL201"), (17, "SL101"), (18, "SL201")}
+    answer = _one("""
+        import torch
+        def f(group, use_nccl):
+            device = group.device if use_nccl else "cpu"
+            reveal(torch.zeros(2, device=device))
+    """)
+    assert answer.placement.confidence == Confidence.LOW
+    assert any("sets to the CPU on another branch" in step for step in answer.provenance)
+
+
+def test_device_chosen_by_availability_or_by_callers_stays_reported():
+    # Look-alikes: an accelerator where one is available; a parameter whose default is the
+    # CPU (its callers decide); the device of a tensor nothing places (may be either).
+    code = """
+        import torch
+        DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+        def step(lens):
+            t = torch.tensor(lens, device=DEVICE)
+            return t.sum().item()
+
+        def build(n, device="cpu"):
+            return torch.zeros(n, device=device).sum().item()
+
+        def pad(x: torch.Tensor, n):
+            return torch.tensor(n, device=x.device).item()
+    """
+    settings = Settings(include_cold=True, select=("SL",))
+    found = lint_source(textwrap.dedent(code), "m.py", settings).violations
+    medium = {(v.location.row, v.code) for v in found if v.confidence >= Confidence.MEDIUM}
+    assert {(6, "SL101"), (7, "SL201"), (10, "SL201"), (13, "SL201")} <= medium
+    answer = _one("""
+        import torch
+        device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+        reveal(torch.zeros(2, device=device))
+    """)
+    assert answer.placement.on_device and answer.placement.confidence == Confidence.MEDIUM
+    assert any("where one is available" in step for step in answer.provenance)

@@ -289,7 +289,13 @@ class Evaluator:
         if isinstance(expr, cst.BooleanOperation):
             return join(self._eval(expr.left, env), self._eval(expr.right, env))
         if isinstance(expr, cst.IfExp):
-            return join(self._eval(expr.body, env), self._eval(expr.orelse, env))
+            body, orelse = self._eval(expr.body, env), self._eval(expr.orelse, env)
+            if _tests_availability(expr.test):
+                # `"cuda" if torch.cuda.is_available() else "cpu"`: the accelerator, where one is.
+                for one, other in ((body, orelse), (orelse, body)):
+                    if one.is_(Place.ACCEL_DEVICE) and other.is_(Place.CPU_DEVICE):
+                        return one.at_most(MEDIUM).because(expr, "the accelerator where one is available")
+            return join(body, orelse)
         if isinstance(expr, cst.NamedExpr):
             return self._eval(expr.value, env)
         return UNKNOWN
@@ -800,6 +806,14 @@ class Evaluator:
         if d.is_(Place.CPU_DEVICE):
             return Placement(frozenset({Place.HOST}), d.confidence, d.evidence)
         if d.is_(Place.ACCEL_DEVICE, Place.CPU_DEVICE):
+            if _cpu_on_a_branch(d):
+                # `device = group.device if use_nccl else "cpu"`: the code itself runs this on
+                # the CPU in one configuration (a gloo group, a CPU fallback), so nothing says
+                # the tensor is on the device where it is used. (`"cuda" if
+                # torch.cuda.is_available() else "cpu"` is an accelerator: sources.py reads it.)
+                return Placement(frozenset({Place.DEVICE, Place.HOST}), LOW, d.evidence).because(
+                    expr, "a device that the code sets to the CPU on another branch: a host tensor in that configuration"
+                )
             return Placement(frozenset({Place.DEVICE, Place.HOST}), min(d.confidence, MEDIUM), d.evidence).because(
                 expr, "a device that may be the CPU"
             )
@@ -1049,6 +1063,27 @@ class Evaluator:
         if target.is_(Place.HOST) and base.is_(Place.PINNED, Place.HOST):
             return base
         return target.because(call, "`.to(...)` moves it there")
+
+
+def _tests_availability(test: cst.BaseExpression) -> bool:
+    """Whether a condition asks if an accelerator is there (`torch.cuda.is_available()`,
+    `not x.is_cuda`, `torch.cuda.device_count() > 0`)."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value in api.ACCELERATOR_AVAILABILITY_TESTS:
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def _cpu_on_a_branch(device: Placement) -> bool:
+    """Whether a device that may be an accelerator or the CPU is the CPU by the code's own
+    choice on one branch (`"cpu"`, `torch.device("cpu")`, the device of a host tensor), not
+    by a guess about a tensor nothing places. A parameter's default (`device="cpu"`) is no
+    such choice: the callers decide (flow.py reads what they pass)."""
+    steps = device.evidence
+    return not any(isinstance(step.node, cst.Param) for step in steps) and any(step.result == Place.CPU_DEVICE.value for step in steps)
 
 
 def _names_a_device_index(expr: cst.BaseExpression) -> bool:

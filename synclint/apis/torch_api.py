@@ -284,6 +284,11 @@ PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 # zero dimensions beside a CUDA tensor raises): a device operand places the others.
 SAME_DEVICE_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "minimum", "maximum", "where"})
 
+# Tests that an accelerator is there (`torch.cuda.is_available()`, `t.is_cuda`,
+# `torch.cuda.device_count() > 0`): `"cuda" if torch.cuda.is_available() else "cpu"` is the
+# accelerator wherever the code runs on one, not a choice to run on the CPU.
+ACCELERATOR_AVAILABILITY_TESTS = frozenset({"is_available", "device_count", "is_cuda"})
+
 # `nn.Module` methods that return the module itself (`Resampler(...).to(device, dtype)`,
 # `model.eval()`): what a factory returns through them is the module it built.
 MODULE_SELF_RETURNING_METHODS = frozenset(

@@ -311,6 +311,12 @@ def resolved_name(name: str, imports=None) -> str:
     return name
 
 
+def tests_availability(test: ast.expr) -> bool:
+    """Whether a condition asks if an accelerator is there (`torch.cuda.is_available()`,
+    `x.is_cuda`, `torch.cuda.device_count() > 0`: `api.ACCELERATOR_AVAILABILITY_TESTS`)."""
+    return any(type(node) is ast.Attribute and node.attr in api.ACCELERATOR_AVAILABILITY_TESTS for node in ast.walk(test))
+
+
 def _device_string(text: str) -> int:
     head = text.split(":", 1)[0]
     return DEVICE if head in ACCELERATOR_PREFIXES else CPU if head == "cpu" else 0
@@ -543,7 +549,10 @@ class PlaceModel:
                 mask |= self.place(value, unit)
             return mask
         if kind is ast.IfExp:
-            return self.place(expr.body, unit) | self.place(expr.orelse, unit)
+            body, orelse = self.place(expr.body, unit), self.place(expr.orelse, unit)
+            if {body, orelse} == {DEVICE, CPU} and tests_availability(expr.test):
+                return DEVICE  # `"cuda" if torch.cuda.is_available() else "cpu"` (sources.py)
+            return body | orelse
         if kind is ast.NamedExpr:
             return self.place(expr.value, unit)
         if kind is ast.List:
