@@ -76,11 +76,13 @@ DEFAULT_COLD_FUNCTIONS = (
     "teardown*",
     "*_teardown",
     "*rebalance*",
-    # A request's abort and a batch's retraction under memory pressure: per event, not per step.
+    # A request's abort, and a batch's retraction or a request's preemption under memory
+    # pressure (`handle_preemptions`, `_preempt_request`): per event, not per step.
     "abort",
     "abort_*",
     "*_abort",
     "*retract*",
+    "*preempt*",
     "*scale_up*",
     "*scale_down*",
     "close",

@@ -229,6 +229,13 @@ CASES = [
                 seq_lens = torch.zeros(4, device="cuda")
                 return seq_lens.tolist()
     """, "cold", "*retract*"),
+    ("preemption-cold", """
+        import torch
+        class OffloadWorker:
+            def handle_preemptions(self, preempted_ids):
+                slots = torch.zeros(4, device="cuda")
+                return slots.tolist()
+    """, "cold", "*preempt*"),
     ("abort-cold", """
         import torch
         class Scheduler:
