@@ -281,6 +281,46 @@ def test_code_that_uses_a_name_imported_only_for_another_platform():
     assert _rows(code, targets=("npu",)) == [20, 24, 30, 33]
 
 
+def test_a_class_whose_constructor_uses_a_name_imported_only_for_another_platform_runs_only_there():
+    # `ms` exists only where `_is_npu` holds, and the constructor calls it unconditionally:
+    # no object of the class exists elsewhere, so none of its methods run on CUDA. A
+    # constructor that uses the name only under a condition of its own, or only inside its
+    # platform branch, says nothing.
+    code = """
+        import torch
+        from engine.utils import is_npu
+
+        _is_npu = is_npu()
+
+        if _is_npu:
+            import mindspore as ms
+
+
+        class MindSporeForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                ms.set_context(graph_kernel_flags="--disable_pass=fusion")
+                self.config = config
+
+            def is_prefill(self, forward_batch):
+                return forward_batch.extend_prefix_lens.cuda().sum().item() == 0
+
+
+        class MaybeMindSpore(torch.nn.Module):
+            def __init__(self, config, use_ms):
+                super().__init__()
+                if use_ms:
+                    ms.set_context(graph_kernel_flags="--disable_pass=fusion")
+                if _is_npu:
+                    ms.set_kernel_launch_capture(False)
+
+            def is_prefill(self, forward_batch):
+                return forward_batch.extend_prefix_lens.cuda().sum().item() == 0
+    """
+    assert _rows(code) == [30]
+    assert _rows(code, targets=("npu",)) == [18, 30]
+
+
 def test_guarded_imports_read_a_module_with_loops_withs_and_one_line_suites():
     # A module-level `for`/`with` block (its body is a block, not a list of statements) made
     # the reading of platform-guarded imports raise a TypeError; a one-line suite binds too.

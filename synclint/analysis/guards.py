@@ -763,6 +763,11 @@ def destination_parameters(func: ast.AST, own) -> set[str]:
 ON_PLATFORMS = "%"  # `%cpu`: a guard of a call made on a branch that runs on those platforms only
 
 
+def platform_test(test: ast.expr) -> bool:
+    """Whether an `if` test says where its body runs (`_is_npu`, `current_platform.is_xpu()`)."""
+    return _branch_platforms(test)[0] is not None
+
+
 def _branch_platforms(test: ast.expr, fields: dict | None = None) -> tuple[frozenset[str] | None, frozenset[str] | None]:
     """(platforms where the body runs, where the `else` runs); None: any (as
     synclint/analysis/platforms.py `branch_sets` reads a libcst test). `fields`: the fields

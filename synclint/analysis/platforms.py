@@ -11,7 +11,7 @@ The rules are conventions that hold across projects, not any one project's names
 |---|---|---|
 | a folder of the path, or a `_`/`-`/`.`-separated part of the file name | a platform word (table below) | that platform |
 | a class name, split at its CamelCase words | a platform word; `CPU` only as the first or last word | that platform |
-| a class's `__init__`, at its top level | `if not _is_xpu: raise ...` / `assert current_platform.is_npu()` (a platform test, as an `if` test below), or an `import` of a package only one vendor's stack installs (below) | where the constructor does not raise |
+| a class's `__init__`, at its top level | `if not _is_xpu: raise ...` / `assert current_platform.is_npu()` (a platform test, as an `if` test below), an `import` of a package only one vendor's stack installs (below), or a use of a name the module imports only under a platform branch (`ms.set_context(...)` after `if _is_npu: import mindspore as ms`) | where the constructor does not raise |
 | a function name | `forward_<platform>` (the custom-op dispatch convention), or a `_`-separated part that is a platform word other than `cpu` | that platform |
 | a module's top-level imports | an unconditional `import` / `from ... import` of a package only one vendor's stack installs (`aiter`, `torch_npu`, ...: `platform_words.VENDOR_PACKAGES`) | that platform |
 | an `if` test | `is_<platform>()` / `is_<platform>` / `_is_<platform>` / `use_<platform>` (a call, a module flag or an attribute: `current_platform.is_xpu()`, `_is_npu`, `is_hip()`, `t.is_cuda`), combined with `not`, `and`, `or` | the body runs on that platform, the `else` on the others |
@@ -404,6 +404,8 @@ def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[
             for scope in chain:
                 if isinstance(scope, cst.FunctionDef):
                     result = _intersect(result, _function_uses(scope, guarded))
+                elif isinstance(scope, cst.ClassDef):
+                    result = _intersect(result, _constructor_uses(scope, guarded))
     owner = next((scope for scope in reversed(chain) if isinstance(scope, cst.ClassDef)), None)
     fields = None  # the class's platform fields, read once a branch tests a field of `self`
     for i in range(len(stack) - 1):
@@ -427,6 +429,20 @@ def code_platforms(filename: str, chain: Sequence[cst.CSTNode], stack: Sequence[
         elif node.orelse is not None and child is node.orelse:
             result = _intersect(result, branch_sets(node.test, fields)[1])
     return result
+
+
+def _constructor_uses(class_def: cst.ClassDef, guarded: dict[str, frozenset[str]]) -> frozenset[str] | None:
+    """The platforms of the guarded names a class's `__init__` uses in its top-level
+    statements (`ms.set_context(...)` with `if _is_npu: import mindspore as ms`): elsewhere
+    the constructor fails on an unbound name, so no object of the class exists there."""
+    init = next((s for s in class_def.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return None
+    uses = _GuardedUses(guarded)
+    for stmt in init.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            stmt.visit(uses)
+    return uses.result
 
 
 _CONSTRUCTOR_PLATFORMS: dict[int, tuple] = {}

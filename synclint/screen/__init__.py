@@ -338,11 +338,34 @@ def _reads(unit: Unit, by_name: dict[str, list[Unit]], exact: bool = True) -> li
         for member in cls.members:
             if member.method and (member.name in unit.self_calls or member.name in unit.self_reads
                                   or not unit.self_reads.isdisjoint(member.self_writes)
-                                  or member.name == "__init__" and guards.init_platforms(member.node) is not None):
+                                  or member.name == "__init__" and (guards.init_platforms(member.node) is not None
+                                                                    or _uses_platform_imports(member.node, by_name))):
                 # a method called, a property read (`self.table`), a writer; a constructor
-                # that raises on other platforms (analysis/platforms.py `constructor_platforms`)
+                # that raises on other platforms, or uses a name imported only for one
+                # (analysis/platforms.py `constructor_platforms`, `_constructor_uses`)
                 out.append(member)
     return out
+
+
+def _uses_platform_imports(init: ast.FunctionDef, by_name: dict[str, list[Unit]]) -> bool:
+    """Whether a constructor's top-level simple statements read a name that the module binds
+    only in `if <platform test>:` blocks (`if _is_npu: import mindspore as ms`): the libcst
+    analysis then reads the class as one of that platform (`platforms._constructor_uses`)."""
+    for stmt in init.body:
+        if type(stmt) in _COMPOUND:
+            continue
+        for node in ast.walk(stmt):
+            if type(node) is ast.Name and type(node.ctx) is ast.Load:
+                defined = by_name.get(node.id)
+                if defined and all(
+                    type(d.node) is ast.If and not d.node.orelse and guards.platform_test(d.node.test) for d in defined
+                ):
+                    return True
+    return False
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
 
 
 def _may_hold(unit: Unit, rules, model, by_name, words_of) -> bool:
