@@ -182,12 +182,44 @@ class _Types:
             i += 1
         return None
 
-    def returns_class(self, owner: str, name: str) -> str | None:
+    def resolved_class(self, cls: str, depth: int = 0) -> str | None:
+        """A class the summary of one file left as a path (`places.deferred`: what
+        `Worker.forward_step` returns, the class of `Engine.worker`; alternatives joined by
+        `|`, which must agree), resolved against every file's classes; None where a link is
+        unknown."""
+        if not places.deferred(cls):
+            return cls
+        if depth > 8:
+            return None
+        if "|" in cls:
+            found = {self.resolved_class(one, depth + 1) for one in cls.split("|")}
+            return found.pop() if len(found) == 1 else None
+        at_return, at_field = cls.rfind(places.RETURNED_CLASS), cls.rfind(places.FIELD_CLASS)
+        at = max(at_return, at_field)
+        base = self.resolved_class(cls[:at], depth + 1)
+        if base is None:
+            return None
+        name = cls[at + 2:]
+        if at_return > at_field:
+            found = self._returns_class(base, name)
+        else:
+            found = self.field_type(base, name) if base else None
+        if found is not None and places.deferred(found):
+            found = self.resolved_class(found, depth + 1)
+        return found
+
+    def _returns_class(self, owner: str, name: str) -> str | None:
         for one in self._lineage(owner) if owner else ("",):
             found = self.returns.get((one, name))
             if found is not None:
                 return found or None
         return None
+
+    def returns_class(self, owner: str, name: str) -> str | None:
+        found = self._returns_class(owner, name)
+        if found is not None and places.deferred(found):
+            return self.resolved_class(found)  # `return run_verify(...)`: what that returns
+        return found
 
 
 def _class_info(tree: ast.Module, imports) -> tuple:
@@ -235,6 +267,14 @@ def _class_info(tree: ast.Module, imports) -> tuple:
             field_types.append((name, GENERIC_BASES, ",".join(generic)))
         classes.append((name, bases, tuple(fields)))
     return tuple(classes), tuple(field_types), tuple(returns)
+
+
+_PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
+
+
+def _is_property(func) -> bool:
+    """`@property`, `@functools.cached_property` (not a setter: `@x.setter`)."""
+    return any(places._last_name(d) in _PROPERTY_DECORATORS for d in func.decorator_list)
 
 
 # `Cls.f()`: the field types' key for what a method alias `self.f = self.g` makes `obj.f(...)` run.
@@ -393,6 +433,9 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
     if found in _GENERIC_RETURNS:
         found = None
     declared_classes = _parameter_classes(func, imports)
+    if found and _is_property(func):
+        # `@property def target_worker(self) -> TpModelWorker`: `obj.target_worker` is one.
+        field_types.append((owner, func.name, found))
     if func.name != "__init__":
         # The classes its parameters are declared: an override that leaves one unannotated
         # (`def build(self, common_prefix_len, common_attn_metadata)`) reads it as the
@@ -450,8 +493,31 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
             built.add(made)
     if found is None and len(built) == 1:
         found = built.pop()
+    if found is None and not built:
+        found = _returned_call(returned, owner, imports)
     if found:
         returns.append((owner, func.name, found))
+
+
+def _returned_call(returned: list, owner: str, imports) -> str | None:
+    """What a function returns where every `return` hands on the result of one call, of a
+    function (`return run_verify(batch, ...)`) or of a method of the object's own class
+    (`return self._build(x)`): that callee's class, as a path the solve resolves
+    (`places.RETURNED_CLASS`); None otherwise."""
+    callees = set()
+    for value in returned:
+        if type(value) is ast.Constant and value.value is None:
+            continue
+        if type(value) is not ast.Call:
+            return None
+        func = value.func
+        if type(func) is ast.Name:
+            callees.add(f"{places.RETURNED_CLASS}{places.resolved_name(func.id, imports)}")
+        elif type(func) is ast.Attribute and places.is_self_name(func.value) and owner:
+            callees.add(f"{owner}{places.RETURNED_CLASS}{func.attr}")
+        else:
+            return None
+    return callees.pop() if len(callees) == 1 else None
 
 
 def _as_host_copy(value: ast.expr) -> ast.expr:
@@ -1973,7 +2039,11 @@ class _Family:
         key = (cls, name)
         found = self.memo.get(key)
         if found is None:
-            if "(" in cls:
+            if places.deferred(cls):
+                # `Worker+>forward_step`: the class another file decides, now known.
+                real = self.types.resolved_class(cls)
+                found = self.keys(real, name) if real else ()
+            elif "(" in cls:
                 # `Cls.method(param)`: an unannotated parameter of an override, summarised
                 # before its base was known; read through the class the base declares it.
                 owner, _, parameter = cls.partition(".")

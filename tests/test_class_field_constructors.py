@@ -193,5 +193,12 @@ def test_a_constructor_keyword_goes_through_the_classes_own_init(tmp_path):
     assert files["pkg/state.py"] != before
     # (also where another class of the same name has an `__init__` without that parameter)
     files["pkg/worker_state.py"] = "class RequestState:\n    def __init__(self, n: int):\n        self.n = n\n"
+    # `sampling_params` is `request.sampling_params`, of the class `EngineRequest` (another
+    # file) declares: its `top_p` is a float, whatever a batch's field of that name holds.
+    root = project(tmp_path / "declared", files)
+    assert ("state.py", 18, "SL203") not in findings(root, "pkg/state.py")
+    # The options' class no longer declares `top_p`: what `sampling_params.top_p` holds is
+    # then what the repository gives any field of that name (the batch's device tensor).
+    files["pkg/params.py"] = files["pkg/params.py"].replace("top_p: float = 1.0", "temperature: float = 1.0")
     root = project(tmp_path / "b", files)
     assert ("state.py", 18, "SL203") in findings(root, "pkg/state.py")

@@ -248,6 +248,27 @@ def names_a_class(name: str) -> bool:
     return spelt_as_class(name) and "Tensor" not in name
 
 
+# A class the index's solve resolves (`_Types.resolved_class`): what a method returns, the
+# class of a field, of a class another file defines (`Worker+>forward_step`).
+RETURNED_CLASS, FIELD_CLASS = "+>", "+~"
+
+
+def deferred(cls: str) -> bool:
+    return RETURNED_CLASS in cls or FIELD_CLASS in cls or "|" in cls  # `|`: alternatives
+
+
+def _call_bindings(name: str, unit) -> list:
+    """The values a local is bound to, where the scope binds it only to calls or field reads
+    (`out = self.worker.step(batch)` on one branch, `out = self.verify(batch)` on another);
+    else []."""
+    if name not in unit.bound or name in unit.imported or unit.iterated.get(name):
+        return []
+    found = [value for names, value in unit.bindings if name in names]
+    if not found or len(found) > 4 or any(type(v) not in (ast.Call, ast.Attribute) for v in found):
+        return []
+    return found
+
+
 def spelt_as_class(name: str) -> bool:
     """Capitalised, leading underscores aside, and not all capitals (`MAX_LEN`), nor a typing
     form or a builtin."""
@@ -602,6 +623,8 @@ class PlaceModel:
         # A field: what the repository assigns to it through the object's class where that is
         # known, else to any field of that name, or what its name says.
         owner = self.class_of(expr.value, unit)
+        if owner is None and REPO.symbolic:
+            owner = self.deferred_class_of(expr.value, unit)
         return REPO.field(owner, attr) if owner else REPO.attr(attr)
 
     def _self_attribute(self, attr: str, unit) -> int:
@@ -786,6 +809,36 @@ class PlaceModel:
         if kind is ast.Call:
             return self.call_class(expr, unit, depth)
         return None
+
+    def deferred_class_of(self, expr, unit, depth: int = 0) -> str | None:
+        """While the index summarises one file: the class of an object that another file
+        decides, as the path the solve resolves against every file's classes
+        (`Worker` + RETURNED_CLASS + `forward_step`: what that method returns;
+        `Engine` + FIELD_CLASS + `worker`: the class of that field). For `out.ids` with
+        `out = self.worker.forward_step(batch)` and the worker's class or its method in
+        another module. None where the chain starts at no class at all."""
+        if depth > 4:
+            return None
+        kind = type(expr)
+        if kind is ast.Name:
+            values = _call_bindings(expr.id, unit)
+            if not values:
+                return None
+            found = set()
+            for value in values:
+                one = self.class_of(value, unit, depth + 1) or self.deferred_class_of(value, unit, depth + 1)
+                if one is None:
+                    return None
+                found.add(one)
+            return "|".join(sorted(found))
+        if kind is ast.Call and type(expr.func) is ast.Attribute:
+            head, link, name = expr.func.value, RETURNED_CLASS, expr.func.attr
+        elif kind is ast.Attribute and not is_self_name(expr):
+            head, link, name = expr.value, FIELD_CLASS, expr.attr
+        else:
+            return None
+        base = self.class_of(head, unit) or self.deferred_class_of(head, unit, depth + 1)
+        return f"{base}{link}{name}" if base else None
 
     def _name_class(self, name: str, unit, depth: int) -> str | None:
         key = (id(unit), name)
