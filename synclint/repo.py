@@ -2701,11 +2701,11 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
                 if target[0] == "Qp":
                     # by its keyword: a keyword-only parameter too (signatures list the
                     # positional ones), as a call by name gives it
-                    if function in signatures:
+                    if function in signatures and (function, slot) not in numbers:
                         flows.append((("p", function, slot), local, symbols, where))
                     continue
                 for params in sorted(signatures.get(function, ())):
-                    if slot < len(params):
+                    if slot < len(params) and (function, params[slot]) not in numbers:
                         flows.append((("p", function, params[slot]), local, symbols, where))
             continue
         if target[0] == "P":
@@ -2714,10 +2714,13 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
             # hundred modules), the call says nothing of any one of them.
             _, function, position = target
             name = _agreed_parameter(signatures.get(function, ()), position)
-            if name is not None:
+            if name is not None and (function, name) not in numbers:
                 flows.append((("p", function, name), local, symbols, where))
         elif target[0] == "p":
-            if target[1] in signatures:
+            # (a parameter declared a Python number stays one as others read it, `row_ids -
+            # vocab_start` with `vocab_start: int = 0`, whatever a call by name passes; what a
+            # loop element or a reduction gives it is `_loop_numbers`'s)
+            if target[1] in signatures and (target[1], target[2]) not in numbers:
                 flows.append((target, local, symbols, where))
         elif target[0] in ("LP", "Lp", "EP", "Ep", "SP", "Sp"):
             _, function, slot = target
@@ -2747,6 +2750,17 @@ def _file_flows(path: str, summary_flows, signatures, fields_of, flows: list, tu
                 flows.append((("A", cls, name), local, symbols, where))
         else:
             flows.append((target, local, symbols, where))
+
+
+def _given_numbers(path: str, summary_flows, signatures, fields_of, qualified, numbers: frozenset) -> list:
+    """What a file's flows give the parameters declared Python numbers (the flows
+    `_file_flows` leaves out; the relay of loop elements reads such parameters), less where
+    they are: an edit that changes it is solved whole."""
+    if not numbers:
+        return []
+    every: list = []
+    _file_flows(path, summary_flows, signatures, fields_of, every, set(), [], [], qualified, frozenset())
+    return sorted(repr(f[:3]) for f in every if f[0][0] == "p" and (f[0][1], f[0][2]) in numbers)
 
 
 class _QualifiedCalls:
@@ -4221,6 +4235,9 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     typed_now = Counter(typed_count)
     method_params: Counter = Counter()  # flows into `("p", "Cls.m", x)` added (taken away: negative)
     for i in changed:
+        if _given_numbers(paths[i], olds[i][0], sigs_now, fields_of, qualified, numbers) != _given_numbers(
+                paths[i], news[i][0], sigs_now, fields_of, qualified, numbers):
+            return None  # what calls give a parameter declared a number changed: read by the relay, solved whole
         out: list = []
         relay: list = []
         _file_flows(paths[i], news[i][0], sigs_now, fields_of, out, set(), relay, relay, qualified, numbers)

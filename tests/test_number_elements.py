@@ -425,6 +425,68 @@ def test_a_call_by_name_does_not_override_a_number_annotation(tmp_path):
     assert (6, "SL203") in _findings(root, "pkg/metrics.py")
 
 
+SHARDS = """\
+    from dataclasses import dataclass
+
+    import torch
+
+
+    @dataclass
+    class ShardIndices:
+        vocab_start_index: int
+        vocab_end_index: int
+
+
+    def shard_indices(sizes):
+        return ShardIndices(vocab_start_index=sizes[0], vocab_end_index=sizes[1])
+    """
+
+PREFETCH = """\
+    from typing import Optional
+
+    import torch
+
+
+    class Prefetcher:
+        def enqueue(self, flat_ids: torch.Tensor, *, vocab_start: int = 0, vocab_end: Optional[int] = None):
+            row_ids = flat_ids.detach().cpu()
+            if vocab_end is not None:
+                row_ids = row_ids[(row_ids >= vocab_start) & (row_ids < vocab_end)]
+            row_ids = row_ids - vocab_start
+            return self.pages_for_rows(row_ids)
+
+        def pages_for_rows(self, row_ids: torch.Tensor):
+            return row_ids.unique(sorted=True).tolist()
+
+
+    class Table:
+        def __init__(self, prefetcher, shard, counts: torch.Tensor):
+            self.prefetcher = prefetcher
+            self.shard = shard
+            self.counts = counts
+
+        def gather(self, ids):
+            self.prefetcher.enqueue(ids, vocab_start=self.shard.vocab_start_index)
+
+
+    def stream(queue, counts: torch.Tensor):
+        starts = counts.cuda()
+        queue.enqueue(None, vocab_start=starts)
+    """
+
+
+def test_a_number_parameter_read_in_arithmetic_stays_a_number(tmp_path):
+    # `row_ids - vocab_start` of host ids and a parameter declared `int`: a host tensor, so
+    # the page list is no readback, whatever some call of a method named `enqueue` passes
+    # (here a device tensor, by keyword). What an element or a reduction of a device tensor
+    # gives such a parameter is the relay of `_loop_numbers`, tested above.
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/shards.py": SHARDS, "pkg/prefetch.py": PREFETCH})
+    rows = {row for row, code in _findings(root, "pkg/prefetch.py") if code in ("SL202", "SL402")}
+    assert 15 not in rows, rows
+    found = repo.build(root, use_cache=False).values.get(("p", "Prefetcher.pages_for_rows", "row_ids"))
+    assert found is None or not found[0] & repo.DEVICE
+
+
 def test_an_edit_to_one_model_moves_only_its_own_class_s_relay(tmp_path, monkeypatch):
     # Cached runs: the model that starts passing a device maximum to its own table class gets
     # the finding, and loses it when the edit is undone; the other model keeps its own.
