@@ -269,14 +269,6 @@ def _class_info(tree: ast.Module, imports) -> tuple:
     return tuple(classes), tuple(field_types), tuple(returns)
 
 
-_PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
-
-
-def _is_property(func) -> bool:
-    """`@property`, `@functools.cached_property` (not a setter: `@x.setter`)."""
-    return any(places._last_name(d) in _PROPERTY_DECORATORS for d in func.decorator_list)
-
-
 # `Cls.f()`: the field types' key for what a method alias `self.f = self.g` makes `obj.f(...)` run.
 ALIAS = "()"
 # A field type `RETURNED_BY + m`: the field holds what method `m` of the object's own class
@@ -433,7 +425,7 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
     if found in _GENERIC_RETURNS:
         found = None
     declared_classes = _parameter_classes(func, imports)
-    if found and _is_property(func):
+    if found and places._is_property(func):
         # `@property def target_worker(self) -> TpModelWorker`: `obj.target_worker` is one.
         field_types.append((owner, func.name, found))
     if func.name != "__init__":
