@@ -3386,7 +3386,11 @@ def _loop_numbers(own_flows, loop_flows, value, tensors, lines, definitions) -> 
             if mask & PLACES == DEVICE:
                 cites[key] = (f"{_what(target)} is annotated a number, but a caller passes it an "
                               f"element or a reduction of a device tensor", where)
-        elif mask & DEVICE:
+        elif mask & DEVICE and not mask & SCALAR:
+            # A name that also holds Python numbers (a field that is a list of ints in one
+            # class and a device tensor in another, a parameter given everything by a
+            # crowded call) says nothing of its elements. A list bit alone does: diffusers'
+            # `timesteps: list[int] = None`, rebound to the scheduler's device timesteps.
             cites[target] = (f"{_what(target)} is annotated a number, but a caller passes it the "
                              f"element of a loop over a tensor that may be on the device", where)
     changed = bool(cites)
