@@ -122,6 +122,9 @@ DEFAULT_COLD_FUNCTIONS = (
     "*init_weights*",
     "tie_weights",
     "update_weights*",
+    # A trainer's weight update, begun and finished around the transfer
+    # (`start_weight_update`, `finish_weight_update`, `begin_weight_update`).
+    "*weight_update*",
     "restore_weights*",
     "finalize_*weights*",
     "*weights_by_name*",

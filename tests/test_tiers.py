@@ -236,6 +236,13 @@ CASES = [
                 slots = torch.zeros(4, device="cuda")
                 return slots.tolist()
     """, "cold", "*preempt*"),
+    ("weight-update-cold", """
+        import torch
+        class Worker:
+            def finish_weight_update(self, names):
+                flags = torch.zeros(4, device="cuda")
+                return flags.tolist()
+    """, "cold", "*weight_update*"),
     ("abort-cold", """
         import torch
         class Scheduler:
