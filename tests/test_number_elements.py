@@ -159,7 +159,6 @@ def test_a_name_also_bound_to_a_number_is_no_element(tmp_path):
     assert ("p", "local_token_count", "tokens_per_group") not in repo.build(root, use_cache=False).values
 
 
-
 # A scheduler's plan reads `batch.prefix_lens`: a list of Python ints in the batch class it
 # is given, a device tensor in a runner's batch of another module (the field read by its
 # name alone, the object's class unknown).
@@ -196,10 +195,12 @@ def test_a_loop_over_a_name_that_also_holds_python_numbers_says_nothing_of_its_e
     assert ("p", "replay_len", "prefix_len") not in repo.build(root, use_cache=False).values
     assert [f for f in _findings(root, "pkg/replay.py") if f[1] == "SL203"] == []
     # Where every class holds a device tensor there, its elements reach the parameter.
-    files = {**REPLAY, "pkg/batches.py": REPLAY["pkg/batches.py"].replace("[len(r.prefix) for r in reqs]", "torch.zeros(len(reqs), device=\"cuda\")")}
+    batches = REPLAY["pkg/batches.py"].replace("[len(r.prefix) for r in reqs]", 'torch.zeros(len(reqs), device="cuda")')
+    files = {**REPLAY, "pkg/batches.py": batches}
     root = project(tmp_path / "tensors", files)
     assert repo.build(root, use_cache=False).values[("p", "replay_len", "prefix_len")][0] == repo.DEVICE | repo.SCALAR
     assert (2, "SL203") in _findings(root, "pkg/replay.py")
+
 
 # A vision encoder's rotary table, sized by the largest grid position: the position ids are
 # built on the device, and their maximum (a 0-dim device tensor) is passed to a method of the
