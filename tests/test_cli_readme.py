@@ -59,6 +59,13 @@ def test_configuration_table_lists_every_key_with_its_default():
     assert re.findall(r"`([^`]+)`", table["allow-functions"]) == list(DEFAULT_ALLOW_FUNCTIONS)
 
 
+def test_tiers_page_lists_the_default_cold_functions():
+    from synclint.config import DEFAULT_COLD_FUNCTIONS
+
+    page = (REPO / "docs" / "tiers.md").read_text()
+    [listing] = [line for line in page.splitlines() if line.startswith("`__init__`, ")]
+    assert re.findall(r"`([^`]+)`", listing) == list(DEFAULT_COLD_FUNCTIONS)
+
 def test_configuration_sample_is_valid(tmp_path):
     from synclint.config import read_config_file
 
