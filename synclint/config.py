@@ -74,6 +74,7 @@ DEFAULT_COLD_FUNCTIONS = (
     "destroy*",
     "*_destroy",
     "teardown*",
+    "_teardown*",
     "*_teardown",
     "*rebalance*",
     # A request's abort, and a batch's retraction or a request's preemption under memory

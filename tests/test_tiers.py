@@ -243,6 +243,12 @@ CASES = [
                 flags = torch.zeros(4, device="cuda")
                 return flags.tolist()
     """, "cold", "*weight_update*"),
+    ("private-teardown-cold", """
+        import torch
+        def _teardown_borrow_pool(state):
+            live = torch.zeros(4, device="cuda")
+            return live.sum().item()
+    """, "cold", "_teardown*"),
     ("abort-cold", """
         import torch
         class Scheduler:
@@ -441,6 +447,34 @@ CASES = [
                 return int(pages.sum().item())
             return 0
     """, "cold", "runs only while debugging"),
+    ("trace-switch-cold", """
+        import torch
+        def logits(hidden: torch.Tensor, envs):
+            hidden = hidden.cuda()
+            if envs.ENGINE_TRACE_LOGITS_E2E_SYNC.get():
+                torch.cuda.synchronize()
+                print("synced", hidden.max().item())
+            return hidden
+    """, "cold", "runs only while debugging"),
+    ("trace-local-early-return-cold", """
+        import os
+        import torch
+        def moe(hidden: torch.Tensor):
+            trace_e2e = os.environ.get("ENGINE_TRACE_MOE") == "1"
+            hidden = hidden.cuda()
+            if not trace_e2e:
+                return hidden
+            print("max", hidden.max().item())
+            return hidden
+    """, "cold", "runs only while debugging"),
+    ("tracing-query-is-not-a-trace-switch", """
+        import torch
+        def pick(x: torch.Tensor, tracer):
+            x = x.cuda()
+            if torch.jit.is_tracing() or tracer:
+                return x.max().item()
+            return 0
+    """, "unknown", ""),
     ("latest-is-not-a-test-switch", """
         import torch
         def pick(latest_tokens: bool):

@@ -2,7 +2,7 @@
 release's whole tree (the way a pre-commit hook runs), and count a site found when a default
 finding (medium confidence or more, tier not cold) covers its line.
 
-    python bench/history/score.py RELEASES_DIR [--synclint "python -m synclint"]
+    python bench/history/score.py RELEASES_DIR [--synclint "python -m synclint"] [--sites FILE]
 
 RELEASES_DIR holds one unpacked release per folder, named by its version (`0.30.0/vllm/...`,
 each with an empty `pyproject.toml` at its root, as bench/corpus.py lays out its corpus)."""
@@ -24,8 +24,10 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("releases", type=Path)
     parser.add_argument("--synclint", default=f"{sys.executable} -m synclint")
+    parser.add_argument("--sites", type=Path, default=HERE / "sites.json",
+                        help="the judged sites (default: sites.json beside this script)")
     args = parser.parse_args()
-    sites = json.loads((HERE / "sites.json").read_text())["sites"]
+    sites = json.loads(args.sites.read_text())["sites"]
     found: dict[tuple, list] = {}
     for release in sorted({s["release"] for s in sites}):
         root = args.releases / release

@@ -108,8 +108,10 @@ def thread_targets(text: str) -> frozenset[str]:
 # Also a switch for consistency checks, which only catch bugs: `SANITY_CHECK`,
 # `X_CHECK_KV_PAGE_INVARIANTS` (the plural: not `batch_invariant`, a serving mode), a canary
 # or checksum of transferred data (`X_KV_CANARY_ENABLE_TOKEN_ORACLE`, `enable_kv_checksum`),
-# and a test-only mode (`X_ENABLE_MM_COMPARISON_TEST`, `test_mode`).
-_DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling|sanity|invariants|canary|checksum|checksums|test)(_|$)")
+# and a test-only mode (`X_ENABLE_MM_COMPARISON_TEST`, `test_mode`), and a tracing switch
+# (`X_TRACE_LOGITS_SYNC`, `trace_e2e`: prints or records each stage; not `is_tracing`, a
+# tracer's query, nor `tracer`).
+_DEBUG_WORD = re.compile(r"(^|_)(debug|profile|profiling|sanity|invariants|canary|checksum|checksums|test|trace)(_|$)")
 # A predicate of a rare phase, by its whole name: a warm-up request or run (`batch.is_warmup`),
 # an elastic scale-up or scale-down in progress (`StateManager.is_scaling()`) or a CUDA graph
 # being captured (`if in_capture:`, `torch.cuda.is_current_stream_capturing()`), the phases
@@ -125,8 +127,9 @@ def debug_word(text: str) -> bool:
     """An identifier or string that names a switch on only in a rare phase: debugging or
     profiling (`debug`, `debug_mode`, `X_KPOOL_DEBUG_BOUNDS`, `DEBUG`, `is_profile`,
     `X_CHECK_INVARIANTS`, `sanity_check`, `X_KV_CANARY_...`, `enable_kv_checksum`,
-    `X_COMPARISON_TEST`; not `debugger`, `profiler`, `batch_invariant`, `latest`), a warm-up,
-    an elastic scaling or a CUDA graph capture (`is_warmup`, `is_scaling`, `in_capture`)."""
+    `X_COMPARISON_TEST`, `X_TRACE_LOGITS_SYNC`; not `debugger`, `profiler`, `batch_invariant`,
+    `latest`, `is_tracing`), a warm-up, an elastic scaling or a CUDA graph capture
+    (`is_warmup`, `is_scaling`, `in_capture`)."""
     low = text.lower()
     return bool(_DEBUG_WORD.search(low) or _PHASE_PREDICATE.match(low))
 

@@ -23,8 +23,11 @@ class ExplicitSyncHotPath(Rule):
     `hot-functions` setting names (`forward`, `execute_model`, ...), a function under
     `@torch.compile`, or a loop body. A call of a function or method of the same file whose
     body only synchronizes (`def _wait(self): self.done_event.synchronize()`) is a
-    synchronization too. Device-wide syncs elsewhere (set-up, tests, benchmarks) are not
-    reported; an event or stream wait off the hot path (`maybe_wait_verify_done()`) is, at
+    synchronization too. A device-wide sync elsewhere is reported, at `medium` confidence,
+    only where the repository's call graph reaches its function from a hot root
+    (`execute_model -> zero_blocks`) and it is not beside a clock read
+    (`start = time.perf_counter()`: it times the work); set-up, tests and benchmarks are not
+    reported. An event or stream wait off the hot path (`maybe_wait_verify_done()`) is, at
     `medium` confidence, unless the function is set-up by its name (`__init__`, `load*`,
     `*capture*`, `*warm*`, `*benchmark*`, `*profile*`, `test_*`).
 
@@ -96,9 +99,18 @@ class ExplicitSyncHotPath(Rule):
             # Off the hot path, an event or stream wait is still a wait in the serving loop
             # (`maybe_wait_done()`), unless the function is set-up: device-wide syncs there
             # are mostly deliberate (load, capture, benchmarks) and are not reported.
-            if device_wide or confidence < Confidence.MEDIUM or _cold_function(ctx) or _called_wrapper(ctx):
+            if confidence < Confidence.MEDIUM or _cold_function(ctx) or _called_wrapper(ctx):
                 return
-            ctx.report(self, node, f"{what}, in `{ctx.function.name.value}()`", confidence=Confidence.MEDIUM)
+            if device_wide:
+                # ... unless the repository's call graph reaches the function from a hot root
+                # and the sync is not a timer's bracket (a measurement, deliberate).
+                reached = _reached_every_step(ctx)
+                if reached is None or _beside_timer_read(ctx):
+                    return
+                what = f"{what}, in `{ctx.function.name.value}()`, which {reached}"
+            else:
+                what = f"{what}, in `{ctx.function.name.value}()`"
+            ctx.report(self, node, what, confidence=Confidence.MEDIUM)
             return
         if ctx.hot_path == "in a loop":
             # A loop outside a hot function may run once (graph capture, a benchmark).
@@ -140,6 +152,42 @@ def _cold_function(ctx) -> bool:
 
     function = ctx.function
     return function is None or any(fnmatchcase(function.name.value, pattern) for pattern in _COLD_NAMES)
+
+
+def _reached_every_step(ctx) -> str | None:
+    """Why the function being visited runs every step, where the tier analysis says it is
+    `hot` (the repository's call graph reaches it from a hot root), else None."""
+    from synclint.analysis.tier import Tier
+
+    verdict = ctx.tier_verdict()
+    return verdict.reason if verdict.tier is Tier.HOT else None
+
+
+_TIMERS = frozenset({"time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns",
+                     "time.monotonic", "time.monotonic_ns"})
+
+
+def _beside_timer_read(ctx) -> bool:
+    """The statement being visited is next to one that reads a host clock
+    (`torch.cuda.synchronize(); start = time.perf_counter()`): the sync times the work."""
+    statement = ctx.statement
+    block = ctx.parent(statement) if statement is not None else None
+    siblings = list(getattr(block, "body", ()))
+    index = next((i for i, s in enumerate(siblings) if s is statement), None)
+    if index is None:
+        return False
+    neighbours = siblings[max(index - 1, 0): index] + siblings[index + 1: index + 2]
+    found = []
+
+    class Timers(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if (ctx.qualname(node.func) or "") in _TIMERS:
+                found.append(node)
+
+    for neighbour in neighbours:
+        if isinstance(neighbour, cst.SimpleStatementLine):
+            neighbour.visit(Timers())
+    return bool(found)
 
 
 def _sync_wrapper(node: cst.Call, ctx):
