@@ -209,6 +209,34 @@ HOST_READ_ARGUMENT_FUNCTIONS = {
     "_grouped_mm": (("offs",), (2,)),
 }
 
+# torch.<name>(...) linear-algebra functions that, on CUDA inputs, copy LAPACK's `info` back to
+# the host to raise on a singular or non-definite input (PyTorch's documentation of each:
+# "When inputs are on a CUDA device, this function synchronizes that device with the CPU"):
+# name -> the variant that does not check (`check_errors=False` is its default) and the field
+# of its named result that the checked function returns, or None where there is no such
+# variant. Traced on an H100 (diffusers' UniPC scheduler, torch 2.11): one sync per
+# `torch.linalg.solve` of two device tensors. The `_ex` variants synchronize only with
+# `check_errors=True` (CHECKED_ON_REQUEST).
+CHECKED_LINALG_FUNCTIONS = {
+    "linalg.solve": ("linalg.solve_ex", "result"),
+    "linalg.inv": ("linalg.inv_ex", "inverse"),
+    "inverse": ("linalg.inv_ex", "inverse"),
+    "linalg.cholesky": ("linalg.cholesky_ex", "L"),
+    "linalg.lu_factor": None,
+    "linalg.ldl_factor": None,
+    "linalg.eig": None,
+    "linalg.eigvals": None,
+    "linalg.eigh": None,
+    "linalg.eigvalsh": None,
+    "linalg.svdvals": None,
+    "linalg.matrix_rank": None,
+    "linalg.pinv": None,
+}
+CHECKED_ON_REQUEST = frozenset({"linalg.solve_ex", "linalg.inv_ex", "linalg.cholesky_ex", "linalg.lu_factor_ex",
+                                "linalg.ldl_factor_ex"})
+# Tensor methods with the same check: `A.inverse()`, `A.cholesky()`.
+CHECKED_LINALG_METHODS = frozenset({"inverse", "cholesky"})
+
 # torch.<name>(...) that check a boolean tensor's values on the host: name -> the position
 # of the condition (also the keyword `cond`). `torch._check_tensor_all_with(error_type,
 # cond, msg)` runs `cond._is_all_true().item()` whether the check passes or not (traced on

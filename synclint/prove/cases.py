@@ -15,7 +15,7 @@ from pathlib import Path
 # Every rule that has (or will have) a proof case.
 RULE_CODES = (
     "SL101", "SL102", "SL103", "SL104", "SL105", "SL106",
-    "SL201", "SL202", "SL203", "SL204", "SL205", "SL206", "SL207", "SL208",
+    "SL201", "SL202", "SL203", "SL204", "SL205", "SL206", "SL207", "SL208", "SL209",
     "SL301", "SL302", "SL303", "SL304",
     "SL401", "SL402", "SL403", "SL404",
     "SL501",
