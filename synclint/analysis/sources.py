@@ -678,7 +678,12 @@ class Evaluator:
             return placed(Place.SEQUENCE, HIGH, node, "list arithmetic gives a Python list")
         maybe = [v for v in values if v.is_tensor or v.may_be(Place.DEVICE)]
         if maybe:
-            return join(*maybe)
+            joined = join(*maybe)
+            if Place.SCALAR in joined.places and any(v.is_tensor for v in values):
+                # `timesteps == t` with `timesteps` a tensor wherever it lives: a tensor, even
+                # where `t` may be a Python number.
+                joined = Placement(joined.places - {Place.SCALAR}, joined.confidence, joined.evidence)
+            return joined
         return UNKNOWN
 
     # --- calls ---------------------------------------------------------------------------

@@ -698,7 +698,9 @@ def tensor_ndim(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None 
             return outer - 1 if outer else None
         return None
     if isinstance(expr, cst.Subscript):
-        base = tensor_ndim(expr.value, ctx, _depth + 1, _at)
+        # `x.nonzero(as_tuple=True)[0]`: the tuple's element is one index vector (1-D), as
+        # `x.nonzero()[0]`'s row is.
+        base = 2 if _nonzero_tuple(expr.value, ctx) else tensor_ndim(expr.value, ctx, _depth + 1, _at)
         if base is None:
             return None
         dropped = 0
@@ -736,6 +738,16 @@ def tensor_ndim(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None 
         if right is not None and ctx.placement(expr.left).is_(Place.SCALAR):
             return right
     return None
+
+
+def _nonzero_tuple(expr: cst.BaseExpression, ctx) -> bool:
+    """`torch.nonzero(x, as_tuple=True)` / `x.nonzero(as_tuple=True)`: a tuple of 1-D index
+    vectors, one per dimension of `x`."""
+    if not isinstance(expr, cst.Call):
+        return False
+    qual = ctx.qualname(expr.func) or ""
+    name = qual[6:] if qual.startswith("torch.") else method_name(expr)
+    return name == "nonzero" and is_true(getattr(kwarg(expr, "as_tuple"), "value", None))
 
 
 def _number_parameter(name: str, ctx) -> bool:

@@ -372,7 +372,12 @@ def host_memory(expr: cst.BaseExpression, ctx):
     while True:
         if isinstance(node, cst.Subscript):
             if not _basic_index(node, ctx):
-                return None, ctx.placement(expr)  # `buf[tensor]` gathers into new memory
+                # `buf[tensor]` gathers into new memory: pageable where `buf` is a host
+                # tensor (pinned or not), unknown otherwise.
+                buffer = ctx.placement(node.value)
+                if buffer.is_(Place.HOST, Place.PINNED) and not _keyed(node):
+                    return PAGEABLE, buffer
+                return None, ctx.placement(expr)
             strided = strided or strided_index(node)
             node = node.value
         elif isinstance(node, cst.Attribute) and node.attr.value in STRIDED_VIEW_ATTRIBUTES:
@@ -402,6 +407,14 @@ def host_memory(expr: cst.BaseExpression, ctx):
         # request objects), and the move is then often of data already on the device.
         return HOST_EITHER, placement
     return None, placement
+
+
+def _keyed(expr: cst.Subscript) -> bool:
+    """`d["swa_mask"]`: a look-up by a string key (a dict's value, whatever it holds), not
+    an index into a tensor."""
+    return any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.ConcatenatedString,
+                                                                            cst.FormattedString))
+               for e in expr.slice)
 
 
 def _basic_index(expr: cst.Subscript, ctx) -> bool:
