@@ -186,8 +186,205 @@ def sd3(device):
     return Workload("SD3 MMDiT + flow-match Euler (diffusion DiT)", "diffusion DiT", "diffusers", step, warmup=1, steps=2)
 
 
+# --- The second round of families (added after the first round's 23 sites were all found,
+# and traced before any change was made for them): other MoE routers, a state-space model,
+# an encoder-decoder, a vision-language model on SigLIP + Gemma, a generate() loop, the
+# common diffusion schedulers, and Flux's and Wan's transformers.
+
+def deepseek_v3(device):
+    from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
+
+    cfg = DeepseekV3Config(vocab_size=1024, hidden_size=256, intermediate_size=512, moe_intermediate_size=128,
+                           num_hidden_layers=2, first_k_dense_replace=1, n_routed_experts=16, num_experts_per_tok=4,
+                           n_group=4, topk_group=2, n_shared_experts=1, num_attention_heads=8, num_key_value_heads=8,
+                           q_lora_rank=64, kv_lora_rank=32, qk_rope_head_dim=16, qk_nope_head_dim=16, v_head_dim=32,
+                           max_position_embeddings=512)
+    model = DeepseekV3ForCausalLM(cfg).to(device).eval()
+    ids = torch.randint(0, cfg.vocab_size, (4, 64), device=device)
+    return Workload("DeepSeek-V3, grouped top-k routing (MoE)", "MoE", "transformers",
+                    _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), 8))
+
+
+def gpt_oss(device):
+    from transformers import GptOssConfig, GptOssForCausalLM
+
+    cfg = GptOssConfig(vocab_size=1024, hidden_size=256, intermediate_size=256, num_hidden_layers=2,
+                       num_attention_heads=8, num_key_value_heads=4, head_dim=32, num_local_experts=8,
+                       num_experts_per_tok=2, sliding_window=64, layer_types=["sliding_attention", "full_attention"],
+                       max_position_embeddings=512)
+    model = GptOssForCausalLM(cfg).to(device).eval()
+    ids = torch.randint(0, cfg.vocab_size, (4, 64), device=device)
+    return Workload("GPT-OSS (MoE)", "MoE", "transformers",
+                    _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), 8))
+
+
+def olmoe(device):
+    from transformers import OlmoeConfig, OlmoeForCausalLM
+
+    cfg = OlmoeConfig(vocab_size=1024, hidden_size=256, intermediate_size=256, num_hidden_layers=2,
+                      num_attention_heads=8, num_key_value_heads=8, num_experts=16, num_experts_per_tok=4,
+                      max_position_embeddings=512)
+    model = OlmoeForCausalLM(cfg).to(device).eval()
+    ids = torch.randint(0, cfg.vocab_size, (4, 64), device=device)
+    return Workload("OLMoE (MoE)", "MoE", "transformers",
+                    _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), 8))
+
+
+def mamba_generate(device):
+    from transformers import MambaConfig, MambaForCausalLM
+
+    cfg = MambaConfig(vocab_size=1024, hidden_size=128, state_size=16, num_hidden_layers=2, eos_token_id=None,
+                      pad_token_id=0)
+    model = MambaForCausalLM(cfg).to(device).eval()
+    ids = torch.randint(1, cfg.vocab_size, (2, 32), device=device)
+
+    def step():
+        with torch.no_grad():
+            model.generate(input_ids=ids, max_new_tokens=8, do_sample=False, pad_token_id=0)
+
+    return Workload("Mamba, generate() (state-space)", "state-space", "transformers", step)
+
+
+def t5(device):
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    cfg = T5Config(vocab_size=1024, d_model=128, d_kv=32, d_ff=256, num_layers=2, num_decoder_layers=2,
+                   num_heads=4, decoder_start_token_id=0, pad_token_id=0)
+    model = T5ForConditionalGeneration(cfg).to(device).eval()
+    src = torch.randint(1, cfg.vocab_size, (2, 48), device=device)
+    start = torch.zeros(2, 1, dtype=torch.long, device=device)
+
+    def step():
+        with torch.no_grad():
+            enc = model.get_encoder()(input_ids=src)
+            out = model(encoder_outputs=enc, decoder_input_ids=start, use_cache=True)
+            for _ in range(8):
+                nxt = out.logits[:, -1:].argmax(-1)
+                out = model(encoder_outputs=enc, decoder_input_ids=nxt, past_key_values=out.past_key_values,
+                            use_cache=True)
+
+    return Workload("T5 (encoder-decoder)", "encoder-decoder", "transformers", step)
+
+
+def paligemma(device):
+    from transformers import GemmaConfig, PaliGemmaConfig, PaliGemmaForConditionalGeneration, SiglipVisionConfig
+
+    vision = SiglipVisionConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                image_size=56, patch_size=14, projection_dim=256)
+    text = GemmaConfig(vocab_size=1024, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                       num_attention_heads=8, num_key_value_heads=4, head_dim=32, max_position_embeddings=512)
+    cfg = PaliGemmaConfig(vision_config=vision, text_config=text, image_token_index=1000, projection_dim=256)
+    model = PaliGemmaForConditionalGeneration(cfg).to(device).eval()
+    ids = torch.randint(0, 900, (2, 40), device=device)
+    ids[:, :16] = 1000  # 16 patches of a 56x56 image come first
+    pixels = torch.randn(2, 3, 56, 56, device=device)
+    prefill = lambda: model(input_ids=ids, pixel_values=pixels, use_cache=True)
+    return Workload("PaliGemma (vision-language)", "vision-language", "transformers", _decode_loop(model, prefill, 6))
+
+
+def _tiny_unet(device):
+    from diffusers import UNet2DConditionModel
+
+    return UNet2DConditionModel(sample_size=32, in_channels=4, out_channels=4, layers_per_block=1,
+                                block_out_channels=(32, 64), cross_attention_dim=32, attention_head_dim=8,
+                                down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+                                up_block_types=("UpBlock2D", "CrossAttnUpBlock2D")).to(device).eval()
+
+
+def _unet_with(scheduler_name: str, label: str):
+    """The tiny UNet denoised by a diffusers scheduler, the way pipelines drive it:
+    `set_timesteps`, then per step `scale_model_input`, the model, `step`."""
+
+    def build(device):
+        import diffusers
+
+        model = _tiny_unet(device)
+        sched = getattr(diffusers, scheduler_name)(num_train_timesteps=1000)
+        text = torch.randn(2, 77, 32, device=device)
+
+        def step():
+            with torch.no_grad():
+                sched.set_timesteps(10, device=device)
+                latents = torch.randn(2, 4, 32, 32, device=device) * sched.init_noise_sigma
+                for t in sched.timesteps:
+                    model_input = sched.scale_model_input(latents, t)
+                    noise = model(model_input, t, encoder_hidden_states=text).sample
+                    latents = sched.step(noise, t, latents).prev_sample
+
+        return Workload(f"UNet2DCondition + {label} (diffusion UNet)", "diffusion UNet", "diffusers", step,
+                        warmup=1, steps=2)
+
+    return build
+
+
+def flux(device):
+    from diffusers import FlowMatchEulerDiscreteScheduler, FluxTransformer2DModel
+
+    model = FluxTransformer2DModel(patch_size=1, in_channels=16, num_layers=1, num_single_layers=1,
+                                   attention_head_dim=16, num_attention_heads=2, joint_attention_dim=32,
+                                   pooled_projection_dim=32, axes_dims_rope=(4, 6, 6)).to(device).eval()
+    sched = FlowMatchEulerDiscreteScheduler(use_dynamic_shifting=True)
+    text = torch.randn(1, 16, 32, device=device)
+    pooled = torch.randn(1, 32, device=device)
+    side = 8
+    img_ids = torch.zeros(side * side, 3, device=device)
+    img_ids[:, 1] = torch.arange(side, device=device).repeat_interleave(side)
+    img_ids[:, 2] = torch.arange(side, device=device).repeat(side)
+    txt_ids = torch.zeros(16, 3, device=device)
+
+    def step():
+        with torch.no_grad():
+            sched.set_timesteps(10, device=device, mu=0.5)
+            latents = torch.randn(1, side * side, 16, device=device)
+            for t in sched.timesteps:
+                noise = model(hidden_states=latents, encoder_hidden_states=text, pooled_projections=pooled,
+                              timestep=(t / 1000).expand(latents.shape[0]), img_ids=img_ids, txt_ids=txt_ids).sample
+                latents = sched.step(noise, t, latents).prev_sample
+
+    return Workload("Flux transformer + flow-match Euler, dynamic shift (diffusion DiT)", "diffusion DiT", "diffusers",
+                    step, warmup=1, steps=2)
+
+
+def wan(device):
+    from diffusers import UniPCMultistepScheduler, WanTransformer3DModel
+
+    model = WanTransformer3DModel(patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=16, in_channels=4,
+                                  out_channels=4, text_dim=32, freq_dim=32, ffn_dim=64, num_layers=2,
+                                  rope_max_seq_len=64).to(device).eval()
+    sched = UniPCMultistepScheduler(prediction_type="flow_prediction", use_flow_sigmas=True, flow_shift=3.0)
+    text = torch.randn(1, 16, 32, device=device)
+
+    def step():
+        with torch.no_grad():
+            sched.set_timesteps(10, device=device)
+            latents = torch.randn(1, 4, 3, 16, 16, device=device)
+            for t in sched.timesteps:
+                noise = model(hidden_states=latents, timestep=t.expand(latents.shape[0]),
+                              encoder_hidden_states=text).sample
+                latents = sched.step(noise, t, latents).prev_sample
+
+    return Workload("Wan transformer + UniPC, flow sigmas (video DiT)", "video DiT", "diffusers", step,
+                    warmup=1, steps=2)
+
+
+SECOND_ROUND = {
+    "deepseek_v3": deepseek_v3, "gpt_oss": gpt_oss, "olmoe": olmoe, "mamba_generate": mamba_generate, "t5": t5,
+    "paligemma": paligemma,
+    "unet_dpm": _unet_with("DPMSolverMultistepScheduler", "DPM-Solver++"),
+    "unet_euler": _unet_with("EulerDiscreteScheduler", "Euler"),
+    "unet_euler_a": _unet_with("EulerAncestralDiscreteScheduler", "Euler ancestral"),
+    "unet_unipc": _unet_with("UniPCMultistepScheduler", "UniPC"),
+    "unet_pndm": _unet_with("PNDMScheduler", "PNDM"),
+    "unet_lms": _unet_with("LMSDiscreteScheduler", "LMS"),
+    "unet_heun": _unet_with("HeunDiscreteScheduler", "Heun"),
+    "unet_ddpm": _unet_with("DDPMScheduler", "DDPM"),
+    "unet_lcm": _unet_with("LCMScheduler", "LCM"),
+    "flux": flux, "wan": wan,
+}
+
+
 # qwen2_vl is kept for local runs: on torch 2.11 + CUDA its get_rope_index fails with the image grid on
 # either device (a list of 0-dim CUDA tensors given to torch.tensor), so the default run leaves it out.
-DEFAULT = ["mixtral", "qwen3_moe", "llava", "whisper", "gemma3n", "unet", "sd3"]
+DEFAULT = ["mixtral", "qwen3_moe", "llava", "whisper", "gemma3n", "unet", "sd3", *SECOND_ROUND]
 BUILDERS = {"mixtral": mixtral, "qwen3_moe": qwen3_moe, "llava": llava, "qwen2_vl": qwen2_vl, "whisper": whisper,
-            "gemma3n": gemma3n, "unet": unet, "sd3": sd3}
+            "gemma3n": gemma3n, "unet": unet, "sd3": sd3, **SECOND_ROUND}

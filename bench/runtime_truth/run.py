@@ -2,6 +2,8 @@
 statically at the lines where syncs really happened.
 
     python bench/runtime_truth/run.py --out DIR [--models mixtral,whisper,...] [--args "..."]
+    python bench/runtime_truth/run.py --out DIR --trace-only       # the GPU part alone
+    python bench/runtime_truth/run.py --out DIR --rescore DIR/runtime_truth.json
 
 For each model (models.py): build it from a small config with random weights, run its warm-up
 steps, then trace its steady-state steps with `synclint.trace.watch()`. Every site the tracer
@@ -148,6 +150,8 @@ def main() -> int:
     ap.add_argument("--models", default=",".join(models.DEFAULT))
     ap.add_argument("--args", default="", help="extra options for `synclint check`")
     ap.add_argument("--rescore", help="score an earlier runtime_truth.json again (no GPU needed)")
+    ap.add_argument("--trace-only", action="store_true",
+                    help="trace and write the sites, unscored (score them later with --rescore)")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -176,6 +180,11 @@ def main() -> int:
                 results.append({"key": key, "error": repr(exc)})
             torch.cuda.empty_cache()
     meta["args"] = a.args
+    if a.trace_only:
+        (out / "runtime_truth.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+        for r in results:
+            print(r["key"], r.get("error") or f"{len(r['sites'])} sites")
+        return 0
     for r in results:
         if "error" not in r:
             score(r, extra)
