@@ -97,8 +97,9 @@ class ExplicitSyncHotPath(Rule):
             what = f"`{code(node.func)}()` only synchronizes (its body is a sync), so it waits for queued GPU work"
         if ctx.hot_path is None:
             # Off the hot path, an event or stream wait is still a wait in the serving loop
-            # (`maybe_wait_done()`), unless the function is set-up: device-wide syncs there
-            # are mostly deliberate (load, capture, benchmarks) and are not reported.
+            # (`maybe_wait_done()`), unless the function is set-up. A device-wide sync there
+            # is mostly deliberate (load, capture, benchmarks): reported only below, where the
+            # call graph reaches its function every step.
             if confidence < Confidence.MEDIUM or _cold_function(ctx) or _called_wrapper(ctx):
                 return
             if device_wide:
