@@ -3,7 +3,7 @@ must never do: crash (an internal error, exit 2), write a file that does not com
 file that a second run fixes again, add pyflakes messages, or print a `--diff` that `git apply`
 rejects or that gives other text than `--fix` writes.
 
-    python scripts/fix_corpus_check.py SOURCE_TREE WORK_FOLDER [--jobs N]
+    python scripts/fix_corpus_check.py SOURCE_TREE WORK_FOLDER
 
 The tree is copied twice into WORK_FOLDER (its .py files only): one copy is fixed with
 --fix, the other gets the --diff of the whole tree applied with `git apply`; the two must then
