@@ -39,6 +39,13 @@ def _decode_loop(model, prefill: Callable[[], object], decode_steps: int):
     return step
 
 
+def _causal_lm(device, model_class, cfg, name: str, family: str, shape=(4, 64), decode_steps: int = 8) -> Workload:
+    """A causal LM built from `cfg` on `device`, driven by `_decode_loop` from a random prompt."""
+    model = model_class(cfg).to(device).eval()
+    ids = torch.randint(0, cfg.vocab_size, shape, device=device)
+    return Workload(name, family, "transformers", _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), decode_steps))
+
+
 def mixtral(device):
     from transformers import MixtralConfig, MixtralForCausalLM
 
@@ -46,10 +53,7 @@ def mixtral(device):
                         num_attention_heads=8, num_key_value_heads=4, num_local_experts=8,
                         num_experts_per_tok=2, max_position_embeddings=512,
                         experts_implementation="eager")  # the per-expert loop (Qwen3-MoE below: grouped_mm)
-    model = MixtralForCausalLM(cfg).to(device).eval()
-    ids = torch.randint(0, cfg.vocab_size, (4, 64), device=device)
-    return Workload("Mixtral, eager experts (MoE)", "MoE", "transformers",
-                    _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), 8))
+    return _causal_lm(device, MixtralForCausalLM, cfg, "Mixtral, eager experts (MoE)", "MoE")
 
 
 def qwen3_moe(device):
@@ -58,10 +62,7 @@ def qwen3_moe(device):
     cfg = Qwen3MoeConfig(vocab_size=1024, hidden_size=256, intermediate_size=512, moe_intermediate_size=128,
                          num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=4, num_experts=16,
                          num_experts_per_tok=4, head_dim=32, max_position_embeddings=512)
-    model = Qwen3MoeForCausalLM(cfg).to(device).eval()
-    ids = torch.randint(0, cfg.vocab_size, (4, 64), device=device)
-    return Workload("Qwen3-MoE, grouped_mm experts (MoE)", "MoE", "transformers",
-                    _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), 8))
+    return _causal_lm(device, Qwen3MoeForCausalLM, cfg, "Qwen3-MoE, grouped_mm experts (MoE)", "MoE")
 
 
 def qwen2_vl(device):
@@ -137,10 +138,7 @@ def gemma3n(device):
                             laurel_rank=16, altup_num_inputs=4, sliding_window=64,
                             layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
                             activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0], max_position_embeddings=512)
-    model = Gemma3nForCausalLM(cfg).to(device).eval()
-    ids = torch.randint(0, cfg.vocab_size, (2, 32), device=device)
-    return Workload("Gemma3n (text decoder)", "dense LLM", "transformers",
-                    _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), 8))
+    return _causal_lm(device, Gemma3nForCausalLM, cfg, "Gemma3n (text decoder)", "dense LLM", shape=(2, 32))
 
 
 def unet(device):
@@ -199,10 +197,7 @@ def deepseek_v3(device):
                            n_group=4, topk_group=2, n_shared_experts=1, num_attention_heads=8, num_key_value_heads=8,
                            q_lora_rank=64, kv_lora_rank=32, qk_rope_head_dim=16, qk_nope_head_dim=16, v_head_dim=32,
                            max_position_embeddings=512)
-    model = DeepseekV3ForCausalLM(cfg).to(device).eval()
-    ids = torch.randint(0, cfg.vocab_size, (4, 64), device=device)
-    return Workload("DeepSeek-V3, grouped top-k routing (MoE)", "MoE", "transformers",
-                    _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), 8))
+    return _causal_lm(device, DeepseekV3ForCausalLM, cfg, "DeepSeek-V3, grouped top-k routing (MoE)", "MoE")
 
 
 def gpt_oss(device):
@@ -212,10 +207,7 @@ def gpt_oss(device):
                        num_attention_heads=8, num_key_value_heads=4, head_dim=32, num_local_experts=8,
                        num_experts_per_tok=2, sliding_window=64, layer_types=["sliding_attention", "full_attention"],
                        max_position_embeddings=512)
-    model = GptOssForCausalLM(cfg).to(device).eval()
-    ids = torch.randint(0, cfg.vocab_size, (4, 64), device=device)
-    return Workload("GPT-OSS (MoE)", "MoE", "transformers",
-                    _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), 8))
+    return _causal_lm(device, GptOssForCausalLM, cfg, "GPT-OSS (MoE)", "MoE")
 
 
 def olmoe(device):
@@ -224,10 +216,7 @@ def olmoe(device):
     cfg = OlmoeConfig(vocab_size=1024, hidden_size=256, intermediate_size=256, num_hidden_layers=2,
                       num_attention_heads=8, num_key_value_heads=8, num_experts=16, num_experts_per_tok=4,
                       max_position_embeddings=512)
-    model = OlmoeForCausalLM(cfg).to(device).eval()
-    ids = torch.randint(0, cfg.vocab_size, (4, 64), device=device)
-    return Workload("OLMoE (MoE)", "MoE", "transformers",
-                    _decode_loop(model, lambda: model(input_ids=ids, use_cache=True), 8))
+    return _causal_lm(device, OlmoeForCausalLM, cfg, "OLMoE (MoE)", "MoE")
 
 
 def mamba_generate(device):
