@@ -39,6 +39,21 @@ def _decode_loop(model, prefill: Callable[[], object], decode_steps: int):
     return step
 
 
+def _encoder_decoder_loop(model, encode: Callable[[], object], start, decode_steps: int):
+    """One request of an encoder-decoder: encode once, then greedy decode steps with the cache."""
+
+    def step():
+        with torch.no_grad():
+            enc = encode()
+            out = model(encoder_outputs=enc, decoder_input_ids=start, use_cache=True)
+            for _ in range(decode_steps):
+                nxt = out.logits[:, -1:].argmax(-1)
+                out = model(encoder_outputs=enc, decoder_input_ids=nxt, past_key_values=out.past_key_values,
+                            use_cache=True)
+
+    return step
+
+
 def _causal_lm(device, model_class, cfg, name: str, family: str, shape=(4, 64), decode_steps: int = 8) -> Workload:
     """A causal LM built from `cfg` on `device`, driven by `_decode_loop` from a random prompt."""
     model = model_class(cfg).to(device).eval()
@@ -117,16 +132,8 @@ def whisper(device):
     feats = torch.randn(2, 80, 3000, device=device)
     start = torch.ones(2, 1, dtype=torch.long, device=device)
 
-    def step():
-        with torch.no_grad():
-            enc = model.get_encoder()(feats)
-            out = model(encoder_outputs=enc, decoder_input_ids=start, use_cache=True)
-            for _ in range(8):
-                nxt = out.logits[:, -1:].argmax(-1)
-                out = model(encoder_outputs=enc, decoder_input_ids=nxt, past_key_values=out.past_key_values,
-                            use_cache=True)
-
-    return Workload("Whisper (audio)", "audio", "transformers", step)
+    return Workload("Whisper (audio)", "audio", "transformers",
+                    _encoder_decoder_loop(model, lambda: model.get_encoder()(feats), start, 8))
 
 
 def gemma3n(device):
@@ -243,16 +250,8 @@ def t5(device):
     src = torch.randint(1, cfg.vocab_size, (2, 48), device=device)
     start = torch.zeros(2, 1, dtype=torch.long, device=device)
 
-    def step():
-        with torch.no_grad():
-            enc = model.get_encoder()(input_ids=src)
-            out = model(encoder_outputs=enc, decoder_input_ids=start, use_cache=True)
-            for _ in range(8):
-                nxt = out.logits[:, -1:].argmax(-1)
-                out = model(encoder_outputs=enc, decoder_input_ids=nxt, past_key_values=out.past_key_values,
-                            use_cache=True)
-
-    return Workload("T5 (encoder-decoder)", "encoder-decoder", "transformers", step)
+    return Workload("T5 (encoder-decoder)", "encoder-decoder", "transformers",
+                    _encoder_decoder_loop(model, lambda: model.get_encoder()(input_ids=src), start, 8))
 
 
 def paligemma(device):
