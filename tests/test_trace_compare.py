@@ -82,3 +82,46 @@ def test_check_runtime_option_uses_the_join(tmp_path):
     assert run.returncode == 1, run.stderr
     assert run.stdout.startswith("Runtime only (1)")
     assert "Confirmed by both (1)" in run.stdout and "Static only (1)" in run.stdout
+
+
+LOOP_SOURCE = textwrap.dedent(
+    """\
+    import torch
+
+
+    def split_by_length(hidden, lengths, device):
+        seq_lens = lengths.to(device)
+        out = []
+        start = 0
+        for n in seq_lens:
+            out.append(hidden[start:start + n].sum(dim=0))
+            start += n
+        total = hidden.sum()
+        return torch.stack(out), total
+    """
+)
+
+
+def test_a_loop_finding_is_confirmed_where_its_body_uses_an_element(tmp_path):
+    path = tmp_path / "loop.py"
+    path.write_text(LOOP_SOURCE)
+    violations = [v for v in lint_source(LOOP_SOURCE, str(path), Settings()).violations if v.code == "SL207"]
+    assert [v.location.row for v in violations] == [8]  # the fixture's premise
+    body, after = TraceReport(cuda=True), TraceReport(cuda=True)
+    body.add(SyncEvent("sync", "Tensor.__getitem__", str(path), 9, "split_by_length", "MainThread", 0.01))
+    after.add(SyncEvent("sync", "Tensor.__bool__", str(path), 12, "split_by_length", "MainThread", 0.01))
+    assert [v.code for _, hits in join(violations, body).confirmed for v in hits] == ["SL207"]
+    result = join(violations, after)
+    assert result.confirmed == [] and [v.code for v in result.static_only] == ["SL207"]
+
+
+def test_a_loop_finding_reads_the_innermost_loop_over_its_expression():
+    from synclint.trace.spans import runtime_rows
+
+    source = "for a in x:\n    for b in y:\n        use(b)\n    other(a)\n"
+    assert runtime_rows("SL207", 2, 2, source) == (2, 3)  # the inner loop only
+    assert runtime_rows("SL207", 1, 1, source) == (1, 4)
+    assert runtime_rows("SL201", 2, 2, source) == (2, 2)  # not a loop rule: its own rows
+    assert runtime_rows("SL207", 2, 2, "for (:\n") == (2, 2)  # unparseable: its own rows
+    comprehension = "vals = [\n    int(v)\n    for v in lens\n]\n"
+    assert runtime_rows("SL207", 3, 3, comprehension) == (1, 4)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from synclint.prove import cases as case_mod
 from synclint.prove.cases import RACE
+from synclint.trace.spans import runtime_rows
 
 
 @dataclass
@@ -52,7 +53,9 @@ def check_case(case, torch, device) -> TraceCheck:
         in_case = [s for s in sites if s.file == str(case.path)]
         check.before_sites = [_site_text(s) for s in in_case]
         for first, last in case.flagged:
-            if not any(first <= s.line <= last for s in in_case):
+            # a loop rule's wait is where the loop's body uses an element (synclint/trace/spans.py)
+            low, high = runtime_rows(case.code, first, last, case.source)
+            if not any(low <= s.line <= high for s in in_case):
                 check.problems.append(f"nothing reported at the flagged line {first}" + (f"-{last}" if last != first else ""))
         other = [s for s in sites if s.file != str(case.path)]
         check.before_sites += [f"{s.file}:{_site_text(s)}" for s in other]
@@ -166,7 +169,8 @@ every thread; each thread's own `allowed()` still applies). The static rules hon
 `with synclint.trace.allowed():` too.
 
 Joining with the static findings, by file and line (a site on any row of a multi-line
-finding confirms it):
+finding confirms it; a loop over a device tensor, flagged at its header, is confirmed by a
+site anywhere in the loop, where the body uses an element):
 
     synclint trace --json trace.json -- python serve.py
     synclint check --runtime trace.json src/        # or: synclint trace --compare -- python serve.py

@@ -89,6 +89,10 @@ class Rule:
     # asks only whether a device source is in reach of the function.
     device_sites: ClassVar[tuple[str, ...] | None] = None
 
+    # True where the rule flags a loop header and the host waits where the loop's body uses
+    # an element (the runtime join reads the whole loop: synclint/trace/spans.py).
+    waits_in_loop_body: ClassVar[bool] = False
+
     # "module:function" of a function (without libcst) that gives the screen's words for one
     # file from its `ast` tree, where the rule learns more names from the file itself; "":
     # `shape_words` for every file. A name, not code: synclint/rule_catalog.py keeps it.

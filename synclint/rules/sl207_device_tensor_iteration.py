@@ -79,6 +79,7 @@ class DeviceTensorIteration(Rule):
     triggers = ("for", "list", "tuple", *DEVICE_ORIGIN_TRIGGERS)
     device_only = True
     device_sites = ("loop",)
+    waits_in_loop_body = True
 
     def visit_For(self, node: cst.For, ctx) -> None:
         for target, iterable in _loop_parts(node.target, node.iter):

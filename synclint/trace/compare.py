@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synclint.trace.events import Site, TraceReport, format_site
+from synclint.trace.spans import runtime_rows, waits_in_loop_body
 
 
 @dataclass
@@ -23,16 +24,35 @@ def _norm(path: str) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
-def join(violations, report: TraceReport) -> Join:
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def join(violations, report: TraceReport, sources: dict[str, str] | None = None) -> Join:
     """A site confirms a finding when both are in the same file and the site's line lies
-    within the finding's rows (a multi-line call reports the line the interpreter was on)."""
+    within the finding's rows (a multi-line call reports the line the interpreter was on),
+    or, for a loop over a device tensor, within the loop (synclint/trace/spans.py).
+    `sources`: file text by normalised path, read from disk where missing."""
+    sources = dict(sources or {})
     by_file: dict[str, list] = {}
     for v in violations:
         by_file.setdefault(_norm(v.filename), []).append(v)
+    rows: dict[int, tuple[int, int]] = {}
+    for name, found in by_file.items():
+        for v in found:
+            first, last = v.location.row, v.end_location.row
+            if waits_in_loop_body(v.code):
+                if name not in sources:
+                    sources[name] = _read(name)
+                first, last = runtime_rows(v.code, first, last, sources[name])
+            rows[id(v)] = (first, last)
     out = Join()
     matched: set[int] = set()
     for site in report.sorted_sites():
-        hits = [v for v in by_file.get(_norm(site.file), ()) if v.location.row <= site.line <= v.end_location.row]
+        hits = [v for v in by_file.get(_norm(site.file), ()) if rows[id(v)][0] <= site.line <= rows[id(v)][1]]
         if hits:
             out.confirmed.append((site, hits))
             matched.update(id(v) for v in hits)
