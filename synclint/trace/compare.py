@@ -31,12 +31,12 @@ def _read(path: str) -> str | None:
         return None
 
 
-def join(violations, report: TraceReport, sources: dict[str, str] | None = None) -> Join:
+def join(violations, report: TraceReport) -> Join:
     """A site confirms a finding when both are in the same file and the site's line lies
     within the finding's rows (a multi-line call reports the line the interpreter was on),
-    or, for a loop over a device tensor, within the loop (synclint/trace/spans.py).
-    `sources`: file text by normalised path, read from disk where missing."""
-    sources = dict(sources or {})
+    or, for a loop over a device tensor, within the loop (synclint/trace/spans.py, which
+    reads the file)."""
+    sources: dict[str, str | None] = {}
     by_file: dict[str, list] = {}
     for v in violations:
         by_file.setdefault(_norm(v.filename), []).append(v)
