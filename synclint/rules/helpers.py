@@ -778,6 +778,24 @@ def named_like_a_vector(expr: cst.BaseExpression) -> bool:
     return name.lower().endswith(_VECTOR_NAME_ENDINGS)
 
 
+def derived_from_a_vector(expr: cst.BaseExpression, ctx, _depth: int = 0, _at: int | None = None) -> bool:
+    """`expr` is named like a per-request vector (`named_like_a_vector`), or is a name bound
+    (at this point of the scope) to one through calls that keep the number of dimensions
+    (`tail = next_token_ids.to(dtype)`, `tail = tail.clone()`): the same vector's shape."""
+    if named_like_a_vector(expr):
+        return True
+    if _depth > 6:
+        return False
+    if isinstance(expr, cst.Name):
+        binding = _binding(expr.value, ctx, _at)
+        if binding is None or binding[1] is None:
+            return False
+        return derived_from_a_vector(binding[1], ctx, _depth + 1, binding[0])
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _NDIM_KEEPING:
+        return derived_from_a_vector(expr.func.value, ctx, _depth + 1, _at)
+    return False
+
+
 # --- data that costs nothing to copy ------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ from synclint.rules.base import FixAvailability, FixSpec, Rule
 from synclint.rules.helpers import (
     DEVICE_ORIGIN_TRIGGERS,
     append_keyword,
+    derived_from_a_vector,
     device_confidence,
     dtype_kind,
     is_full_slice,
@@ -88,7 +89,10 @@ class ScalarElementAssignment(Rule):
     ## Known false positives
     `t[i, j] = v` where the tensor has more dimensions than indices (the target is then a
     slice, which does not stall): when the dimensions are not visible in the code the
-    finding has `medium` confidence (`low` for a single index). A device index whose dtype
+    finding has `medium` confidence, and `low` for a single index unless the tensor is named
+    like a per-request vector (`seq_lens`, `sampled_ids`), directly or through the name it
+    was made from by calls that keep its shape (`tokens = sampled_ids.to(torch.int64)`):
+    a vector so named that is in fact a matrix is reported at `medium`. A device index whose dtype
     is not visible may be a bool mask (`x[mask] = 1.0` does not stall): `low` confidence.
     """
 
@@ -192,7 +196,11 @@ class ScalarElementAssignment(Rule):
             explicit = self._explicit_scalar(node.value)
             if not number:
                 return  # neither the element nor the value is known: too common to guess about
-            confidence = min(confidence, Confidence.MEDIUM if len(indices) >= 2 and explicit else Confidence.LOW)
+            # One index into a per-request vector (`tail_tokens = next_token_ids.to(dtype)`,
+            # then `tail_tokens[i] = token`) is an element, as two indices with an explicit
+            # conversion are; otherwise the target may have more dimensions (a row is filled).
+            element = len(indices) >= 2 and explicit or len(indices) == 1 and derived_from_a_vector(target.value, ctx)
+            confidence = min(confidence, Confidence.MEDIUM if element else Confidence.LOW)
         elif not number:
             confidence = min(confidence, Confidence.MEDIUM)  # the value may be a 0-dim tensor
         fill = cst.Expr(
