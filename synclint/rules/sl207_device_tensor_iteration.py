@@ -4,7 +4,7 @@ import libcst as cst
 
 from synclint.apis.torch_api import CLAMP_FUNCTIONS, NUMBER_ARGUMENT_FUNCTIONS, NUMBER_ARGUMENT_METHODS
 from synclint.rules.base import Rule
-from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, code, device_confidence, named_like_a_vector, tensor_ndim
+from synclint.rules.helpers import DEVICE_ORIGIN_TRIGGERS, code, derived_from_a_vector, device_confidence, tensor_ndim
 from synclint.violation import Confidence
 
 # Builtins that read their argument as a Python value (a 0-dim tensor is read back).
@@ -26,7 +26,8 @@ class DeviceTensorIteration(Rule):
     or a comparison in a test. Also `list(t)` / `tuple(t)` of a 1-D device tensor. The
     tensor is 1-D when the code shows it (`x.unique()`, `torch.arange`, an element of a
     `nonzero()` result, `torch.zeros(n, ...)`) or, at `medium` confidence at most, when its
-    name says it is a per-request vector (`seq_lens`, `sizes`, `token_ids`, `indptr`).
+    name says it is a per-request vector (`seq_lens`, `sizes`, `token_ids`, `indptr`), or the
+    name it was made from by calls that keep its shape does (`tokens = sampled_ids.to(device)`).
 
     ## Why it stalls
     Iterating a tensor gives 0-dim tensors on its device; each use of one as a Python
@@ -120,7 +121,7 @@ class DeviceTensorIteration(Rule):
             return False
         ndim = tensor_ndim(iterable, ctx)
         confidence = device_confidence(value)
-        if ndim is None and named_like_a_vector(iterable):
+        if ndim is None and derived_from_a_vector(iterable, ctx):
             confidence = min(confidence, Confidence.MEDIUM)
         elif ndim != 1:
             return False
