@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from synclint.config import Settings
 from synclint.engine import lint_source
@@ -84,31 +85,18 @@ def test_check_runtime_option_uses_the_join(tmp_path):
     assert "Confirmed by both (1)" in run.stdout and "Static only (1)" in run.stdout
 
 
-LOOP_SOURCE = textwrap.dedent(
-    """\
-    import torch
-
-
-    def split_by_length(hidden, lengths, device):
-        seq_lens = lengths.to(device)
-        out = []
-        start = 0
-        for n in seq_lens:
-            out.append(hidden[start:start + n].sum(dim=0))
-            start += n
-        total = hidden.sum()
-        return torch.stack(out), total
-    """
-)
+LOOP_CASE = Path(__file__).resolve().parent.parent / "fixtures" / "SL207" / "proof.py"
 
 
 def test_a_loop_finding_is_confirmed_where_its_body_uses_an_element(tmp_path):
+    # SL207's proof case: `for n in seq_lens:` (row 9), each element a slice bound on row 10.
+    source = LOOP_CASE.read_text()
     path = tmp_path / "loop.py"
-    path.write_text(LOOP_SOURCE)
-    violations = [v for v in lint_source(LOOP_SOURCE, str(path), Settings()).violations if v.code == "SL207"]
-    assert [v.location.row for v in violations] == [8]  # the fixture's premise
+    path.write_text(source)
+    violations = [v for v in lint_source(source, str(path), Settings()).violations if v.code == "SL207"]
+    assert [v.location.row for v in violations] == [9]  # the fixture's premise
     body, after = TraceReport(cuda=True), TraceReport(cuda=True)
-    body.add(SyncEvent("sync", "Tensor.__getitem__", str(path), 9, "split_by_length", "MainThread", 0.01))
+    body.add(SyncEvent("sync", "Tensor.__getitem__", str(path), 10, "split_by_length", "MainThread", 0.01))
     after.add(SyncEvent("sync", "Tensor.__bool__", str(path), 12, "split_by_length", "MainThread", 0.01))
     assert [v.code for _, hits in join(violations, body).confirmed for v in hits] == ["SL207"]
     result = join(violations, after)
