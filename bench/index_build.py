@@ -1,4 +1,4 @@
-"""The repository index alone (synclint/repo.py): build it for a tree and say how big it is.
+"""The repository index alone (synclint/repo/): build it for a tree and say how big it is.
 
 Usage: index_build.py ROOT [--jobs N]
 

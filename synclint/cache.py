@@ -11,7 +11,7 @@ The index maps an absolute path to `(size, mtime_ns, sha256 of the content, find
 - otherwise the file is read and hashed; the same hash is still a hit (a checkout or `touch`
   that changed nothing), a different one a miss.
 
-What the rest of the repository says (synclint/repo.py) is not in the namespace: each entry
+What the rest of the repository says (synclint/repo/) is not in the namespace: each entry
 records the index fingerprint it was made under, the questions the file asked the index
 (`repo.recording`: fields, parameters, results, call-graph tier verdicts) and a digest of the
 answers. Under the same index the entry holds as it is; under another, it holds when the
@@ -66,7 +66,7 @@ class Entry:
     encoding: str
     violations: tuple  # plain tuples, see _plain_violation
     # The fingerprint of what the repository index said when these findings were made
-    # (synclint/repo.py): findings read fields and parameters placed by other files.
+    # (synclint/repo/): findings read fields and parameters placed by other files.
     index: str = ""
     # What the file asked of the index (fields, parameters and results it looked up, the
     # call graph's tier verdicts it used: repo.recording keys) and a digest of the answers.
@@ -312,8 +312,8 @@ class ResultCache:
     def __init__(self, settings: Settings, extra: str | None = None) -> None:
         from synclint import repo
 
-        if extra is None:  # what the repository index installed last (synclint/repo.py)
-            extra = repo.FACTS.fingerprint
+        if extra is None:  # what the repository index installed last (synclint/repo/)
+            extra = repo.facts.FACTS.fingerprint
         self.index = extra
         self.settings = settings
         self.verified = 0  # entries of another index found still valid by their answers

@@ -251,7 +251,7 @@ class Settings:
     # Parse with libcst only the functions that can hold a finding (synclint/screen/).
     # Off only to check the screen against a whole-file parse: the findings are the same.
     screen: bool = True
-    # Read the whole repository the linted files are in (synclint/repo.py): fields,
+    # Read the whole repository the linted files are in (synclint/repo/): fields,
     # parameters and helpers placed by what the rest of the repository gives them.
     repository_index: bool = True
     # Where the settings came from (for messages); not part of the cache key.

@@ -1,4 +1,4 @@
-"""Keeping the repository index store (synclint/repo.py, `store_folder()`) bounded.
+"""Keeping the repository index store (synclint/repo/disk.py, `store_folder()`) bounded.
 
 The store holds, per tag (a hash of the index version, the code of the modules a summary
 depends on, and the project root), `roots/<tag>` (each file's stat and content digest),

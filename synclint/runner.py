@@ -172,7 +172,7 @@ class _LastFindings:
         if checked.found is None:  # the same call graph, the same other answers: the last entry's digests hold
             self.kept = (deps, answers, loose, graph, placements)
         else:
-            repo.FACTS.reads.update(checked.found)  # the new entry depends on what the last one did
+            repo.facts.FACTS.reads.update(checked.found)  # the new entry depends on what the last one did
         return from_plain(checked.violations, self.filename), dict(hidden)
 
     def screened(self, violations) -> str:
@@ -310,7 +310,7 @@ def _fixable(violations: list[Violation], unsafe: bool) -> bool:
 
 
 def index_repository(paths: list[Path], settings: Settings, use_cache: bool, jobs: int) -> str:
-    """Read the repository the paths are in (synclint/repo.py) and install what it says for
+    """Read the repository the paths are in (synclint/repo/) and install what it says for
     the lint; returns its fingerprint ("" when off)."""
     from synclint import repo
 
@@ -353,7 +353,7 @@ def lint_paths(
     thresholds = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
     try:
-        # What the rest of the repository says (synclint/repo.py), installed for the lint.
+        # What the rest of the repository says (synclint/repo/), installed for the lint.
         if names:
             index_repository(paths, _settings_of(settings)(names[0]), use_cache, jobs or default_jobs())
         bar = progress(len(names)) if progress is not None else None

@@ -1,4 +1,4 @@
-"""The call graph's calls are resolved through classes (synclint/repo.py `_CallGraph`): a
+"""The call graph's calls are resolved through classes (synclint/repo/callgraph.py `_CallGraph`): a
 method reached from a model's forward is hot, its namesake in another class that only
 `__init__` calls is cold, on real-shaped multi-file projects."""
 
@@ -1216,13 +1216,13 @@ def test_each_function_is_matched_against_the_patterns_once(tmp_path, monkeypatc
     # 3,500-line file asked 19 million pattern matches); a function's name decides, so each
     # is matched once per list of patterns.
     seen = []
-    matches = repo._CallGraphTiers._matches
+    matches = repo.tiers._CallGraphTiers._matches
 
     def counting(node, patterns):
         seen.append((node, patterns))
         return matches(node, patterns)
 
-    monkeypatch.setattr(repo._CallGraphTiers, "_matches", staticmethod(counting))
+    monkeypatch.setattr(repo.tiers._CallGraphTiers, "_matches", staticmethod(counting))
     root = project(tmp_path / "proj", ARGUMENT_GUARDS)
     found = tiers(root, "serve/ops.py")
     assert found[6][0] == "cold" and found[16][0] == "hot"  # the answers of the test above

@@ -1,6 +1,6 @@
 """A metadata object built through a class held in a field (`self.metadata_cls(x=...)`, a
 builder generic over its metadata class): its keyword arguments are the fields of whatever
-class that is, as those of `Cls(x=...)` are (synclint/repo.py `_CLASS_NAME_SUFFIXES`). A
+class that is, as those of `Cls(x=...)` are (synclint/repo/declarations.py `_CLASS_NAME_SUFFIXES`). A
 backend in another file reads a field back from the builder's result."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A helper that takes the device a tensor goes to (`.to(device)`, `torch.tensor(x,
 device=device)`) looks like a host-to-device copy in its own file. Where every call of it
 from code not known to be cold passes the CPU (`"cpu"`, `torch.device("cpu")`, a local bound
 only to one; or leaves a `None` default out: `.to(None)` moves nothing), the repository's
-call graph says so (synclint/analysis/guards.py kind `c`, synclint/repo.py
+call graph says so (synclint/analysis/guards.py kind `c`, synclint/repo/
 `_CallGraphTiers.passed_by`), and the analysis reads the parameter as the CPU at low
 confidence (synclint/analysis/flow.py `_given_only_the_cpu`): SL101, SL102 and SL103 are
 hidden by default, and `--explain` names the callers. One call passing anything else (a

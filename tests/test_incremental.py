@@ -248,9 +248,9 @@ def _index(root: Path, monkeypatch) -> tuple[repo.Facts, int]:
     """Build the index with the store; returns the facts and how many times it solved."""
     solved = []
     real = repo.solve
-    monkeypatch.setattr(repo, "solve", lambda summaries, state=None: solved.append(1) or real(summaries, state))
+    monkeypatch.setattr(repo.store, "solve", lambda summaries, state=None: solved.append(1) or real(summaries, state))
     facts = repo.build(root.resolve(), use_cache=True)
-    monkeypatch.setattr(repo, "solve", real)
+    monkeypatch.setattr(repo.store, "solve", real)
     return facts, len(solved)
 
 
@@ -313,7 +313,7 @@ def test_digests_do_not_depend_on_how_equal_answers_are_stored():
     assert repo.dependency_digest(marshal.loads(marshal.dumps(solved))) == repo.dependency_digest(solved)
     facts = repo.Facts(dict(solved), "", {"step": ("run",)})
     again = marshal.loads(marshal.dumps((facts.values, facts.callers)))
-    assert repo._fingerprint(facts.values, facts.callers) == repo._fingerprint(*again)
+    assert repo.facts._fingerprint(facts.values, facts.callers) == repo.facts._fingerprint(*again)
 
 
 @pytest.mark.parametrize(
@@ -543,20 +543,20 @@ def test_under_a_new_index_with_the_same_call_graph_its_answers_are_not_worked_o
     root = project(tmp_path / "proj", {**FILES, **CALL_GRAPH})
     settings = settings_for(tmp_path, include_cold=True, min_confidence=Confidence.LOW)
     first = lint(root, settings)
-    before = repo.FACTS.fingerprint
+    before = repo.facts.FACTS.fingerprint
     verdicts = []
-    real = repo._CallGraphTiers.verdict
+    real = repo.tiers._CallGraphTiers.verdict
 
     def counting(self, *args, **kwargs):
         verdicts.append(args)
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(repo._CallGraphTiers, "verdict", counting)
+    monkeypatch.setattr(repo.tiers._CallGraphTiers, "verdict", counting)
     write(root / "util.py", textwrap.dedent(FILES["util.py"]) + "\n\ndef passed_through(x):\n    return x\n")
     # ... and an edit of a file with findings that keeps them (a comment after its code)
     write(root / "helpers.py", textwrap.dedent(CALL_GRAPH["helpers.py"]) + "\n# a comment\n")
     changed = lint(root, settings)
-    assert repo.FACTS.fingerprint != before
+    assert repo.facts.FACTS.fingerprint != before
     assert relinted(changed) == {"util.py", "helpers.py"} and verdicts == []
     assert result(changed) == result(first)
     assert_same_as_cold(root, settings, changed)

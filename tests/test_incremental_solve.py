@@ -1,4 +1,4 @@
-"""The index solved again after an edit from the last full solve's state (repo._incremental)
+"""The index solved again after an edit from the last full solve's state (repo.incremental._incremental)
 gives exactly what a full solve of the edited repository gives: the same facts, citations,
 call graph, vendored functions, classes and fingerprint. Real-shaped edits first, then random
 projects with random edits."""
@@ -90,7 +90,7 @@ def _check(root: Path, monkeypatch, edits: dict[str, str]) -> str:
     for name, text in edits.items():
         (root / name).write_text(text)
     calls = {"solve": 0, "incremental": 0}
-    real_solve, real_incremental = repo.solve, repo._incremental
+    real_solve, real_incremental = repo.solve, repo.incremental._incremental
 
     def counting_solve(summaries, state=None):
         calls["solve"] += 1
@@ -101,11 +101,11 @@ def _check(root: Path, monkeypatch, edits: dict[str, str]) -> str:
         calls["incremental"] += found is not None
         return found
 
-    monkeypatch.setattr(repo, "solve", counting_solve)
-    monkeypatch.setattr(repo, "_incremental", counting_incremental)
+    monkeypatch.setattr(repo.store, "solve", counting_solve)
+    monkeypatch.setattr(repo.store, "_incremental", counting_incremental)
     again = repo.build(root.resolve(), use_cache=True)
-    monkeypatch.setattr(repo, "solve", real_solve)
-    monkeypatch.setattr(repo, "_incremental", real_incremental)
+    monkeypatch.setattr(repo.store, "solve", real_solve)
+    monkeypatch.setattr(repo.store, "_incremental", real_incremental)
     full = repo.build(root.resolve(), use_cache=False)
     assert _snapshot(again) == _snapshot(full)
     return "full" if calls["solve"] else "incremental" if calls["incremental"] else "kept"
@@ -429,9 +429,9 @@ def test_the_fixpoint_is_the_least_solution(seed):
         flow = (rng.choice(names), rng.choice(places), symbols, ("f.py", n))
         flows.extend([flow] * rng.randint(1, 2))
     pinned = dict.fromkeys(rng.sample(names, rng.randint(0, 2)))
-    assert repo._fixpoint(flows) == _naive_fixpoint(flows)
-    assert repo._fixpoint(flows, pinned) == _naive_fixpoint(flows, pinned)
-    assert repo._fixpoint(list(flows), pinned) == _naive_fixpoint(flows, pinned)
+    assert repo.fixpoint._fixpoint(flows) == _naive_fixpoint(flows)
+    assert repo.fixpoint._fixpoint(flows, pinned) == _naive_fixpoint(flows, pinned)
+    assert repo.fixpoint._fixpoint(list(flows), pinned) == _naive_fixpoint(flows, pinned)
 
 
 def test_the_summaries_walk_the_tree_as_ast_does():
@@ -442,7 +442,7 @@ def test_the_summaries_walk_the_tree_as_ast_does():
 
     from synclint.analysis import astwalk
 
-    tree = ast.parse(Path(repo.__file__).read_text())
+    tree = ast.parse(Path(repo.summary.__file__).read_text())
     expected = [id(n) for n in ast.walk(tree)]
     assert [id(n) for n in astwalk.walk(tree)] == expected
     with astwalk.keeping():
@@ -462,16 +462,16 @@ def _graph_builds(root: Path, monkeypatch, edits: dict[str, str]) -> int:
     """As `_check` (the build after the edits equals a full solve); returns how it got its
     facts and how many times it resolved the call graph whole."""
     builds = []
-    real_graph = repo._CallGraph.graph
+    real_graph = repo.callgraph._CallGraph.graph
 
     def counting_graph(self, *args):
         builds.append(1)
         return real_graph(self, *args)
 
     repo.build(root.resolve(), use_cache=True)
-    monkeypatch.setattr(repo._CallGraph, "graph", counting_graph)
+    monkeypatch.setattr(repo.callgraph._CallGraph, "graph", counting_graph)
     how = _check_built(root, monkeypatch, edits)
-    monkeypatch.setattr(repo._CallGraph, "graph", real_graph)
+    monkeypatch.setattr(repo.callgraph._CallGraph, "graph", real_graph)
     return how, len(builds) - 1  # the full solve `_check_built` compares with builds it once
 
 
@@ -479,16 +479,16 @@ def _check_built(root: Path, monkeypatch, edits: dict[str, str]) -> str:
     for name, text in edits.items():
         (root / name).write_text(text)
     calls = {"incremental": 0}
-    real_incremental = repo._incremental
+    real_incremental = repo.incremental._incremental
 
     def counting_incremental(*args):
         found = real_incremental(*args)
         calls["incremental"] += found is not None
         return found
 
-    monkeypatch.setattr(repo, "_incremental", counting_incremental)
+    monkeypatch.setattr(repo.store, "_incremental", counting_incremental)
     again = repo.build(root.resolve(), use_cache=True)
-    monkeypatch.setattr(repo, "_incremental", real_incremental)
+    monkeypatch.setattr(repo.store, "_incremental", real_incremental)
     full = repo.build(root.resolve(), use_cache=False)
     assert _snapshot(again) == _snapshot(full)
     return "incremental" if calls["incremental"] else "whole"

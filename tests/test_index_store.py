@@ -44,7 +44,7 @@ def _blob(store: Path, digest: str, mtime: float) -> Path:
 
 
 def _add_tag(store: Path, tag: str, used: float, digests=(), state_digests=None) -> None:
-    """A tag as repo._save and repo._save_state write it, its roots/ file used at `used`."""
+    """A tag as repo.store._save and repo.incremental._save_state write it, its roots/ file used at `used`."""
     stats = {f"/p/f{i}.py": (10, 1, d) for i, d in enumerate(digests)}
     _put(store / "roots" / tag, marshal.dumps(stats), used)
     _put(store / "facts" / tag, marshal.dumps(({}, "fp", {}, {}, (), ({}, {}), {})), used)
@@ -161,7 +161,7 @@ def test_the_call_graph_fingerprint_is_read_back_by_the_index_fingerprint(tmp_pa
     memo = repo.store_folder() / "graph" / facts.fingerprint
     assert memo.is_file() and marshal.loads(memo.read_bytes()) == first
     again = repo.build(root.resolve(), use_cache=False)
-    monkeypatch.setattr(repo, "_GRAPH_FINGERPRINTS", {})
+    monkeypatch.setattr(repo.facts, "_GRAPH_FINGERPRINTS", {})
     monkeypatch.setattr(repo.Facts, "callers", property(lambda self: (_ for _ in ()).throw(AssertionError("walked"))), raising=False)
     assert repo.graph_fingerprint(again) == first
 
@@ -304,13 +304,13 @@ def _named(store: Path) -> set[str]:
 def test_lints_of_new_code_versions_leave_a_bounded_store(tmp_path, monkeypatch):
     root = project(tmp_path / "proj", FILES).resolve()
     store = _store_folder()
-    monkeypatch.setattr(repo, "_index_code", lambda: "a" * 16)
+    monkeypatch.setattr(repo.store, "_index_code", lambda: "a" * 16)
     first = repo.build(root, use_cache=True)
     first_tags, first_summaries = _tags(store), _summaries(store)
     assert len(first_tags) == 1 and len(first_summaries) == 2
     # A month later, another code version: the old tag and its summaries go.
     _backdate(store, 31 * DAY)
-    monkeypatch.setattr(repo, "_index_code", lambda: "b" * 16)
+    monkeypatch.setattr(repo.store, "_index_code", lambda: "b" * 16)
     second = repo.build(root, use_cache=True)
     assert second.fingerprint == first.fingerprint
     assert len(_tags(store)) == 1 and _tags(store).isdisjoint(first_tags)
@@ -322,7 +322,7 @@ def test_many_code_versions_keep_the_most_recent_tags(tmp_path, monkeypatch):
     root = project(tmp_path / "proj", FILES).resolve()
     store = _store_folder()
     for version in range(12):
-        monkeypatch.setattr(repo, "_index_code", lambda v=version: f"{v:016x}")
+        monkeypatch.setattr(repo.store, "_index_code", lambda v=version: f"{v:016x}")
         repo.build(root, use_cache=True)
         _backdate(store, 2 * HOUR)  # the markers due again; the summaries past the grace
     latest = hashlib.sha256(f"{repo.INDEX_VERSION}|{11:016x}|{root}".encode()).hexdigest()[:24]
@@ -344,7 +344,7 @@ def test_a_reused_tag_is_marked_used(tmp_path, monkeypatch):
     _backdate(store, 40 * DAY)
     facts_mtime = (store / "facts" / tag).stat().st_mtime
     calls = []
-    monkeypatch.setattr(repo, "solve", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(repo.store, "solve", lambda *a, **k: calls.append(a))
     repo.build(root, use_cache=True)  # nothing changed: the facts are read back, nothing written
     assert calls == [] and (store / "facts" / tag).stat().st_mtime == facts_mtime
     assert time.time() - (store / "roots" / tag).stat().st_mtime < HOUR
@@ -354,7 +354,7 @@ def test_a_reused_tag_is_marked_used(tmp_path, monkeypatch):
 
 def test_the_summaries_are_keyed_by_every_module_that_computes_them():
     # A stored summary is reused while the code that computed it is the same: every module
-    # summarising a file imports is hashed into the key (repo._index_code), but for package
+    # summarising a file imports is hashed into the key (repo.store._index_code), but for package
     # markers and the violation model, which a summary never reads.
     code = (
         "import sys\n"
@@ -363,7 +363,7 @@ def test_the_summaries_are_keyed_by_every_module_that_computes_them():
         "print(' '.join(sorted(m.__file__ for n, m in sys.modules.items() if n.startswith('synclint') and getattr(m, '__file__', None))))\n"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    package = Path(repo.__file__).resolve().parent
+    package = Path(repo.__file__).resolve().parent.parent  # synclint/
     used = {Path(f).resolve().relative_to(package).as_posix() for f in loaded}
     never_read = {"__init__.py", "analysis/__init__.py", "apis/__init__.py", "violation.py"}
     assert used - never_read == set(repo.SUMMARY_MODULES)

@@ -1,7 +1,7 @@
 """A method alias (`self.update = self.update_windowed` set in `__init__`, or `self.act =
 helper`) makes `obj.update(...)` run the method it is bound to: the repository index gives
 that method's parameters what the calls of the alias pass, and the call graph reaches it
-from their callers (synclint/repo.py `_method_aliases`, `_CallGraph._aliased`)."""
+from their callers (synclint/repo/classes.py `_method_aliases`, `_CallGraph._aliased`)."""
 
 from __future__ import annotations
 
@@ -258,9 +258,9 @@ def test_callers_that_pass_host_data_keep_the_bound_method_silent(tmp_path):
 def _aliases(source: str) -> dict:
     tree = ast.parse(source)
     imports = {"torch": ("torch",), "F": ("torch.nn.functional",), "fused_add": ("pkg.ops.fused_add",)}
-    values = repo._module_values(tree)
+    values = repo.classes._module_values(tree)
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
-    return repo._method_aliases(cls, imports, values)
+    return repo.classes._method_aliases(cls, imports, values)
 
 
 def test_what_is_an_alias_and_what_is_a_value():

@@ -1,7 +1,7 @@
 """A parameter annotated a Python number to which a caller passes one element of a device
 tensor (`local_token_count(..., per_dp=self.group_tokens_gpu[group])`) may hold a
 0-dim device tensor: where PyTorch reads it as a number (a `clamp` bound beside a Python
-bound, a size) the value is read back (synclint/repo.py `_loop_numbers`, element relays)."""
+bound, a size) the value is read back (synclint/repo/fixpoint.py `_loop_numbers`, element relays)."""
 
 from __future__ import annotations
 

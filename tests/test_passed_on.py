@@ -1,5 +1,5 @@
 """Two ways the repository index loses a device tensor in the joins of its solve, on
-real-shaped projects (synclint/repo.py):
+real-shaped projects (synclint/repo/):
 
 - a wrapper passes its parameter on as it is to a helper that declares it a tensor
   (`gather_logprobs(logprobs, ids)` -> `gather_logprobs_raw(logprobs: torch.Tensor, ...)`):
@@ -162,7 +162,7 @@ def test_a_value_computed_from_the_parameter_or_a_number_is_not_passed_on(tmp_pa
     """
     root = project(tmp_path, _files(**{"pkg/logprob.py": logprob}))
     facts = repo.build(root, use_cache=False)
-    voters = repo._passed_on(repo._assemble(_summaries(root))[0], {("p", "gather_logprobs_raw", "logprobs")}, {("n", "scale", "n")},
+    voters = repo.fixpoint._passed_on(repo.solver._assemble(_summaries(root))[0], {("p", "gather_logprobs_raw", "logprobs")}, {("n", "scale", "n")},
                              {"gather_logprobs_raw": 1, "gather_logprobs": 1, "gather_logprobs_prefill": 1, "gather_logprobs_host": 1, "scale": 1})
     assert voters == {("p", "gather_logprobs", "logprobs"), ("p", "gather_logprobs_prefill", "all_logprobs")}
     assert facts.values[("p", "gather_logprobs_raw", "logprobs")][0] != repo.DEVICE

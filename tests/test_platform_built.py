@@ -1,5 +1,5 @@
 """A class the repository builds only on another platform's branch is that platform's code:
-its methods' findings are cold for the default CUDA target (synclint/repo.py
+its methods' findings are cold for the default CUDA target (synclint/repo/
 `_CallGraphTiers._built_elsewhere`, synclint/analysis/guards.py `class_uses`)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A declared tensor that nearly every flow gives a device tensor is read as one
-(synclint/repo.py `_dominant`): one odd assignment elsewhere in the repository (`batch.x =
+(synclint/repo/fixpoint.py `_dominant`): one odd assignment elsewhere in the repository (`batch.x =
 max_len` in a rarely used backend) no longer makes the field, and every parameter it is
 passed to, "device or host". Real-shaped multi-file projects, with the look-alikes that keep
 their doubt."""

@@ -1,4 +1,4 @@
-"""The repository index (synclint/repo.py): values one file cannot place are placed by what
+"""The repository index (synclint/repo/): values one file cannot place are placed by what
 the rest of the repository gives them, on real-shaped multi-file projects, and a run on one
 file (as a pre-commit hook passes only changed files) reads the rest of the repository."""
 
@@ -831,7 +831,7 @@ def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on
     # The index is context: a module it fails to summarize (a defect of synclint) gives no
     # facts; every file is still linted, and the other modules' facts still place values.
     root = project(tmp_path, {**METADATA, "odd.py": "import zlib as odd_marker\n"})
-    real, raised = repo._Summarizer.run, []
+    real, raised = repo.summary._Summarizer.run, []
 
     def run(self, collected, classes):
         if "odd_marker" in self.imports:
@@ -839,7 +839,7 @@ def test_a_defect_while_summarizing_one_module_adds_no_facts_and_the_run_goes_on
             raise TypeError("a defect")
         return real(self, collected, classes)
 
-    monkeypatch.setattr(repo._Summarizer, "run", run)
+    monkeypatch.setattr(repo.summary._Summarizer, "run", run)
     assert findings(root, "backend.py", "odd.py") == [("backend.py", 3, "SL201", "medium")]
     assert raised
 

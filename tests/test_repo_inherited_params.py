@@ -1,7 +1,7 @@
 """An override that leaves a parameter unannotated (`def build(self, common_prefix_len,
 common_meta)`) reads it as the nearest base's method declares it (`common_meta:
 CommonMeta`), as a type checker infers it (synclint/screen/places.py
-`inherited_parameter_class`, synclint/repo.py `_Family.keys`): its fields are placed through
+`inherited_parameter_class`, synclint/repo/facts.py `_Family.keys`): its fields are placed through
 that class, in the index (a field of another class given `common_meta.query_start_loc`) and in
 the lint (a read of `common_meta.x` in the override itself). Real-shaped multi-file projects
 with look-alikes that stay at low confidence."""

@@ -1,6 +1,6 @@
 """A field assigned a parameter the method declares a class (`self.prepare_finalize =
 prepare_finalize` with `prepare_finalize: PrepareFinalize`, the usual way an object is handed
-to the one that uses it) holds that class (synclint/repo.py `_method_info`): calls through it
+to the one that uses it) holds that class (synclint/repo/classes.py `_method_info`): calls through it
 reach the class's method and the overrides of its subclasses, which are given what these
 calls pass, although many unrelated classes define a method of that name. Real-shaped
 multi-file projects with look-alikes that stay at low confidence."""

@@ -1,6 +1,6 @@
 """A method's parameters are given what the calls that reach it through their class pass
 (`self.pool.free(x)` with `self.pool = DevicePool(...)`), not what every method of its name
-is passed (`HostPool.free`, `MirrorPool.free`): synclint/repo.py `_QualifiedCalls`."""
+is passed (`HostPool.free`, `MirrorPool.free`): synclint/repo/solver.py `_QualifiedCalls`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A function of another file that returns a tuple (`return start, count`) is read element by
 element where every `return` gives a tuple of the same length: `start, count = f(batch)`
-binds each name to what `f` returns there (synclint/repo.py, RESULT_ITEM), declared a tensor
+binds each name to what `f` returns there (synclint/repo/keys.py, RESULT_ITEM), declared a tensor
 by `-> Tuple[torch.Tensor, ...]`. A tuple returned some other way stays one joined result."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fields read through the class of their object (synclint/repo.py): `obj.field` where the code
+"""Fields read through the class of their object (synclint/repo/): `obj.field` where the code
 says what `obj` is (an annotated parameter, `Cls(...)`, a classmethod constructor, `self`, a
 field of a known class) is placed by what the repository assigns to THAT class's field, not
 to every field of the name; and `with torch.device(d):` is a device context for the

@@ -64,10 +64,10 @@ def test_past_the_limit_the_file_is_parsed_whole(monkeypatch):
 
 
 def test_past_the_limit_the_index_has_only_the_words_of_the_file(monkeypatch):
-    assert repo.summarize(MODULE)[:6] != repo._NO_SUMMARY[:6]
+    assert repo.summarize(MODULE)[:6] != repo.keys._NO_SUMMARY[:6]
     monkeypatch.setattr(places, "WORK_LIMIT", 3)
     summary = repo.summarize(MODULE)
-    assert summary[:6] == repo._NO_SUMMARY[:6]
+    assert summary[:6] == repo.keys._NO_SUMMARY[:6]
     # What the file names still counts: a function it calls is not unused.
     assert summary[6] == repo.name_references(MODULE) != ()
 

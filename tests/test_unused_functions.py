@@ -1,4 +1,4 @@
-"""Code that only functions nothing in the repository names can reach is cold (synclint/repo.py
+"""Code that only functions nothing in the repository names can reach is cold (synclint/repo/
 `unused`, `_CallGraphTiers._unused`): a quantisation packing helper whose only caller is a
 public function kept for tests, in a repository large enough to wire its own code together.
 A function named anywhere (a callback, a string a dispatch looks up, a formatted-string
@@ -164,7 +164,7 @@ def test_an_edit_that_names_the_function_is_seen_without_a_whole_solve(tmp_path,
     def whole(*args, **kwargs):
         raise AssertionError("solved whole")
 
-    monkeypatch.setattr(repo, "solve", whole)
+    monkeypatch.setattr(repo.store, "solve", whole)
     after = repo.build(root, use_cache=True)
     assert "gptq_pack" not in after.orphans
     assert after.orphans < facts.orphans
@@ -179,8 +179,8 @@ def test_a_string_that_names_the_function_is_read_without_solving_again(tmp_path
     def solved(*args, **kwargs):
         raise AssertionError("solved again")
 
-    monkeypatch.setattr(repo, "solve", solved)
-    monkeypatch.setattr(repo, "_incremental", solved)
+    monkeypatch.setattr(repo.store, "solve", solved)
+    monkeypatch.setattr(repo.store, "_incremental", solved)
     after = repo.build(root, use_cache=True)
     assert "gptq_pack" not in after.orphans
     assert after.fingerprint != facts.fingerprint
@@ -202,7 +202,8 @@ def test_a_comment_that_names_nothing_new_keeps_the_facts_as_they_were(tmp_path,
     def hashed(*args, **kwargs):
         raise AssertionError("the facts were hashed again")
 
-    monkeypatch.setattr(repo, "_fingerprint", hashed)
+    for module in (repo.solver, repo.citing, repo.incremental):  # every module that hashes facts
+        monkeypatch.setattr(module, "_fingerprint", hashed)
     after = repo.build(root, use_cache=True)
     assert after.fingerprint == facts.fingerprint and after.orphans == facts.orphans
 
@@ -354,14 +355,14 @@ def test_prose_is_blanked_and_the_lines_are_kept():
         "    z = 'a message naming g_fn'\n"
         "    return 'pkg.mod:i_fn' + \"#not_a_comment j_fn\" + 'it\\'s k_fn'\n"
     )
-    kept = repo._without_prose(text)
+    kept = repo.references._without_prose(text)
     assert kept.count("\n") == text.count("\n")
     words = set(repo.name_references(text))
     assert {"c_fn", "e_fn", "i_fn"} <= words
     assert {"b_fn", "d_fn", "g_fn", "j_fn", "k_fn"}.isdisjoint(words)
     # A line continued inside a string is still one string.
     continued = 'x = f"a = {a_fn()} \\\n    and more"\ny = "b_fn \\\n  and more"\n'
-    assert repo._without_prose(continued) == 'x = f"a = {a_fn()} \\\n    and more"\ny = \n\n'
+    assert repo.references._without_prose(continued) == 'x = f"a = {a_fn()} \\\n    and more"\ny = \n\n'
 
 
 def test_a_string_left_open_costs_a_linear_scan():
@@ -374,10 +375,10 @@ def test_a_string_left_open_costs_a_linear_scan():
     script = (
         "from synclint import repo\n"
         "open_long = 'x = \"\"\"' + 'abc def ghi\\n' * 50000\n"
-        "assert repo._without_prose(open_long) == 'x = ' + '\\n' * 50000\n"
+        "assert repo.references._without_prose(open_long) == 'x = ' + '\\n' * 50000\n"
         "open_short = 'x = \"' + 'abc def ' * 20000 + '\\ny = b_fn()\\n'\n"
-        "assert repo._without_prose(open_short) == 'x = \\ny = b_fn()\\n'\n"
+        "assert repo.references._without_prose(open_short) == 'x = \\ny = b_fn()\\n'\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                          cwd=Path(repo.__file__).resolve().parent.parent)
+                          cwd=Path(repo.__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,4 @@
-"""Walks of an `ast` tree for the repository index (synclint/repo.py and the readers it calls:
+"""Walks of an `ast` tree for the repository index (synclint/repo/ and the readers it calls:
 synclint/analysis/guards.py, synclint/analysis/coldcode.py).
 
 `walk(node)` gives what `ast.walk(node)` gives, in the same order (breadth first, the node

@@ -88,7 +88,7 @@ class FlowWalker:
                 value = placed(Place.DEVICE, MEDIUM, param, reason)
             if (value is None and param.annotation is None) or (value is not None and value.confidence == Confidence.LOW and value.is_(Place.HOST, Place.DEVICE)):
                 # No evidence here (or a tensor of unsaid place): what every caller in the
-                # repository passes, or what the name says (synclint/repo.py).
+                # repository passes, or what the name says (synclint/repo/).
                 found = repository_placement(_param_fact(func, self.chain, name), param)
                 if found is not None and found.confidence == Confidence.LOW:
                     found = _resolved_by_use(found, func, name)
@@ -144,7 +144,7 @@ class FlowWalker:
         call of the function from code not known to be cold gives the CPU (`"cpu"`,
         `torch.device("cpu")`, a local bound only to one; or leaves out / passes None, which
         moves nothing: `.to(None)` returns the tensor itself, and a factory builds on the
-        default device, the CPU), by the repository's call graph (synclint/repo.py
+        default device, the CPU), by the repository's call graph (synclint/repo/
         `_CallGraphTiers.passed_by`). The move is then host to host: the CPU device, at low
         confidence (a caller the index cannot see, such as a call through a reference to the
         function, may still pass an accelerator), so the findings it decides are hidden by
@@ -524,7 +524,7 @@ def _given_host_data(func: cst.FunctionDef, chain, name: str) -> bool:
     host data only (`self.merger(x, meta.grid_thw_cpu)` with `self.merger = Merger(...)`):
     then "the inputs of forward() live where the module runs" is not assumed for it."""
     method = _method_key(func, chain)
-    found = repo.FACTS.get(("p", method, name)) if method else None
+    found = repo.facts.FACTS.get(("p", method, name)) if method else None
     return found is not None and found[0] in (repo.HOST, repo.NUMPY, repo.HOST | repo.NUMPY)
 
 

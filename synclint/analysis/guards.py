@@ -7,7 +7,7 @@ true `wait`. Where every caller on a hot path passes `k_scale`, or none passes `
 
 Two halves, one vocabulary of argument kinds:
 
-- the repository index (`ast`, synclint/repo.py) writes, for every call a function makes, the
+- the repository index (`ast`, synclint/repo/) writes, for every call a function makes, the
   kind of each argument (`argument_signature`), and for every function the parameters whose
   value can decide a branch (`decisive_parameters`: tested or passed on);
 - the tiers (`libcst`, synclint/analysis/guarded_branches.py and tier.py) read the

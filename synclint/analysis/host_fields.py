@@ -88,7 +88,7 @@ def device_fields(text: str) -> frozenset[str]:
 # Only through the bases of its own classes, imported from modules of the repository (not every
 # module of it: the same name is a host tensor in one model and a device tensor in another),
 # and never against a field the module itself declares for the device. The repository index
-# keeps each module's declarations and base modules (synclint/repo.py `KEPT_FIELD_MARK`) and
+# keeps each module's declarations and base modules (synclint/repo/keys.py `KEPT_FIELD_MARK`) and
 # answers for the modules a lint reads (`_CallGraphTiers.inherited_host_fields`).
 
 

@@ -74,7 +74,7 @@ class PlacementAnalysis:
                  function_tiers=None, device_fields: frozenset[str] = frozenset(), filename: str = "") -> None:
         from synclint.apis.torch_api import H2D_HELPERS
 
-        # The repository's call graph (synclint/repo.py `_CallGraphTiers`), where an index is
+        # The repository's call graph (synclint/repo/tiers.py `_CallGraphTiers`), where an index is
         # installed: what the callers of a function pass for a parameter that says where a
         # tensor goes (synclint/analysis/flow.py `_given_only_the_cpu`).
         self.function_tiers = function_tiers

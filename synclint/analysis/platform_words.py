@@ -1,7 +1,7 @@
 """Platform words, platform predicates and host-side classes by name, without libcst: read by
 synclint/analysis/platforms.py (the libcst signals), by the repository index's argument kinds
 (synclint/analysis/guards.py: `allow_sync=current_platform.is_cpu()`) and by its call graph
-(synclint/repo.py: what only host-side pre-processing calls)."""
+(synclint/repo/: what only host-side pre-processing calls)."""
 
 from __future__ import annotations
 

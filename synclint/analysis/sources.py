@@ -105,7 +105,7 @@ _MASK_PLACES = {1: Place.DEVICE, 2: Place.HOST, 4: Place.NUMPY, 8: Place.SEQUENC
 
 
 def repository_placement(found, node) -> Placement | None:
-    """A fact of the repository index (synclint/repo.py): (mask, reason) -> a placement,
+    """A fact of the repository index (synclint/repo/): (mask, reason) -> a placement,
     medium: inferred from other files or from a name, and `--explain` says which."""
     if found is None:
         return None
@@ -384,12 +384,12 @@ class Evaluator:
             # enum's member, a class constant), never an object's field of that name: the
             # class's own fields where the repository defines it, else nothing.
             cls = self._resolved(expr.value.value)
-            if not repo.FACTS.is_class(cls):
+            if not repo.facts.FACTS.is_class(cls):
                 return UNKNOWN
             return repository_placement(repo.field_fact(cls, attr), expr) or UNKNOWN
         if not base.is_tensor:
             # A field: what the repository assigns to it through the object's class where
-            # the code says the class, else to any field of that name (synclint/repo.py).
+            # the code says the class, else to any field of that name (synclint/repo/).
             owner = self.class_of(expr.value, env)
             found = repository_placement(repo.field_fact(owner, attr) if owner else repo.attr_fact(attr), expr)
             if found is not None:
@@ -406,7 +406,7 @@ class Evaluator:
             return self._name_class(expr.value, depth)
         if isinstance(expr, cst.Attribute):
             base = self.class_of(expr.value, env, depth + 1)
-            return repo.FACTS.field_type(base, expr.attr.value) if base else None
+            return repo.facts.FACTS.field_type(base, expr.attr.value) if base else None
         if isinstance(expr, cst.Call):
             return self._call_class(expr, env, depth)
         return None
@@ -430,7 +430,7 @@ class Evaluator:
                     owner = self._enclosing_class()
                     if owner is None or func is not self.chain[-1] or func.name.value == "__init__":
                         return None
-                    found = repo.FACTS.parameter_class(owner[-1].name.value, func.name.value, name)
+                    found = repo.facts.FACTS.parameter_class(owner[-1].name.value, func.name.value, name)
                     return found if found and "(" not in found else None
                 text = self.analysis.module.code_for_node(param.annotation.annotation)
                 found = repo.class_of_annotation(text)
@@ -471,7 +471,7 @@ class Evaluator:
             return self._resolved(found) if found else None
         if isinstance(expr, cst.Attribute):
             base = self.class_of(expr.value, {}, depth + 1)
-            return repo.FACTS.field_type(base, expr.attr.value + "[]") if base else None
+            return repo.facts.FACTS.field_type(base, expr.attr.value + "[]") if base else None
         return None
 
     def _copied(self, value):
@@ -483,7 +483,7 @@ class Evaluator:
 
     def _call_class(self, call: cst.Call, env: Env, depth: int) -> str | None:
         func = call.func
-        facts = repo.FACTS
+        facts = repo.facts.FACTS
         copied = self._copied(call)
         if copied is not None:
             return self.class_of(copied, env, depth + 1)

@@ -90,7 +90,7 @@ TENSOR_MEMBERS = frozenset(
 
 # Members that only an array has (a tensor, or a NumPy array: never the repository's), read on
 # a call's result: `batch.lens.detach().cpu()` says that `detach()` returned a tensor, so it was
-# torch's `detach`, not a repository method of that name (synclint/repo.py `_callees`).
+# torch's `detach`, not a repository method of that name (synclint/repo/ `_callees`).
 ARRAY_ONLY_MEMBERS = frozenset(
     {
         "argmax", "bfloat16", "contiguous", "cpu", "cuda", "cumsum", "data_ptr", "dim", "dtype",

@@ -28,7 +28,7 @@ DATA_FACTORIES = frozenset({"tensor", "as_tensor", "asarray"})
 # says (`with torch.device("cuda"):`). Not `torch.cuda.device(i)`: it selects which GPU
 # `"cuda"` means and builds nothing there.
 DEVICE_CONTEXTS = frozenset({"torch.device"})
-# Calls whose result has the class of their argument (synclint/repo.py reads a field of the
+# Calls whose result has the class of their argument (synclint/repo/ reads a field of the
 # copy through that class).
 COPY_FUNCTIONS = frozenset({"copy", "deepcopy"})
 

@@ -91,7 +91,7 @@ _LAST_PARSE: list = [None, None]  # a text `parsed` was asked to remember, and i
 
 
 def parsed(text: str, remember: bool = False) -> ast.Module:
-    """`ast.parse(text)`. The repository index summarises a file (synclint/repo.py) and the
+    """`ast.parse(text)`. The repository index summarises a file (synclint/repo/) and the
     screen then reads the same text: the index's parse is remembered (`remember`) and given
     to the next question about that text, so a large file is parsed once, not twice, and
     its tree is not kept beyond that (nothing mutates it)."""
@@ -131,7 +131,7 @@ class FactReader:
     def __init__(self, lines: list[str], tables, call_words=frozenset(), collect: list | None = None) -> None:
         self.lines = lines
         # (node, unit) for every call, attribute assignment and def: what the repository
-        # index (synclint/repo.py) summarises, gathered in this same walk. While it is
+        # index (synclint/repo/) summarises, gathered in this same walk. While it is
         # gathered, the screen's loose "may" readings of device evidence (a device-only use
         # anywhere in the unit, list elements) are left out: the index reads places as facts.
         self.collect = collect

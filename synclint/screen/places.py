@@ -28,7 +28,7 @@ from synclint.apis import torch_api as api
 DEVICE, HOST, NUMPY, LIST, CPU = 1, 2, 4, 8, 16
 ANYTHING = DEVICE | HOST | NUMPY | LIST | CPU
 # What indexing, methods and arithmetic carry over: the tensor places and, while the
-# repository index summarises a file (synclint/repo.py), the bits above ANYTHING that stand
+# repository index summarises a file (synclint/repo/), the bits above ANYTHING that stand
 # for what another file decides (a field, a parameter, a function's result).
 TENSORS = ~(LIST | CPU)
 # Displays that build a Python list or tuple: `[n] * count` repeats one.
@@ -46,7 +46,7 @@ def _is_property(func) -> bool:
 
 class NoRepository:
     """What the rest of the repository says about a field, a parameter or a function's result,
-    as a place mask: nothing, until synclint/repo.py installs what its index found."""
+    as a place mask: nothing, until synclint/repo/ installs what its index found."""
 
     symbolic = False  # True while the index summarises a file: answers are symbols
 
@@ -77,7 +77,7 @@ class NoRepository:
         returns one of its parameters as it is: only the index's recorder has symbols."""
         return 0
 
-    # --- the types of objects (synclint/repo.py): a field read through its class ---------
+    # --- the types of objects (synclint/repo/): a field read through its class ---------
     def field(self, cls: str, name: str) -> int:
         """`obj.<name>` where `obj` is an instance of `cls`: what the repository assigns to
         that class's field (its bases' and subclasses' too), else what the name says."""
@@ -105,9 +105,9 @@ class NoRepository:
 
 
 REPO = NoRepository()
-_FIRST_REPOSITORY_BIT = 1 << 6  # bits from here are the index's symbols (synclint/repo.py)
+_FIRST_REPOSITORY_BIT = 1 << 6  # bits from here are the index's symbols (synclint/repo/)
 # A list literal or comprehension may hold its elements' places (read by indexing it); off
-# while the repository index summarises a file (synclint/repo.py), which reads places as facts.
+# while the repository index summarises a file (synclint/repo/), which reads places as facts.
 LIST_ELEMENTS = True
 
 ACCELERATOR_PREFIXES = api.ACCELERATOR_PREFIXES
@@ -292,7 +292,7 @@ def inherited_parameter_class(cls: str, method: str, param: str) -> str | None:
     """The class an unannotated parameter of `cls.method` is declared by a base's `method`,
     where the repository says it (`REPO.field_type` walks the bases); while a file is
     summarised, a base in another file is not known yet: then a placeholder class
-    `Cls.method(param)` that the solve resolves (synclint/repo.py `_Family.keys`)."""
+    `Cls.method(param)` that the solve resolves (synclint/repo/facts.py `_Family.keys`)."""
     found = REPO.parameter_class(cls, method, param)
     if found is None and REPO.symbolic:
         return f"{cls}.{parameter_key(method, param)}"

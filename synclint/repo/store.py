@@ -1,0 +1,256 @@
+"""Finding the repository and reading it once: the project root, its Python files, the
+per-file summaries kept in a store shared by every checkout (keyed by content hash and by
+the code that computed them), and the solve run again only when a summary changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import time
+from pathlib import Path
+
+from synclint.repo.citing import _shape, moved_lines
+from synclint.repo.disk import _read, _write, store_folder
+from synclint.repo.edges import _installed_top, _marked_folder, _package_top
+from synclint.repo.facts import Facts, _FACTS_FIELDS, _facts_blob, _facts_of
+from synclint.repo.incremental import _MAX_PATCHED, _incremental, _save_state
+from synclint.repo.solver import solve
+from synclint.repo.summary import summarize
+
+# Files larger than this are not summarised (generated tables, test data).
+MAX_FILE_BYTES = 2_000_000
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages",
+                        "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".synclint_cache"})
+
+
+INDEX_VERSION = "repo-index-42"
+RACY_WINDOW_NS = 2_000_000_000  # as synclint/cache.py
+
+
+def find_root(paths) -> Path | None:
+    """The project root above the linted paths: the nearest folder with a marker. Without one,
+    a file in an installed package (under site-packages, a namespace package's folders
+    included) belongs to the whole package, and a folder
+    named on the command line is read as it is (it is linted whole anyway); a loose file in a
+    folder that is neither has no repository: its folder and everything below it (a home
+    folder, /tmp) is not read to lint one script."""
+    roots = []
+    for path in paths:
+        current = Path(path).resolve()
+        is_file = current.is_file() or not current.exists()
+        if is_file:
+            current = current.parent
+        marked = _marked_folder(str(current))
+        if marked:
+            roots.append(Path(marked))
+        else:
+            installed = _installed_top(current)
+            top = _package_top(str(current)) if installed is None else ""
+            if installed is not None:  # a package (namespace packages too) in site-packages
+                roots.append(installed)
+            elif top:  # the top of the package the path is in
+                roots.append(Path(top))
+            elif not is_file:
+                roots.append(current)
+    if not roots:
+        return None
+    common = Path(os.path.commonpath([str(r) for r in roots]))
+    return common if common != Path(common.anchor) else None
+
+
+def python_files(root: Path) -> list[str]:
+    """The project's Python files, without tests and benchmarks (by the folder and file names
+    synclint/analysis/tier.py reads as such): what they pass and assign is not what the
+    project's own code is given, and generated test tables are the slowest files to read."""
+    from synclint.analysis.pathkinds import TEST_FILE, TEST_FOLDERS
+
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".") and d.lower() not in TEST_FOLDERS)
+        for name in sorted(files):
+            if name.endswith(".py") and not TEST_FILE.match(name.lower()):
+                out.append(os.path.join(folder, name))
+    return out
+
+
+def _summarize_file(job: tuple) -> tuple[str, tuple | None, tuple | None]:
+    """(path, summary, (size, mtime_ns, digest)) for one file; the summary from the store
+    when its content was summarised before."""
+    path, folder, known = job
+    try:
+        st = os.stat(path)
+        if st.st_size > MAX_FILE_BYTES:
+            return path, None, None
+        stat = (st.st_size, st.st_mtime_ns)
+        digest = known[2] if known is not None and tuple(known[:2]) == stat else None
+        data = None
+        if digest is None:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            digest = hashlib.sha256(_CODE.encode() + b"\0" + data).hexdigest()
+    except OSError:
+        return path, None, None
+    stored = os.path.join(folder, digest[:2], digest[2:]) if folder else None
+    if stored is not None:
+        try:
+            with open(stored, "rb") as handle:
+                return path, marshal.loads(handle.read()), (*stat, digest)
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    if data is None:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return path, None, None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    summary = summarize(text)
+    if stored is not None:
+        _write(stored, marshal.dumps(summary))
+    return path, summary, (*stat, digest)
+
+
+_CODE = ""
+
+# The modules a summary is computed with: every module of the index (a summary is made and
+# solved by them together), the screen's evaluator and its tables (tests/test_index_store.py
+# checks the list against what summarising a file imports).
+_INDEX_MODULES = tuple(sorted(f"repo/{p.name}" for p in Path(__file__).resolve().parent.glob("*.py")))
+SUMMARY_MODULES = (*_INDEX_MODULES, "lines.py", "analysis/astwalk.py", "analysis/coldcode.py", "analysis/guards.py",
+                   "analysis/platform_words.py", "screen/places.py", "screen/facts.py", "screen/__init__.py",
+                   "apis/torch_api.py", "apis/tensor_members.py", "analysis/receivers.py", "analysis/host_fields.py")
+
+
+def _index_code() -> str:
+    """A hash of the modules a summary depends on (the index's own, the screen's evaluator and its
+    tables): editing a rule does not throw the stored summaries away."""
+    package = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256(INDEX_VERSION.encode())
+    for rel in SUMMARY_MODULES:
+        try:
+            h.update((package / rel).read_bytes())
+        except OSError:
+            h.update(rel.encode())
+    return h.hexdigest()[:16]
+
+
+def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
+    """Summarise every Python file under `root` (from the store where seen before) and solve.
+    A warm run stats the files (their digests are kept per root) and reads the solved facts
+    back when no file changed."""
+    global _CODE
+    _CODE = _index_code()
+    started = time.time_ns()
+    folder = str(store_folder()) if use_cache else None
+    files = python_files(root)
+    tag = hashlib.sha256(f"{INDEX_VERSION}|{_CODE}|{root}".encode()).hexdigest()[:24]
+    stats = (_read(os.path.join(folder, "roots", tag)) if folder else None) or {}
+    if not isinstance(stats, dict):
+        stats = {}
+    if folder:
+        from synclint import index_store
+
+        index_store.touch(folder, tag)  # in use: a concurrent prune keeps it
+    if folder and len(files) == len(stats):
+        # Nothing added or removed: when no file's stat changed, the solved facts are kept.
+        changed: list[str] = []
+        for path in files:
+            known = stats.get(path)
+            try:
+                st = os.stat(path)
+            except OSError:
+                changed = files
+                break
+            if known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
+                changed.append(path)
+                if len(changed) > _MAX_PATCHED:
+                    break
+        if len(changed) <= _MAX_PATCHED:
+            facts = _reuse(root, folder, tag, stats, changed, started, files)
+            if facts is not None:
+                index_store.keep_bounded(folder, tag)
+                return facts
+    results = _summarize_many([(f, folder, stats.get(f)) for f in files], jobs)
+    summaries = {path: summary for path, summary, _ in results if summary is not None}
+    state: dict | None = {} if folder else None
+    facts = solve(summaries, state)
+    if folder:
+        _save(folder, tag, {p: st for p, _, st in results if st is not None}, facts, started)
+        _save_state(folder, tag, state, {p: st[2] for p, _, st in results if st is not None}, facts)
+        index_store.keep_bounded(folder, tag)
+    return facts
+
+
+def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> None:
+    # A file modified just before this run may change again within the same mtime tick and
+    # size: its stat is not trusted next time (its content is hashed again).
+    trusted = {p: (st if st[1] < started - RACY_WINDOW_NS else (-1, *st[1:])) for p, st in stats.items()}
+    _write(os.path.join(folder, "roots", tag), marshal.dumps(trusted))
+    _write(os.path.join(folder, "facts", tag), marshal.dumps(_facts_blob(facts)))
+
+
+def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], started: int, files: list[str]) -> Facts | None:
+    """The last solve's facts, when the files whose stat changed have the same summary as
+    before (a touch, an edit inside a function that assigns nothing new) or one that differs
+    only in line numbers (the citations are patched); else the facts solved again from the last
+    full solve for what the changed summaries reach (`_incremental`); None when the repository
+    must be solved whole."""
+    solved = _read(os.path.join(folder, "facts", tag))
+    if not (isinstance(solved, tuple) and len(solved) == _FACTS_FIELDS):
+        return None
+    facts = _facts_of(solved)
+    if not changed:
+        return facts
+    moved: dict[str, tuple] = {}
+    reshaped: dict[str, tuple] = {}
+    stats = dict(stats)
+    for path in changed:
+        old = stats.get(path)
+        before = _read(os.path.join(folder, old[2][:2], old[2][2:])) if old is not None and len(old) == 3 else None
+        _, summary, stat = _summarize_file((path, folder, old))
+        if before is None or summary is None or stat is None:
+            return None
+        stats[path] = stat
+        if summary == before:
+            continue
+        if _shape(summary) != _shape(before):
+            reshaped[path] = summary
+        moved[path] = summary
+    if reshaped:
+        digests = {p: st[2] for p, st in stats.items() if len(st) == 3}
+        facts = _incremental(folder, tag, files, digests, moved)
+        if facts is None:
+            return None
+    elif moved:
+        facts = moved_lines(facts, moved)
+    _save(folder, tag, stats, facts, started)
+    return facts
+
+
+def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
+    if jobs > 1 and len(paths) > 64:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        from synclint.runner import _die_with_parent
+
+        try:
+            # The workers end with the run, even one killed with SIGKILL (they were left
+            # waiting on their queue); a run ended by SIGTERM waits only for the chunks
+            # being summarised, not for the whole repository.
+            pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent)
+        except Exception:  # noqa: BLE001 - a pool that cannot start: do it here
+            pool = None
+        if pool is not None:
+            try:
+                return list(pool.map(_summarize_file, paths, chunksize=32))
+            except Exception:  # noqa: BLE001 - a worker that died: do it here
+                pass
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+    return [_summarize_file(p) for p in paths]
