@@ -448,9 +448,11 @@ class _Summarizer:
                 top = min(quals).split(".", 1)[0]
                 return () if top in _EXTERNAL else (f"{top}>{name}",)
             if name in unit.bound:
-                cls = self._class_of(func, unit)  # `mod = Sub(...)`, then `mod(x)`
-                if cls:
-                    return (f"{cls}.__call__",)
+                # `mod = Sub(...)`, then `mod(x)`; or one class per branch (`check =
+                # DeferredCheck(...)` / `check = Check()`): each one's `__call__`
+                classes = self._classes_of_object(func, unit)
+                if classes:
+                    return tuple(f"{cls}.__call__" for cls in classes)
             return (name,)
         if type(func) is not ast.Attribute:
             return ()
@@ -589,6 +591,26 @@ class _Summarizer:
         except RecursionError:
             return None
 
+    def _classes_of_object(self, name: ast.Name, unit) -> tuple:
+        """The classes of the object a local name holds: its one class, or the class of each
+        of its bindings where every one says its class (`check = DeferredCheck(...)` in one
+        branch, `check = Check()` in the other); () where any does not."""
+        one = self._class_of(name, unit)
+        if one:
+            return (one,)
+        found = []
+        for names, value in unit.bindings:
+            if name.id not in names:
+                continue
+            if type(value) is not ast.Call:
+                return ()
+            cls = self._class_of(value, unit)
+            if not cls:
+                return ()
+            if cls not in found:
+                found.append(cls)
+        return tuple(found)
+
     def _own_method_params(self, unit, name: str) -> tuple | None:
         """The parameters (without `self`) of method `name` of `unit`'s own class, or None."""
         owner = unit.owner
@@ -690,9 +712,9 @@ class _Summarizer:
         own_params = self._own_method_params(unit, key) if own else None
         built = self._constructor(call, unit)
         # The methods the call may reach where the code says the class (`self.m()`, a typed
-        # object, `self.sub(x)`, `Cls.m()`, `super().m()`), or `.m` (any method `m`): resolved
-        # in the solve.
-        refs = () if built or type(func) is not ast.Attribute else tuple(
+        # object, `self.sub(x)`, `Cls.m()`, `super().m()`, `check(x)` of a local object
+        # `check = StopCheck()`: its `__call__`), or `.m` (any method `m`): resolved in the solve.
+        refs = () if built else tuple(
             r for r in self._callees(call, unit) if ("." in r or ":" in r) and ">" not in r)
         # Where the code says the class (`self.m(x)`, a typed object), the call runs that
         # class's `m` (or a base's, an override's): its arguments go to those methods alone,
