@@ -7,7 +7,7 @@ import ast
 
 import libcst as cst
 
-from synclint.analysis import guarded_branches, guards
+from synclint.analysis import given_fields, guarded_branches, guards
 
 
 def _call_kinds(caller: str, call_text: str) -> str:
@@ -172,7 +172,7 @@ def drop(layer):
 
 
 def test_the_values_a_module_assigns_its_fields():
-    found = guards.field_values(ast.parse(FIELDS))
+    found = given_fields.field_values(ast.parse(FIELDS))
     # A `None` default is None unless every construction fills the field (`DEFAULT_NONE`);
     # the constructions are kept beside the fields, with the keywords they pass.
     assert ("Packed.bounds_host", "g") in found and ("Packed.lens_cpu", "d") in found and ("Packed.width", "d") in found
@@ -183,7 +183,7 @@ def test_the_values_a_module_assigns_its_fields():
     kinds: dict = {}
     for key, kind in found:
         kinds.setdefault(key, set()).add(kind)
-    given = guards.GivenFields(kinds)
+    given = given_fields.GivenFields(kinds)
     # By the class the code says; a bare field name counts every class's values.
     assert "Draft.max_top_k" in given and "max_top_k" not in given and "Sampling.max_top_k" not in given
     assert "Packed.bounds_host" in given and "Draft.copy" in given and "Packed.lens_cpu" not in given

@@ -1,6 +1,6 @@
 """A class the repository builds only on another platform's branch is that platform's code:
-its methods' findings are cold for the default CUDA target (synclint/repo/
-`_CallGraphTiers._built_elsewhere`, synclint/analysis/guards.py `class_uses`)."""
+its methods' findings are cold for the default CUDA target (synclint/repo/tiers.py
+`_CallGraphTiers._built_elsewhere`, synclint/analysis/class_uses.py `class_uses`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Walks of an `ast` tree for the repository index (synclint/repo/ and the readers it calls:
-synclint/analysis/guards.py, synclint/analysis/coldcode.py).
+synclint/analysis/guards.py and the modules beside it, synclint/analysis/coldcode.py).
 
 `walk(node)` gives what `ast.walk(node)` gives, in the same order (breadth first, the node
 itself first), at about twice the speed. A summary reads each function many times over (its

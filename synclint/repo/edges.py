@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from synclint.analysis import guards
+from synclint.analysis import class_uses, platform_branches
 from synclint.analysis.host_fields import module_candidates
 from synclint.analysis.platform_words import host_class, host_file, path_platforms
 from synclint.repo.keys import (
@@ -118,7 +118,7 @@ def _below_project_root(path: str) -> str:
 def _built_class(func: ast.expr) -> str:
     """`Cls` of a call `Cls(...)` or `module.Cls(...)`, "" for any other call."""
     name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
-    return name if guards.capitalised(name) else ""
+    return name if class_uses.capitalised(name) else ""
 
 
 def _file_edges(path: str, edges) -> tuple:
@@ -127,15 +127,15 @@ def _file_edges(path: str, edges) -> tuple:
     in a file for other platforms by its name or folder (`platforms/rocm.py`), the classes it
     builds and the registry entries it uses outside any platform branch are built and used on
     those platforms only. A class it uses as a value (`cls=Runner`) may still be built
-    anywhere: such uses keep `guards.ANY_USE`."""
+    anywhere: such uses keep `class_uses.ANY_USE`."""
     if any(callee in _MODULE_MARKS for caller, callee, _ in edges if caller == MARK_CALLER):
         edges = _module_marks(path, edges)
     platforms = path_platforms(_below_project_root(path))
     if platforms:
-        guard = guards.ON_PLATFORMS + "+".join(sorted(platforms))
+        guard = platform_branches.ON_PLATFORMS + "+".join(sorted(platforms))
 
         def there(arguments: str) -> str:  # "" or a query made outside any branch: on the file's platforms
-            return guard if not arguments else arguments + guard if arguments[:1] == guards.QUERY and arguments[-1:] == "\t" else arguments
+            return guard if not arguments else arguments + guard if arguments[:1] == class_uses.QUERY and arguments[-1:] == "\t" else arguments
 
         def on_platforms(caller: str) -> str:  # the calls of its functions are made on its platforms only
             if not caller or caller == MARK_CALLER or caller.endswith((COLD_CALLER, UNTAKEN_CALLER)):

@@ -94,7 +94,7 @@ FILE_RELAY = "pf"
 
 # The marks the call graph reads beside the calls (`_CallGraph.graph`): `("~", HOST_MARK, f)`,
 # function `f` is defined in a host-side pre-processing file; `("~", FIELD_MARK + f, kind)`, a
-# value of that kind (synclint/analysis/guards.py `field_values`) is assigned to field `f`.
+# value of that kind (synclint/analysis/given_fields.py `field_values`) is assigned to field `f`.
 MARK_CALLER = "~"
 HOST_MARK = "~host"
 # `("~", WORKER_MARK, f)`: the module hands its function `f` to an executor
@@ -124,7 +124,7 @@ WORKER_PARAM_MARK = "~wparam"
 PASSED_FUNCTION_MARK = "~passed"
 FIELD_MARK = "~f:"
 # `("~", BUILT_MARK + Cls, guard)`: the module calls `Cls(...)` on a branch that runs on the
-# platforms of `guard` (`%xpu`; "" everywhere), or uses the name another way (`guards.ANY_USE`).
+# platforms of `guard` (`%xpu`; "" everywhere), or uses the name another way (`class_uses.ANY_USE`).
 BUILT_MARK = "~new:"
 # `(f, BUILDER_MARK + Cls, "")`: function `f` builds `Cls` (`Cls(...)`): a class only code
 # nothing runs builds is never built (`_CallGraphTiers._unbuilt`).

@@ -122,6 +122,7 @@ _CODE = ""
 # checks the list against what summarising a file imports).
 _INDEX_MODULES = tuple(sorted(f"repo/{p.name}" for p in Path(__file__).resolve().parent.glob("*.py")))
 SUMMARY_MODULES = (*_INDEX_MODULES, "lines.py", "analysis/astwalk.py", "analysis/coldcode.py", "analysis/guards.py",
+                   "analysis/platform_branches.py", "analysis/given_fields.py", "analysis/class_uses.py",
                    "analysis/platform_words.py", "screen/places.py", "screen/facts.py", "screen/__init__.py",
                    "apis/torch_api.py", "apis/tensor_members.py", "analysis/receivers.py", "analysis/host_fields.py")
 

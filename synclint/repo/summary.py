@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from synclint.analysis import astwalk, coldcode, guards
+from synclint.analysis import astwalk, class_uses, coldcode, given_fields, guards, platform_branches
 from synclint.analysis.host_fields import base_modules, declares_fields, device_fields, host_fields
 from synclint.apis import torch_api as api
 from synclint.apis.tensor_members import ARRAY_ONLY_MEMBERS, TENSOR_MEMBERS
@@ -65,8 +65,8 @@ def _summarize(text: str) -> tuple:
         model = places.PlaceModel(screen._definitions(units), screen._class_definitions(classes), imports)
         model.host_fields = host_fields(text)
         summary = _Summarizer(model, recorder, imports).run(collected, classes)
-        # What the module assigns to fields, by name (guards.field_values), as marks beside its calls.
-        marks = {(MARK_CALLER, FIELD_MARK + field, kind) for field, kind in guards.field_values(tree)}
+        # What the module assigns to fields, by name (given_fields.field_values), as marks beside its calls.
+        marks = {(MARK_CALLER, FIELD_MARK + field, kind) for field, kind in given_fields.field_values(tree)}
         marks.update((MARK_CALLER, HOST_MARK, method) for method in _generic_host_methods(tree))
         marks.update((MARK_CALLER, HANDLER_MARK, method) for method in coldcode.dispatch_handlers(tree, text))
         if coldcode.stores_callable_fields(text):
@@ -85,7 +85,7 @@ def _summarize(text: str) -> tuple:
         marks.update((MARK_CALLER, PASSED_FUNCTION_MARK, one) for one in handed)
         # Where the module builds (or otherwise uses) each class: a class built only on other
         # platforms' branches is their code (`_CallGraphTiers._built_elsewhere`).
-        marks.update((MARK_CALLER, BUILT_MARK + name, guard) for name, guard in guards.class_uses(tree))
+        marks.update((MARK_CALLER, BUILT_MARK + name, guard) for name, guard in class_uses.class_uses(tree))
         if declares_fields(text):
             # The multimodal fields it declares, and the modules its classes' bases come from
             # (`inherited_host_fields`); `_file_edges` keys them by the file's path.
@@ -317,11 +317,11 @@ class _Summarizer:
         # callers pass what takes the branch (`_CallGraphTiers._caller`).
         guarded = guards.guarded_calls(func, own, none_names) if own else {}
         # ... or on a platform's branch (`elif current_platform.is_cpu():`): `caller [only when %cpu]`.
-        on_platforms = guards.platform_calls(func, self._platform_fields(unit.owner) if unit.owner is not None else None)
+        on_platforms = platform_branches.platform_calls(func, self._platform_fields(unit.owner) if unit.owner is not None else None)
         # ... or in a method of a class built only on some platforms (`if not _is_xpu: raise` in its `__init__`).
         built_on = self._constructor_platforms(unit.owner) if unit.method and unit.owner is not None and func.name != "__init__" else None
         if built_on is not None:
-            guards.on_platforms_within(on_platforms, func.body, built_on)
+            platform_branches.on_platforms_within(on_platforms, func.body, built_on)
 
         def source_of(node, inherited: str) -> str:
             key = id(node)
@@ -537,17 +537,17 @@ class _Summarizer:
                 return False
 
     def _platform_fields(self, owner) -> dict:
-        """The fields the class only ever sets to a platform predicate (`guards.platform_fields`)."""
+        """The fields the class only ever sets to a platform predicate (`platform_branches.platform_fields`)."""
         found = self._platforms_memo.get(id(owner))
         if found is None:
-            found = self._platforms_memo[id(owner)] = guards.platform_fields(owner.header.node)
+            found = self._platforms_memo[id(owner)] = platform_branches.platform_fields(owner.header.node)
         return found
 
     def _constructor_platforms(self, owner) -> frozenset[str] | None:
-        """The platforms the class can be built on (`guards.constructor_platforms`)."""
+        """The platforms the class can be built on (`platform_branches.constructor_platforms`)."""
         key = id(owner)
         if key not in self._built_on_memo:
-            self._built_on_memo[key] = guards.constructor_platforms(owner.header.node)
+            self._built_on_memo[key] = platform_branches.constructor_platforms(owner.header.node)
         return self._built_on_memo[key]
 
     def _container_fields(self, owner) -> frozenset[str]:

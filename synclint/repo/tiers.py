@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from synclint.analysis import coldcode, guards
+from synclint.analysis import class_uses, coldcode, guards, platform_branches
+from synclint.analysis.given_fields import GivenFields
 from synclint.analysis.platform_words import host_class
 from synclint.repo import facts as index_facts
 from synclint.repo.callgraph import _MAX_PASSED_ON, _MAX_VISITED, _children_of, _descendants, _path, _vendored
@@ -128,7 +129,7 @@ class _CallGraphTiers:
         # shallowest of them the answer being worked out has met again (a cycle).
         self._passing: dict[tuple, int] = {}
         self._met_again = 1 << 30
-        self._given_fields = None  # guards.GivenFields, on first use
+        self._given_fields = None  # GivenFields, on first use
         self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
         self._class_guards: dict[tuple[str, str], frozenset[str]] = {}  # (class, method asked) -> where it is used (`_uses_of`)
 
@@ -339,8 +340,8 @@ class _CallGraphTiers:
             found = tuple(sorted(pairs))
         return found
 
-    def given_fields(self) -> guards.GivenFields:
-        """The fields the repository never makes None (`guards.GivenFields` of the values it
+    def given_fields(self) -> GivenFields:
+        """The fields the repository never makes None (`GivenFields` of the values it
         assigns them, marked beside the calls: `_CallGraph.graph`), a class's field by the
         classes of its lineage."""
         if self._given_fields is None:
@@ -361,7 +362,7 @@ class _CallGraphTiers:
                             pending.append(child)
                 return found
 
-            self._given_fields = guards.GivenFields(kinds, lineage)
+            self._given_fields = GivenFields(kinds, lineage)
         return self._given_fields
 
     def field_given(self, filename: str, field: str) -> bool:
@@ -451,12 +452,12 @@ class _CallGraphTiers:
             return None
         from synclint.analysis.path_tiers import Tier, TierVerdict
 
-        where = sorted({p for g in found for p in g[len(guards.ON_PLATFORMS):].split("+")})
+        where = sorted({p for g in found for p in g[len(platform_branches.ON_PLATFORMS):].split("+")})
         return TierVerdict(Tier.COLD, f"a method of `{cls}`, which the repository builds only on branches for other platforms "
                                       f"({', '.join(where)}) than the targets")
 
     def _uses_of(self, cls: str, asking: str = "") -> frozenset[str]:
-        """The guards of the uses of class `cls` and its subclasses (`guards.class_uses`):
+        """The guards of the uses of class `cls` and its subclasses (`class_uses.class_uses`):
         a registry entry's dotted path stands for the uses of the entry
         (`Registry.FLASH.get_class()`; one nothing uses may be chosen by name: anywhere); a
         class-level call `Cls.m(...)` counts where `m` may build the class (or is `asking`, the
@@ -469,35 +470,35 @@ class _CallGraphTiers:
         memo[key] = frozenset()  # asked again while searching (a cycle of classes handed out): nothing more
         if self._children is None:
             self._children = _children_of(self.facts.types.bases)
-        anywhere = frozenset((guards.ANY_USE,))
+        anywhere = frozenset((class_uses.ANY_USE,))
         found: set[str] = set()
         for one in (cls, *_descendants(self._children, cls)):
             for guard in self.callers.get(BUILT_MARK + one, ()):
                 head = guard[:1]
-                if head == guards.SELF_BUILT:
+                if head == class_uses.SELF_BUILT:
                     continue
-                if head == guards.QUERY:
+                if head == class_uses.QUERY:
                     method, _, where = guard[1:].partition("\t")
                     if method == asking or self._may_build(one, method):
                         found.add(where)
-                elif head == guards.HANDED:
+                elif head == class_uses.HANDED:
                     owner, _, method = guard[1:].rpartition(".")
                     found.update(self._uses_of(owner, method))
                 else:
                     found.add(guard)
-        deferred = [g for g in found if g[:1] == guards.REGISTERED]
+        deferred = [g for g in found if g[:1] == class_uses.REGISTERED]
         found.difference_update(deferred)
         for guard in deferred:
-            found.update(self.callers.get(BUILT_MARK + guards.MEMBER + guard[1:], None) or anywhere)
+            found.update(self.callers.get(BUILT_MARK + class_uses.MEMBER + guard[1:], None) or anywhere)
         memo[key] = anywhere if self._on_targets(found) else frozenset(found)
         return memo[key]
 
     def _may_build(self, cls: str, method: str) -> bool:
         """Whether `cls.method(...)` may build `cls`: the method of its lineage calls or returns
-        its class object (`guards.SELF_BUILT`), or no class of the lineage in the repository
+        its class object (`class_uses.SELF_BUILT`), or no class of the lineage in the repository
         defines it (a library's `from_pretrained`)."""
         lineage = self.facts.types._lineage(cls)
-        mark = guards.SELF_BUILT + method
+        mark = class_uses.SELF_BUILT + method
         if any(mark in self.callers.get(BUILT_MARK + one, ()) for one in lineage):
             return True
         defined = self.facts.methods.get(method, ())
@@ -505,7 +506,7 @@ class _CallGraphTiers:
 
     def _on_targets(self, found) -> bool:
         """Whether one of these guards of a class's uses runs on a target platform."""
-        return any(not g.startswith(guards.ON_PLATFORMS) or guards.runs_on_targets(g, self.targets) for g in found)
+        return any(not g.startswith(platform_branches.ON_PLATFORMS) or platform_branches.runs_on_targets(g, self.targets) for g in found)
 
     def _unused(self, name: str):
         """Cold when every way into `name` starts at a module-level function that nothing in
@@ -551,7 +552,7 @@ class _CallGraphTiers:
             return frozenset()
         for one in lineage:
             for guard in self.callers.get(BUILT_MARK + one, ()):
-                if guard[:1] in (guards.ANY_USE, guards.QUERY, guards.HANDED, guards.REGISTERED, guards.MEMBER):
+                if guard[:1] in (class_uses.ANY_USE, class_uses.QUERY, class_uses.HANDED, class_uses.REGISTERED, class_uses.MEMBER):
                     return frozenset()  # handed on or looked up as a class: built where that goes
         orphans = self.facts.orphans
         for builder in builders:
@@ -615,8 +616,8 @@ class _CallGraphTiers:
             return caller
         base, _, conditions = caller.partition(GUARDED_CALLER)
         for guard in conditions[:-1].split(";"):
-            if guard.startswith(guards.ON_PLATFORMS):
-                if not guards.runs_on_targets(guard, self.targets):
+            if guard.startswith(platform_branches.ON_PLATFORMS):
+                if not platform_branches.runs_on_targets(guard, self.targets):
                     return base + UNTAKEN_CALLER
                 continue
             name, position, default, condition = guard.split("#")

@@ -36,7 +36,7 @@ import ast
 from dataclasses import dataclass
 
 from synclint.analysis.host_fields import device_fields, host_fields
-from synclint.analysis import guards
+from synclint.analysis import platform_branches
 from synclint.lines import ending as _ending
 from synclint.lines import split_lines
 from synclint.screen import places
@@ -338,7 +338,7 @@ def _reads(unit: Unit, by_name: dict[str, list[Unit]], exact: bool = True) -> li
         for member in cls.members:
             if member.method and (member.name in unit.self_calls or member.name in unit.self_reads
                                   or not unit.self_reads.isdisjoint(member.self_writes)
-                                  or member.name == "__init__" and (guards.init_platforms(member.node) is not None
+                                  or member.name == "__init__" and (platform_branches.init_platforms(member.node) is not None
                                                                     or _uses_platform_imports(member.node, by_name))):
                 # a method called, a property read (`self.table`), a writer; a constructor
                 # that raises on other platforms, or uses a name imported only for one
@@ -358,7 +358,7 @@ def _uses_platform_imports(init: ast.FunctionDef, by_name: dict[str, list[Unit]]
             if type(node) is ast.Name and type(node.ctx) is ast.Load:
                 defined = by_name.get(node.id)
                 if defined and all(
-                    type(d.node) is ast.If and not d.node.orelse and guards.platform_test(d.node.test) for d in defined
+                    type(d.node) is ast.If and not d.node.orelse and platform_branches.platform_test(d.node.test) for d in defined
                 ):
                     return True
     return False
