@@ -1,7 +1,7 @@
 """The repository index: what the rest of the repository says about a value one file cannot place.
 
 A tensor often arrives in the function that syncs on it through a parameter, a field of a
-metadata object or a helper defined in another file. This module reads every Python file of
+metadata object or a helper defined in another file. This package reads every Python file of
 the project once (with `ast`, cached by content hash), summarises each, and solves over the
 whole repository:
 
