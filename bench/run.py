@@ -197,9 +197,13 @@ def _commit() -> str:
 
 
 def _versions() -> str:
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    parts = [f"synclint {version('synclint')} at {_commit()} (libcst {version('libcst')})"]
+    try:
+        ours = version("synclint")
+    except PackageNotFoundError:  # run from the source tree, not installed (scripts/bench_on_device.sh)
+        ours = "(not installed)"
+    parts = [f"synclint {ours} at {_commit()} (libcst {version('libcst')})"]
     for tool in tools.TOOLS:
         if tools.venv_python(tool).exists():
             try:
