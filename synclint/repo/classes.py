@@ -131,12 +131,7 @@ def _class_info(tree: ast.Module, imports) -> tuple:
             if isinstance(member, ast.AnnAssign) and type(member.target) is ast.Name:
                 if places._last_name(member.annotation.value if type(member.annotation) is ast.Subscript else member.annotation) != "ClassVar":
                     fields.append(member.target.id)
-                found = places.annotation_class(member.annotation, imports)
-                if found:
-                    field_types.append((name, member.target.id, found))
-                elements = places.element_class(member.annotation, imports)
-                if elements:
-                    field_types.append((name, member.target.id + places.ELEMENTS, elements))
+                _annotated_field(name, member.target.id, member.annotation, imports, field_types)
             elif isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _method_info(name, member, imports, field_types, returns, registries, injected)
         built = {(c, f) for c, f, _ in field_types[start:]}
@@ -290,6 +285,17 @@ def _returned_object(value):
     return value
 
 
+def _annotated_field(owner: str, field: str, annotation: ast.expr, imports, field_types: list) -> None:
+    """The classes a field's annotation says: the field's own (`info: StepInfo`) and its
+    elements' (`reqs: list[Req]`, kept as `field + ELEMENTS`)."""
+    found = places.annotation_class(annotation, imports)
+    if found:
+        field_types.append((owner, field, found))
+    elements = places.element_class(annotation, imports)
+    if elements:
+        field_types.append((owner, field + places.ELEMENTS, elements))
+
+
 def _method_info(owner: str, func, imports, field_types: list, returns: list, registries: dict | None = None,
                  injected: list | None = None) -> None:
     found = places.annotation_class(func.returns, imports) if func.returns is not None else None
@@ -341,12 +347,7 @@ def _method_info(owner: str, func, imports, field_types: list, returns: list, re
             elif type(target) is ast.Attribute and places.is_self_name(target.value):
                 field_types.append((owner, target.attr, made))
         elif kind is ast.AnnAssign and type(node.target) is ast.Attribute and places.is_self_name(node.target.value):
-            declared = places.annotation_class(node.annotation, imports)
-            if declared:
-                field_types.append((owner, node.target.attr, declared))
-            elements = places.element_class(node.annotation, imports)
-            if elements:
-                field_types.append((owner, node.target.attr + places.ELEMENTS, elements))
+            _annotated_field(owner, node.target.attr, node.annotation, imports, field_types)
         elif kind is ast.Return and node.value is not None and found is None:
             returned.append(node.value)
     for value in returned:  # after the walk: a local bound in a nested block (`with ...:`) is known
