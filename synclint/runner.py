@@ -364,6 +364,10 @@ def lint_paths(
                 bar.close()
     finally:
         gc.set_threshold(*thresholds)
+        if names:
+            from synclint import repo
+
+            repo.store.wait_for_writes()
 
 
 def _lint_found(run: RunResult, names: list[str], settings, fix: bool, unsafe: bool | None, jobs, use_cache: bool, bar) -> RunResult:

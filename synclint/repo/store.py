@@ -182,7 +182,7 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     facts = solve(summaries, state)
     if folder:
         _save(folder, tag, {p: st for p, _, st in results if st is not None}, facts, started)
-        _save_state(folder, tag, state, {p: st[2] for p, _, st in results if st is not None}, facts)
+        _save_state_aside(folder, tag, state, {p: st[2] for p, _, st in results if st is not None}, facts, jobs)
         index_store.keep_bounded(folder, tag)
     return facts
 
@@ -249,9 +249,66 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
             pool = None
         if pool is not None:
             try:
-                return list(pool.map(_summarize_file, paths, chunksize=32))
+                return _largest_first(pool, paths, jobs)
             except Exception:  # noqa: BLE001 - a worker that died: do it here
                 pass
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
     return [_summarize_file(p) for p in paths]
+
+
+def _largest_first(pool, paths: list[tuple], jobs: int) -> list[tuple]:
+    """Summarise `paths` in `pool`, the largest files first and in chunks small enough that
+    every worker gets a share (the slowest file, not a chunk of 32, bounds the wall time);
+    the results come back in the order of `paths`, which the solve's facts depend on."""
+    sizes = {}
+    for job in paths:
+        try:
+            sizes[job[0]] = os.stat(job[0]).st_size
+        except OSError:
+            sizes[job[0]] = 0
+    order = sorted(range(len(paths)), key=lambda i: -sizes[paths[i][0]])
+    chunk = max(1, min(32, len(paths) // (jobs * 8)))
+    done = pool.map(_summarize_file, [paths[i] for i in order], chunksize=chunk)
+    results: list = [None] * len(paths)
+    for i, result in zip(order, done):
+        results[i] = result
+    return results
+
+
+# The children writing a full solve's state (`_save_state_aside`), waited for by `wait_for_writes`.
+_WRITERS: list[int] = []
+
+
+def _save_state_aside(folder: str, tag: str, state: dict, digests: dict, facts: Facts, jobs: int) -> None:
+    """Write what an incremental solve starts from (`_save_state`), in a forked child when the
+    run has workers to spare: the lint goes on meanwhile instead of waiting for it. The state
+    names the digests and facts it was solved from, so a run that reads it before it is
+    written (or never, where the child fails) solves the repository whole, as without it."""
+    import threading
+
+    # (not from a process with other threads: a forked child inherits their locks held)
+    if jobs > 1 and hasattr(os, "fork") and threading.active_count() == 1:
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:
+            try:
+                _save_state(folder, tag, state, digests, facts)
+            finally:
+                os._exit(0)
+        if pid > 0:
+            _WRITERS.append(pid)
+            return
+    _save_state(folder, tag, state, digests, facts)
+
+
+def wait_for_writes() -> None:
+    """Wait for the state being written aside (a run ends with its store complete)."""
+    while _WRITERS:
+        pid = _WRITERS.pop()
+        try:
+            os.waitpid(pid, 0)
+        except (ChildProcessError, InterruptedError):
+            pass

@@ -1,0 +1,121 @@
+"""The repository index built by several workers (repo/store.py) is the one a single process
+builds: the files are summarised largest first, in chunks every worker gets a share of, and
+come back in the repository's order; the state an edit is solved from is written aside while
+the lint goes on, and is there when the run ends."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from index_projects import _store  # noqa: F401 - _store is an autouse fixture
+from index_projects import project
+
+from synclint import repo
+from synclint.repo import store
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux")
+
+
+def _many_files(root: Path, count: int) -> Path:
+    """A project of `count` modules of very different sizes, each calling the next with a
+    device tensor (the solve reads them in order: a parameter's place comes from its caller)."""
+    files = {}
+    for i in range(count):
+        padding = "\n".join(f"    unused_{k} = {k}" for k in range((i * 37) % 90))
+        files[f"mod_{i:03d}.py"] = (
+            "import torch\n"
+            f"from mod_{(i + 1) % count:03d} import step_{(i + 1) % count}\n\n\n"
+            f"def step_{i}(x: torch.Tensor):\n{padding}\n"
+            f"    y = torch.zeros(8, device='cuda') if x is None else x\n"
+            f"    return step_{(i + 1) % count}(y)\n"
+        )
+    return project(root, files)
+
+
+def test_workers_return_the_summaries_in_the_repository_order(tmp_path):
+    root = _many_files(tmp_path / "proj", 80)
+    store._CODE = store._index_code()
+    jobs = [(path, None, None) for path in store.python_files(root)]
+    alone = store._summarize_many(jobs, 1)
+    shared = store._summarize_many(jobs, 3)
+    assert [path for path, _, _ in shared] == [path for path, *_ in jobs]
+    assert shared == alone
+
+
+def test_the_largest_files_are_handed_out_first(tmp_path):
+    root = _many_files(tmp_path / "proj", 80)
+    jobs = [(path, None, None) for path in store.python_files(root)]
+    handed: list[str] = []
+
+    class Recording:
+        def map(self, function, items, chunksize=1):
+            items = list(items)
+            handed.extend(job[0] for job in items)
+            assert chunksize < 32  # 80 files, 3 workers: a share for each, not two chunks of 32
+            return [function(job) for job in items]
+
+    store._CODE = store._index_code()
+    results = store._largest_first(Recording(), jobs, 3)
+    sizes = [os.path.getsize(path) for path in handed]
+    assert sizes == sorted(sizes, reverse=True)
+    assert [path for path, _, _ in results] == [path for path, *_ in jobs]
+
+
+def test_a_parallel_build_gives_the_facts_of_a_serial_one(tmp_path, monkeypatch):
+    root = _many_files(tmp_path / "proj", 80)
+    monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "serial"))
+    serial = repo.build(root, use_cache=True, jobs=1)
+    monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "parallel"))
+    parallel = repo.build(root, use_cache=True, jobs=3)
+    store.wait_for_writes()
+    assert parallel.fingerprint == serial.fingerprint
+    assert parallel.values == serial.values and parallel.callers == serial.callers
+    assert ("p", "step_1", "x") in serial.values  # the chain is placed, so the comparison says something
+
+
+def test_the_state_written_aside_is_complete_when_the_run_ends(tmp_path, monkeypatch):
+    from synclint import runner
+    from synclint.config import Settings
+
+    root = _many_files(tmp_path / "proj", 80)
+    for path in root.glob("*.py"):  # written long before the run: their stats are trusted
+        os.utime(path, (path.stat().st_mtime - 60, path.stat().st_mtime - 60))
+    folder = tmp_path / "index-store"
+    monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(folder))
+    runner.lint_paths([root / "mod_000.py"], Settings(), jobs=2, use_cache=True)
+    assert store._WRITERS == []  # waited for
+    states = list((folder / "state").iterdir())
+    assert len(states) == 1
+    # ... and an edit is solved from it (not whole): a function appended that passes a device
+    # tensor on.
+    edited = root / "mod_005.py"
+    edited.write_text(edited.read_text() + "\n\ndef added(size):\n    return step_6(torch.ones(size, device='cuda'))\n")
+    solved = []
+    real = store._incremental
+    monkeypatch.setattr(store, "_incremental", lambda *a: solved.append(1) or real(*a))
+    facts = repo.build(root, use_cache=True, jobs=2)
+    store.wait_for_writes()
+    assert solved and facts.values == repo.build(root, use_cache=False, jobs=1).values
+
+
+def test_the_state_is_written_in_place_from_a_process_with_threads(tmp_path, monkeypatch):
+    import threading
+
+    root = _many_files(tmp_path / "proj", 4)
+    monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "store"))
+    forked = []
+    monkeypatch.setattr(os, "fork", lambda: forked.append(1) or -1)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        repo.build(root, use_cache=True, jobs=4)
+    finally:
+        stop.set()
+        other.join()
+    assert forked == [] and store._WRITERS == []
+    assert len(list((tmp_path / "store" / "state").iterdir())) == 1
