@@ -318,7 +318,7 @@ def index_repository(paths: list[Path], settings: Settings, use_cache: bool, job
         repo.install(repo.EMPTY)
         return ""
     root = repo.find_root(paths)
-    facts = repo.build(root, use_cache=use_cache, jobs=jobs) if root is not None else repo.EMPTY
+    facts = repo.build_aside(root, use_cache=use_cache, jobs=jobs) if root is not None else repo.EMPTY
     repo.install(facts)
     return facts.fingerprint
 

@@ -1,7 +1,8 @@
 """The repository index built by several workers (repo/store.py) is the one a single process
 builds: the files are summarised largest first, in chunks every worker gets a share of, and
-come back in the repository's order; the state an edit is solved from is written aside while
-the lint goes on, and is there when the run ends."""
+come back in the repository's order; the index is built in a forked child that sends its facts
+back and then writes the state an edit is solved from while the lint goes on, which is there
+when the run ends; where the child fails, the run builds the index itself."""
 
 from __future__ import annotations
 
@@ -70,10 +71,12 @@ def test_a_parallel_build_gives_the_facts_of_a_serial_one(tmp_path, monkeypatch)
     monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "serial"))
     serial = repo.build(root, use_cache=True, jobs=1)
     monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "parallel"))
-    parallel = repo.build(root, use_cache=True, jobs=3)
+    parallel = repo.build_aside(root, use_cache=True, jobs=3)
+    assert store._WRITERS  # built by a child
     store.wait_for_writes()
     assert parallel.fingerprint == serial.fingerprint
     assert parallel.values == serial.values and parallel.callers == serial.callers
+    assert parallel.examples == serial.examples and parallel.classes == serial.classes
     assert ("p", "step_1", "x") in serial.values  # the chain is placed, so the comparison says something
 
 
@@ -98,11 +101,27 @@ def test_the_state_written_aside_is_complete_when_the_run_ends(tmp_path, monkeyp
     real = store._incremental
     monkeypatch.setattr(store, "_incremental", lambda *a: solved.append(1) or real(*a))
     facts = repo.build(root, use_cache=True, jobs=2)
-    store.wait_for_writes()
     assert solved and facts.values == repo.build(root, use_cache=False, jobs=1).values
 
 
-def test_the_state_is_written_in_place_from_a_process_with_threads(tmp_path, monkeypatch):
+def test_a_parent_whose_child_fails_builds_the_index_itself(tmp_path, monkeypatch):
+    root = _many_files(tmp_path / "proj", 4)
+    parent = os.getpid()
+    real = store.build
+
+    def failing_in_the_child(*args, **kwargs):
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "build", failing_in_the_child)
+    facts = repo.build_aside(root, use_cache=False, jobs=2)
+    assert store._WRITERS == []
+    assert facts.values == real(root, use_cache=False, jobs=1).values
+    assert ("p", "step_1", "x") in facts.values
+
+
+def test_the_index_is_built_here_from_a_process_with_threads(tmp_path, monkeypatch):
     import threading
 
     root = _many_files(tmp_path / "proj", 4)
@@ -113,7 +132,7 @@ def test_the_state_is_written_in_place_from_a_process_with_threads(tmp_path, mon
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        repo.build(root, use_cache=True, jobs=4)
+        repo.build_aside(root, use_cache=True, jobs=4)
     finally:
         stop.set()
         other.join()

@@ -76,7 +76,7 @@ from synclint.repo.keys import (
 )
 from synclint.repo.references import name_references
 from synclint.repo.solver import solve
-from synclint.repo.store import INDEX_VERSION, RACY_WINDOW_NS, SUMMARY_MODULES, build, find_root, python_files
+from synclint.repo.store import INDEX_VERSION, RACY_WINDOW_NS, SUMMARY_MODULES, build, build_aside, find_root, python_files
 from synclint.repo.summary import summarize
 from synclint.repo.tiers import Verifier, tiers_hook, verifier
 
@@ -84,7 +84,7 @@ __all__ = [
     "AMBIGUOUS", "DEVICE", "EMPTY", "Facts", "GRAPH_QUESTIONS", "HOST", "INDEX_VERSION", "LIST",
     "MARK_CALLER", "MIN_MODULES_FOR_UNUSED", "NAME_PREFIX", "NUMPY", "PLACES", "RACY_WINDOW_NS",
     "RESOLVABLE", "RESOLVABLE_NOTE", "RESOLVABLE_NOTE_TORCH_ONLY", "RESULT_ITEM", "SCALAR",
-    "SUMMARY_MODULES", "Verifier", "attr_fact", "build", "class_of_annotation", "convention",
+    "SUMMARY_MODULES", "Verifier", "attr_fact", "build", "build_aside", "class_of_annotation", "convention",
     "crowded_method", "dependency_digest", "elements_of_annotation", "field_fact",
     "file_relay_fact", "find_root", "graph_digest", "graph_fingerprint", "install",
     "method_ret_fact", "name_references", "param_fact", "passes_fact", "python_files", "recording",

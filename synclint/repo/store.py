@@ -140,10 +140,11 @@ def _index_code() -> str:
     return h.hexdigest()[:16]
 
 
-def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
+def build(root: Path, use_cache: bool = True, jobs: int = 1, deliver=None) -> Facts:
     """Summarise every Python file under `root` (from the store where seen before) and solve.
     A warm run stats the files (their digests are kept per root) and reads the solved facts
-    back when no file changed."""
+    back when no file changed. `deliver(facts)`, when given, is called once the facts are
+    solved and kept, before the state an edit is solved from is written (`build_aside`)."""
     global _CODE
     _CODE = _index_code()
     started = time.time_ns()
@@ -182,7 +183,9 @@ def build(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     facts = solve(summaries, state)
     if folder:
         _save(folder, tag, {p: st for p, _, st in results if st is not None}, facts, started)
-        _save_state_aside(folder, tag, state, {p: st[2] for p, _, st in results if st is not None}, facts, jobs)
+        if deliver is not None:
+            deliver(facts)
+        _save_state(folder, tag, state, {p: st[2] for p, _, st in results if st is not None}, facts)
         index_store.keep_bounded(folder, tag)
     return facts
 
@@ -276,36 +279,65 @@ def _largest_first(pool, paths: list[tuple], jobs: int) -> list[tuple]:
     return results
 
 
-# The children writing a full solve's state (`_save_state_aside`), waited for by `wait_for_writes`.
+
+# The children building the index (`build_aside`), waited for by `wait_for_writes`.
 _WRITERS: list[int] = []
 
 
-def _save_state_aside(folder: str, tag: str, state: dict, digests: dict, facts: Facts, jobs: int) -> None:
-    """Write what an incremental solve starts from (`_save_state`), in a forked child when the
-    run has workers to spare: the lint goes on meanwhile instead of waiting for it. The state
-    names the digests and facts it was solved from, so a run that reads it before it is
-    written (or never, where the child fails) solves the repository whole, as without it."""
+def build_aside(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
+    """`build` in a forked child, where the run has workers to spare; the facts come back
+    through a pipe as the store keeps them. Each of the lint's workers, forked from this
+    process, starts with every page this process holds: built here, the index would leave
+    its garbage (every file's summary, the solve's tables) in all of them. The child also
+    writes the state an edit is solved from after the facts are sent, while the lint goes
+    on; `wait_for_writes` waits for it. Where the child fails, the index is built here."""
     import threading
 
     # (not from a process with other threads: a forked child inherits their locks held)
-    if jobs > 1 and hasattr(os, "fork") and threading.active_count() == 1:
+    if jobs <= 1 or not hasattr(os, "fork") or threading.active_count() != 1:
+        return build(root, use_cache, jobs)
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return build(root, use_cache, jobs)
+    if pid == 0:  # the child: build, send, finish the store, leave
+        os.close(read_end)
         try:
-            pid = os.fork()
-        except OSError:
-            pid = -1
-        if pid == 0:
-            try:
-                _save_state(folder, tag, state, digests, facts)
-            finally:
-                os._exit(0)
-        if pid > 0:
-            _WRITERS.append(pid)
-            return
-    _save_state(folder, tag, state, digests, facts)
+            from synclint.runner import _die_with_parent
+
+            _die_with_parent()
+            sent: list[bool] = []
+
+            def send(facts: Facts) -> None:
+                if not sent:
+                    sent.append(True)
+                    with os.fdopen(write_end, "wb") as out:
+                        out.write(marshal.dumps(_facts_blob(facts)))
+
+            send(build(root, use_cache, jobs, deliver=send))
+        except BaseException:  # noqa: BLE001 - the parent reads no facts and builds them itself
+            pass
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as received:
+        data = received.read()
+    _WRITERS.append(pid)
+    try:
+        blob = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        blob = None
+    if isinstance(blob, tuple) and len(blob) == _FACTS_FIELDS:
+        return _facts_of(blob)
+    wait_for_writes()
+    return build(root, use_cache, jobs)
 
 
 def wait_for_writes() -> None:
-    """Wait for the state being written aside (a run ends with its store complete)."""
+    """Wait for the index's child to finish the store (a run ends with its store complete)."""
     while _WRITERS:
         pid = _WRITERS.pop()
         try:
