@@ -450,6 +450,14 @@ def test_the_summaries_walk_the_tree_as_ast_does():
         assert astwalk.walk(tree) is astwalk.walk(tree)  # kept: walked once
         func = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
         assert [id(n) for n in astwalk.walk(func)] == [id(n) for n in ast.walk(func)]
+        # a node's children are listed once and read again by the walks of smaller nodes
+        # and by `children`, in ast's order
+        for node in ast.walk(func):
+            assert [id(n) for n in astwalk.walk(node)] == [id(n) for n in ast.walk(node)]
+            assert [id(c) for c in astwalk.children(node)] == [id(c) for c in ast.iter_child_nodes(node)]
+        # a node made during the summary (no kept list) is walked by its fields
+        made = ast.Call(func=ast.Name(id="f", ctx=ast.Load()), args=[func.args], keywords=[])
+        assert [id(n) for n in astwalk.walk(made)] == [id(n) for n in ast.walk(made)]
     assert astwalk.walk(tree) is not astwalk.walk(tree)  # nothing kept outside a summary
     for node in ast.walk(tree):
         assert [id(c) for c in astwalk.children(node)] == [id(c) for c in ast.iter_child_nodes(node)]

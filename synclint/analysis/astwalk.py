@@ -22,10 +22,18 @@ _SCOPES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.
 _KEPT: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
 _MOST_KEPT = 8192  # scopes kept at once: a module of more is walked again past this
 _keeping = False
+_KIDS = "_synclint_kids"  # the attribute a node's children are kept in while walks are kept
 
 
 def children(node: ast.AST):
     """`ast.iter_child_nodes(node)`, in the same order."""
+    kids = getattr(node, _KIDS, None) if _keeping else None
+    if kids is not None:
+        return iter(kids)
+    return _children(node)
+
+
+def _children(node: ast.AST):
     kind = type(node)
     names = _FIELDS.get(kind)
     if names is None:
@@ -63,14 +71,44 @@ def _fresh(node: ast.AST):
         yield node
 
 
+def _fresh_kept(node: ast.AST):
+    # `_fresh` while a summary is made: each node's children are listed once, kept on the
+    # node (`_KIDS`), and every later walk through it reads the list.
+    todo = deque([node])
+    fields = _FIELDS
+    node_type = ast.AST
+    while todo:
+        node = todo.popleft()
+        kids = getattr(node, _KIDS, None)
+        if kids is None:
+            kids = []
+            kind = type(node)
+            names = fields.get(kind)
+            if names is None:
+                names = fields[kind] = kind._fields
+            for name in names:
+                value = getattr(node, name, None)
+                if isinstance(value, node_type):
+                    kids.append(value)
+                elif type(value) is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            kids.append(item)
+            setattr(node, _KIDS, kids)
+        todo.extend(kids)
+        yield node
+
+
 def walk(node: ast.AST):
     """Every node under `node` (itself included), breadth first, as `ast.walk`."""
-    if not _keeping or not isinstance(node, _SCOPES):
+    if not _keeping:
         return _fresh(node)
+    if not isinstance(node, _SCOPES):
+        return _fresh_kept(node)
     kept = _KEPT.get(id(node))
     if kept is not None and kept[0] is node:
         return kept[1]
-    nodes = list(_fresh(node))
+    nodes = list(_fresh_kept(node))
     if len(_KEPT) < _MOST_KEPT:
         _KEPT[id(node)] = (node, nodes)
     return nodes
