@@ -107,18 +107,34 @@ def test_the_state_written_aside_is_complete_when_the_run_ends(tmp_path, monkeyp
 def test_a_parent_whose_child_fails_builds_the_index_itself(tmp_path, monkeypatch):
     root = _many_files(tmp_path / "proj", 4)
     parent = os.getpid()
-    real = store.build
+    real = store._Build.solved
 
-    def failing_in_the_child(*args, **kwargs):
+    def failing_in_the_child(self, *args, **kwargs):
         if os.getpid() != parent:
             raise RuntimeError("the child fails")
-        return real(*args, **kwargs)
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(store, "build", failing_in_the_child)
+    monkeypatch.setattr(store._Build, "solved", failing_in_the_child)
     facts = repo.build_aside(root, use_cache=False, jobs=2)
     assert store._WRITERS == []
-    assert facts.values == real(root, use_cache=False, jobs=1).values
+    assert facts.values == repo.build(root, use_cache=False, jobs=1).values
     assert ("p", "step_1", "x") in facts.values
+
+
+def test_a_warm_run_and_an_edit_read_the_facts_without_a_child(tmp_path, monkeypatch):
+    root = _many_files(tmp_path / "proj", 80)
+    for path in root.glob("*.py"):  # written long before the run: their stats are trusted
+        os.utime(path, (path.stat().st_mtime - 60, path.stat().st_mtime - 60))
+    cold = repo.build_aside(root, use_cache=True, jobs=2)
+    store.wait_for_writes()
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    assert repo.build_aside(root, use_cache=True, jobs=2).values == cold.values
+    edited = root / "mod_005.py"
+    edited.write_text(edited.read_text() + "\n\ndef added(size):\n    return step_6(torch.ones(size, device='cuda'))\n")
+    assert repo.build_aside(root, use_cache=True, jobs=2).values == repo.build(root, use_cache=False).values
+    assert forks == []
 
 
 def test_the_index_is_built_here_from_a_process_with_threads(tmp_path, monkeypatch):

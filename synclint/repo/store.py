@@ -143,51 +143,73 @@ def _index_code() -> str:
 def build(root: Path, use_cache: bool = True, jobs: int = 1, deliver=None) -> Facts:
     """Summarise every Python file under `root` (from the store where seen before) and solve.
     A warm run stats the files (their digests are kept per root) and reads the solved facts
-    back when no file changed. `deliver(facts)`, when given, is called once the facts are
-    solved and kept, before the state an edit is solved from is written (`build_aside`)."""
-    global _CODE
-    _CODE = _index_code()
-    started = time.time_ns()
-    folder = str(store_folder()) if use_cache else None
-    files = python_files(root)
-    tag = hashlib.sha256(f"{INDEX_VERSION}|{_CODE}|{root}".encode()).hexdigest()[:24]
-    stats = (_read(os.path.join(folder, "roots", tag)) if folder else None) or {}
-    if not isinstance(stats, dict):
-        stats = {}
-    if folder:
-        from synclint import index_store
+    back when no file changed. `deliver(facts)`, when given, is called once the facts of a
+    whole solve are solved and kept, before the state an edit is solved from is written
+    (`build_aside`)."""
+    run = _Build(root, use_cache)
+    facts = run.kept()
+    return facts if facts is not None else run.solved(jobs, deliver)
 
-        index_store.touch(folder, tag)  # in use: a concurrent prune keeps it
-    if folder and len(files) == len(stats):
-        # Nothing added or removed: when no file's stat changed, the solved facts are kept.
+
+class _Build:
+    """One build of the index: the files, the store's tag and what it last knew of them."""
+
+    def __init__(self, root: Path, use_cache: bool) -> None:
+        global _CODE
+        _CODE = _index_code()
+        self.root = root
+        self.started = time.time_ns()
+        self.folder = folder = str(store_folder()) if use_cache else None
+        self.files = python_files(root)
+        self.tag = hashlib.sha256(f"{INDEX_VERSION}|{_CODE}|{root}".encode()).hexdigest()[:24]
+        stats = (_read(os.path.join(folder, "roots", self.tag)) if folder else None) or {}
+        self.stats = stats if isinstance(stats, dict) else {}
+        if folder:
+            from synclint import index_store
+
+            index_store.touch(folder, self.tag)  # in use: a concurrent prune keeps it
+
+    def kept(self) -> Facts | None:
+        """The last solve's facts, when no file was added or removed and at most
+        `_MAX_PATCHED` changed (`_reuse`); else None: the repository is solved whole."""
+        folder, files, stats = self.folder, self.files, self.stats
+        if not (folder and len(files) == len(stats)):
+            return None
         changed: list[str] = []
         for path in files:
             known = stats.get(path)
             try:
                 st = os.stat(path)
             except OSError:
-                changed = files
-                break
+                return None
             if known is None or known[0] != st.st_size or known[1] != st.st_mtime_ns:
                 changed.append(path)
                 if len(changed) > _MAX_PATCHED:
-                    break
-        if len(changed) <= _MAX_PATCHED:
-            facts = _reuse(root, folder, tag, stats, changed, started, files)
-            if facts is not None:
-                index_store.keep_bounded(folder, tag)
-                return facts
-    results = _summarize_many([(f, folder, stats.get(f)) for f in files], jobs)
-    summaries = {path: summary for path, summary, _ in results if summary is not None}
-    state: dict | None = {} if folder else None
-    facts = solve(summaries, state)
-    if folder:
-        _save(folder, tag, {p: st for p, _, st in results if st is not None}, facts, started)
-        if deliver is not None:
-            deliver(facts)
-        _save_state(folder, tag, state, {p: st[2] for p, _, st in results if st is not None}, facts)
-        index_store.keep_bounded(folder, tag)
-    return facts
+                    return None
+        facts = _reuse(self.root, folder, self.tag, stats, changed, self.started, files)
+        if facts is not None:
+            from synclint import index_store
+
+            index_store.keep_bounded(folder, self.tag)
+        return facts
+
+    def solved(self, jobs: int, deliver=None) -> Facts:
+        """Every file summarised (from the store where seen before) and the whole repository
+        solved; the store keeps the facts and the state an edit is solved from."""
+        folder, tag = self.folder, self.tag
+        results = _summarize_many([(f, folder, self.stats.get(f)) for f in self.files], jobs)
+        summaries = {path: summary for path, summary, _ in results if summary is not None}
+        state: dict | None = {} if folder else None
+        facts = solve(summaries, state)
+        if folder:
+            from synclint import index_store
+
+            _save(folder, tag, {p: st for p, _, st in results if st is not None}, facts, self.started)
+            if deliver is not None:
+                deliver(facts)
+            _save_state(folder, tag, state, {p: st[2] for p, _, st in results if st is not None}, facts)
+            index_store.keep_bounded(folder, tag)
+        return facts
 
 
 def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> None:
@@ -290,20 +312,26 @@ def build_aside(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     process, starts with every page this process holds: built here, the index would leave
     its garbage (every file's summary, the solve's tables) in all of them. The child also
     writes the state an edit is solved from after the facts are sent, while the lint goes
-    on; `wait_for_writes` waits for it. Where the child fails, the index is built here."""
+    on; `wait_for_writes` waits for it. Where the child fails, the index is built here. A
+    warm run and a run after a few edits read or patch the last facts here: no child (the
+    facts would cross the pipe for nothing)."""
     import threading
 
     # (not from a process with other threads: a forked child inherits their locks held)
     if jobs <= 1 or not hasattr(os, "fork") or threading.active_count() != 1:
         return build(root, use_cache, jobs)
+    run = _Build(root, use_cache)
+    facts = run.kept()  # a warm run, an edit: read here, as the child would send them
+    if facts is not None:
+        return facts
     read_end, write_end = os.pipe()
     try:
         pid = os.fork()
     except OSError:
         os.close(read_end)
         os.close(write_end)
-        return build(root, use_cache, jobs)
-    if pid == 0:  # the child: build, send, finish the store, leave
+        return run.solved(jobs)
+    if pid == 0:  # the child: solve, send, finish the store, leave
         os.close(read_end)
         try:
             from synclint.runner import _die_with_parent
@@ -317,7 +345,7 @@ def build_aside(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
                     with os.fdopen(write_end, "wb") as out:
                         out.write(marshal.dumps(_facts_blob(facts)))
 
-            send(build(root, use_cache, jobs, deliver=send))
+            send(run.solved(jobs, deliver=send))
         except BaseException:  # noqa: BLE001 - the parent reads no facts and builds them itself
             pass
         finally:
@@ -333,7 +361,7 @@ def build_aside(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     if isinstance(blob, tuple) and len(blob) == _FACTS_FIELDS:
         return _facts_of(blob)
     wait_for_writes()
-    return build(root, use_cache, jobs)
+    return run.solved(jobs)
 
 
 def wait_for_writes() -> None:
