@@ -318,9 +318,22 @@ def index_repository(paths: list[Path], settings: Settings, use_cache: bool, job
         repo.install(repo.EMPTY)
         return ""
     root = repo.find_root(paths)
-    facts = repo.build_aside(root, use_cache=use_cache, jobs=jobs) if root is not None else repo.EMPTY
+    facts = repo.build_aside(root, use_cache=use_cache, jobs=jobs, meanwhile=_import_the_lint) if root is not None else repo.EMPTY
     repo.install(facts)
     return facts.fingerprint
+
+
+def _import_the_lint() -> None:
+    """Import what linting a file imports on first use (the engine, every rule, libcst's parser),
+    while the index is built in a child: the lint's workers, forked after, start with it
+    instead of each importing it on its first file."""
+    import libcst
+
+    from synclint import engine  # noqa: F401 - imported for the workers
+    from synclint.rules import all_rules
+
+    all_rules()
+    libcst.parse_module("x = 1\n")
 
 
 def _settings_of(settings):

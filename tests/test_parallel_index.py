@@ -154,3 +154,23 @@ def test_the_index_is_built_here_from_a_process_with_threads(tmp_path, monkeypat
         other.join()
     assert forked == [] and store._WRITERS == []
     assert len(list((tmp_path / "store" / "state").iterdir())) == 1
+
+
+def test_the_parent_does_its_own_work_while_the_child_builds(tmp_path):
+    root = _many_files(tmp_path / "proj", 4)
+    ran: list[int] = []
+    facts = repo.build_aside(root, use_cache=False, jobs=2, meanwhile=lambda: ran.append(os.getpid()))
+    store.wait_for_writes()
+    assert ran == [os.getpid()]
+    assert ("p", "step_1", "x") in facts.values
+
+
+def test_a_run_with_workers_imports_the_lint_before_forking_them(tmp_path, monkeypatch):
+    from synclint import runner
+    from synclint.config import Settings
+
+    root = _many_files(tmp_path / "proj", 4)
+    imported = []
+    monkeypatch.setattr(runner, "_import_the_lint", lambda: imported.append(1))
+    runner.lint_paths([root / "mod_000.py"], Settings(), jobs=2, use_cache=False)
+    assert imported == [1]

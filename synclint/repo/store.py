@@ -306,7 +306,7 @@ def _largest_first(pool, paths: list[tuple], jobs: int) -> list[tuple]:
 _WRITERS: list[int] = []
 
 
-def build_aside(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
+def build_aside(root: Path, use_cache: bool = True, jobs: int = 1, meanwhile=None) -> Facts:
     """`build` in a forked child, where the run has workers to spare; the facts come back
     through a pipe as the store keeps them. Each of the lint's workers, forked from this
     process, starts with every page this process holds: built here, the index would leave
@@ -314,7 +314,8 @@ def build_aside(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
     writes the state an edit is solved from after the facts are sent, while the lint goes
     on; `wait_for_writes` waits for it. Where the child fails, the index is built here. A
     warm run and a run after a few edits read or patch the last facts here: no child (the
-    facts would cross the pipe for nothing)."""
+    facts would cross the pipe for nothing). `meanwhile()`, when given, runs here while the
+    child builds (the lint's imports: each worker forked after it then has them)."""
     import threading
 
     # (not from a process with other threads: a forked child inherits their locks held)
@@ -351,6 +352,8 @@ def build_aside(root: Path, use_cache: bool = True, jobs: int = 1) -> Facts:
         finally:
             os._exit(0)
     os.close(write_end)
+    if meanwhile is not None:
+        meanwhile()
     with os.fdopen(read_end, "rb") as received:
         data = received.read()
     _WRITERS.append(pid)
