@@ -75,25 +75,11 @@ def _fresh_kept(node: ast.AST):
     # `_fresh` while a summary is made: each node's children are listed once, kept on the
     # node (`_KIDS`), and every later walk through it reads the list.
     todo = deque([node])
-    fields = _FIELDS
-    node_type = ast.AST
     while todo:
         node = todo.popleft()
         kids = getattr(node, _KIDS, None)
         if kids is None:
-            kids = []
-            kind = type(node)
-            names = fields.get(kind)
-            if names is None:
-                names = fields[kind] = kind._fields
-            for name in names:
-                value = getattr(node, name, None)
-                if isinstance(value, node_type):
-                    kids.append(value)
-                elif type(value) is list:
-                    for item in value:
-                        if isinstance(item, node_type):
-                            kids.append(item)
+            kids = list(_children(node))
             setattr(node, _KIDS, kids)
         todo.extend(kids)
         yield node

@@ -301,7 +301,6 @@ def _largest_first(pool, paths: list[tuple], jobs: int) -> list[tuple]:
     return results
 
 
-
 # The children building the index (`build_aside`), waited for by `wait_for_writes`.
 _WRITERS: list[int] = []
 
