@@ -511,13 +511,18 @@ def _check_built(root: Path, monkeypatch, edits: dict[str, str]) -> str:
         ({"runner.py": _text("runner.py").replace("class Runner:", "def nothing():\n    pass\n\n\nclass Runner:")}, 0),
         # It calls something: a new edge.
         ({"util.py": _text("util.py") + "\n\ndef relay(v):\n    return clamp(v, 0, 1)\n"}, 1),
+        # It calls a method by a name no function of the repository has (`v.cuda()`): no edge.
+        ({"runner.py": _text("runner.py").replace("class Runner:", "def moved(v):\n    return v.cuda()\n\n\nclass Runner:")}, 0),
+        # ... by the name of a method the repository defines (`b.plan()`, `Backend.plan`): a new edge.
+        ({"runner.py": _text("runner.py").replace("class Runner:", "def planned(b):\n    return b.plan(None)\n\n\nclass Runner:")}, 1),
         # A name another file already calls (`scale`, imported and called by runner.py) defined
         # a second time: calls by that name may reach it.
         ({"util.py": _text("util.py") + "\n\ndef scale(values, factor):\n    return values\n"}, 1),
         # A name a file called before any definition of it (built so first): the call reaches it now.
         ({"util.py": _text("util.py") + "\n\ndef later(x):\n    return x\n"}, 1),
     ],
-    ids=["appended", "inserted-above", "calls-something", "name-defined-elsewhere", "called-before-defined"],
+    ids=["appended", "inserted-above", "calls-something", "calls-a-method-nothing-defines", "calls-a-method-the-repository-defines",
+         "name-defined-elsewhere", "called-before-defined"],
 )
 def test_a_function_no_call_reaches_keeps_the_call_graph(tmp_path, monkeypatch, edits, builds):
     files = dict(FILES)

@@ -174,3 +174,37 @@ def test_a_run_with_workers_imports_the_lint_before_forking_them(tmp_path, monke
     monkeypatch.setattr(runner, "_import_the_lint", lambda: imported.append(1))
     runner.lint_paths([root / "mod_000.py"], Settings(), jobs=2, use_cache=False)
     assert imported == [1]
+
+
+def test_a_worker_that_dies_leaves_the_summaries_to_this_process(tmp_path, monkeypatch):
+    root = _many_files(tmp_path / "proj", 80)
+    store._CODE = store._index_code()
+    jobs = [(path, None, None) for path in store.python_files(root)]
+    alone = store._summarize_many(jobs, 1)
+    monkeypatch.setattr(sys.modules[__name__], "_PARENT", os.getpid())
+    monkeypatch.setattr(store, "_summarize_file", _dying_in_a_worker)
+    assert store._summarize_many(jobs, 3) == alone
+
+
+_PARENT = 0
+_SUMMARIZE_FILE = store._summarize_file
+
+
+def _dying_in_a_worker(job):
+    # (a module-level function: the pool sends it to its workers by name)
+    if os.getpid() != _PARENT and job[0].endswith("mod_007.py"):
+        os._exit(1)  # as a worker the kernel kills for its memory
+    return _SUMMARIZE_FILE(job)
+
+
+def test_an_error_of_the_parent_is_not_hidden_by_the_serial_fallback(tmp_path, monkeypatch):
+    root = _many_files(tmp_path / "proj", 80)
+    store._CODE = store._index_code()
+    jobs = [(path, None, None) for path in store.python_files(root)]
+
+    def broken(pool, paths, jobs):
+        raise NameError("a bug of the parent's own code")
+
+    monkeypatch.setattr(store, "_largest_first", broken)
+    with pytest.raises(NameError):
+        store._summarize_many(jobs, 3)

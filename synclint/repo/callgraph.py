@@ -192,8 +192,12 @@ class _CallGraph:
                 if target in decisive or target[:1] in ".?":  # by name: the calls' arguments, for the shapes they fit
                     passed.setdefault(target, set()).update(found)
         named = self.functions.union(self.methods)
-        self.arguments = {target: tuple(sorted(found)) for target, found in passed.items()}
-        graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if callee in defined or callee[:1] in ".?" and callee[1:] in named}
+
+        def reached(target: str) -> bool:  # a function of the repository, or a name one of them has
+            return target in defined or target[:1] in ".?" and target[1:] in named
+
+        self.arguments = {target: tuple(sorted(found)) for target, found in passed.items() if reached(target)}
+        graph = {callee: tuple(sorted(found)) for callee, found in callers.items() if reached(callee)}
         graph.update((mark, tuple(sorted(found))) for mark, found in marks.items() if not mark.startswith(RECEIVER_MARK))
         graph.update((mark, tuple(sorted(found))) for mark, found in builders.items())
         graph.update(self._unreached(marks))

@@ -19,7 +19,7 @@ from synclint.repo.disk import _read, _write
 from synclint.repo.edges import _file_edges
 from synclint.repo.facts import Facts, Types, _FACTS_FIELDS, _Family, _facts_blob, _facts_of, _fingerprint
 from synclint.repo.fixpoint import _mirrored, _votes
-from synclint.repo.keys import MARK_CALLER, PASSES_THROUGH, RESULT_ITEM, _NO_SUMMARY
+from synclint.repo.keys import MARK_CALLER, PASSES_THROUGH, RECEIVER_MARK, RESULT_ITEM, _NO_SUMMARY
 from synclint.repo.solver import (
     _MethodParams, _QualifiedCalls, _SolvedTargets, _Unresolved, _conclude, _expand_flow, _file_flows,
     _given_numbers,
@@ -463,7 +463,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     # The call graph and the vendored functions, from the counts: the graph resolved again
     # whole where the edit changed a call or a definition (a definition changes how calls by
     # name and through classes resolve).
-    if edges_now and not _only_uncalled_definitions(edges_now, edge_count):
+    if edges_now and not _graph_unchanged(edges_now, edge_count):
         counts_now = {callee: counts for callee, counts in edge_count.items() if callee not in edges_now}
         counts_now.update(edges_now)
         call_graph = _CallGraph(Types(bases, field_types, returns))
@@ -483,16 +483,22 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
                  orphans=orphans_now, methods=methods)
 
 
-def _only_uncalled_definitions(edges_now: dict, edge_count: dict) -> bool:
+def _graph_unchanged(edges_now: dict, edge_count: dict) -> bool:
     """Whether the edit's changes to the call graph's counts (`edges_now`: callee -> its
     callers' counts now) only define functions by names that nothing defined before and that
-    no call, field or mark of the repository names (`def added(x): return x` appended): the
-    graph resolved whole would be the one of the last solve, since a function no call reaches
-    and that calls nothing is no edge of it."""
+    no call, field or mark of the repository names (`def added(x): return x` appended), and
+    add calls by name of methods that no function of the repository has (`x.cuda()` in the
+    function added, and the mark of the name `x` the call is made on): the graph resolved
+    whole would be the one of the last solve, since a function no call reaches is no edge of
+    it, and the graph keeps no call that reaches nothing."""
+    defined = {callee.rpartition(".")[2] for table in (edge_count, edges_now) for callee, counts in table.items()
+               if any(key[0] == "" and n > 0 for key, n in counts.items())}
     new_names = set()
     for callee, counts in edges_now.items():
         before = edge_count.get(callee, {})
         changes = [(key, counts.get(key, 0) - before.get(key, 0)) for key in counts.keys() | before.keys()]
+        if _reaches_nothing(callee, defined) and all(change >= 0 for _, change in changes):
+            continue
         if any(change and (key[0] != "" or change < 0) for key, change in changes):
             return False  # a call added or taken away, or a definition taken away
         if not any(change for _, change in changes):
@@ -511,3 +517,15 @@ def _only_uncalled_definitions(edges_now: dict, edge_count: dict) -> bool:
         if callee[:1] == MARK_CALLER and any(named.search(str(key[1])) for key in counts):
             return False
     return True
+
+
+def _reaches_nothing(callee: str, defined: set[str]) -> bool:
+    """A call by name of a method (`.cuda`), or the mark of the names such calls are made on
+    (`RECEIVER_MARK + cuda`), where no function or method of the repository has the name."""
+    if callee.startswith(RECEIVER_MARK):
+        name = callee[len(RECEIVER_MARK):]
+    elif callee[:1] == ".":
+        name = callee[1:]
+    else:
+        return False
+    return name.isidentifier() and name not in defined

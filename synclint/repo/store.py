@@ -273,9 +273,11 @@ def _summarize_many(paths: list[tuple], jobs: int) -> list[tuple]:
         except Exception:  # noqa: BLE001 - a pool that cannot start: do it here
             pool = None
         if pool is not None:
+            from concurrent.futures.process import BrokenProcessPool
+
             try:
                 return _largest_first(pool, paths, jobs)
-            except Exception:  # noqa: BLE001 - a worker that died: do it here
+            except (BrokenProcessPool, OSError):  # a worker that died (killed, out of memory): do it here
                 pass
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
