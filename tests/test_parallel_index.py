@@ -72,7 +72,7 @@ def test_a_parallel_build_gives_the_facts_of_a_serial_one(tmp_path, monkeypatch)
     serial = repo.build(root, use_cache=True, jobs=1)
     monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(tmp_path / "parallel"))
     parallel = repo.build_aside(root, use_cache=True, jobs=3)
-    assert store._WRITERS  # built by a child
+    assert store._INDEX_CHILDREN  # built by a child
     store.wait_for_writes()
     assert parallel.fingerprint == serial.fingerprint
     assert parallel.values == serial.values and parallel.callers == serial.callers
@@ -90,7 +90,7 @@ def test_the_state_written_aside_is_complete_when_the_run_ends(tmp_path, monkeyp
     folder = tmp_path / "index-store"
     monkeypatch.setenv("SYNCLINT_INDEX_DIR", str(folder))
     runner.lint_paths([root / "mod_000.py"], Settings(), jobs=2, use_cache=True)
-    assert store._WRITERS == []  # waited for
+    assert store._INDEX_CHILDREN == []  # waited for
     states = list((folder / "state").iterdir())
     assert len(states) == 1
     # ... and an edit is solved from it (not whole): a function appended that passes a device
@@ -116,7 +116,7 @@ def test_a_parent_whose_child_fails_builds_the_index_itself(tmp_path, monkeypatc
 
     monkeypatch.setattr(store._Build, "solved", failing_in_the_child)
     facts = repo.build_aside(root, use_cache=False, jobs=2)
-    assert store._WRITERS == []
+    assert store._INDEX_CHILDREN == []
     assert facts.values == repo.build(root, use_cache=False, jobs=1).values
     assert ("p", "step_1", "x") in facts.values
 
@@ -152,7 +152,7 @@ def test_the_index_is_built_here_from_a_process_with_threads(tmp_path, monkeypat
     finally:
         stop.set()
         other.join()
-    assert forked == [] and store._WRITERS == []
+    assert forked == [] and store._INDEX_CHILDREN == []
     assert len(list((tmp_path / "store" / "state").iterdir())) == 1
 
 

@@ -304,7 +304,7 @@ def _largest_first(pool, paths: list[tuple], jobs: int) -> list[tuple]:
 
 
 # The children building the index (`build_aside`), waited for by `wait_for_writes`.
-_WRITERS: list[int] = []
+_INDEX_CHILDREN: list[int] = []
 
 
 def build_aside(root: Path, use_cache: bool = True, jobs: int = 1, meanwhile=None) -> Facts:
@@ -357,7 +357,7 @@ def build_aside(root: Path, use_cache: bool = True, jobs: int = 1, meanwhile=Non
         meanwhile()
     with os.fdopen(read_end, "rb") as received:
         data = received.read()
-    _WRITERS.append(pid)
+    _INDEX_CHILDREN.append(pid)
     try:
         blob = marshal.loads(data)
     except (ValueError, EOFError, TypeError):
@@ -370,8 +370,8 @@ def build_aside(root: Path, use_cache: bool = True, jobs: int = 1, meanwhile=Non
 
 def wait_for_writes() -> None:
     """Wait for the index's child to finish the store (a run ends with its store complete)."""
-    while _WRITERS:
-        pid = _WRITERS.pop()
+    while _INDEX_CHILDREN:
+        pid = _INDEX_CHILDREN.pop()
         try:
             os.waitpid(pid, 0)
         except (ChildProcessError, InterruptedError):
