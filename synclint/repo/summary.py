@@ -32,6 +32,22 @@ from synclint.screen import places
 from synclint.screen.facts import FactReader, NESTED, function_key, nested_key, parsed
 
 
+def _copied_field(target: ast.Attribute, value) -> str | None:
+    """The field of the same object that `obj.a = value` copies (`torch.zeros_like(obj.b,
+    device=d)`, `obj.b.to(d)`): "b", or None."""
+    if type(value) is not ast.Call:
+        return None
+    func = value.func
+    candidates = [func.value] if type(func) is ast.Attribute else []
+    if value.args:
+        candidates.append(value.args[0])
+    base = ast.dump(target.value)
+    for node in candidates:
+        if type(node) is ast.Attribute and node.attr != target.attr and ast.dump(node.value) == base:
+            return node.attr
+    return None
+
+
 def summarize(text: str) -> tuple:
     """One module's summary: (flows, signatures, mirrors, declared tensors, call edges, classes,
     name references: `name_references`).
@@ -184,6 +200,7 @@ class _Summarizer:
                 names.update(member.self_writes)
             if len(names) > 1:
                 self.mirrors.append(tuple(sorted(names)))
+        copies: list[tuple] = []  # (class, field, the field of the same object it is a copy of, flows so far)
         for node, unit in collected:
             kind = type(node)
             if kind is ast.Call:
@@ -195,6 +212,9 @@ class _Summarizer:
                         owner = self._owner(target, unit)
                         if owner:  # `self.x = v`, `obj.x = v` with obj's class known
                             self._flow(("A", owner, target.attr), node.value, unit, node.lineno)
+                            source = _copied_field(target, node.value)
+                            if source is not None:
+                                copies.append((owner, target.attr, source, len(self.flows)))
             elif kind is ast.AnnAssign:
                 if type(node.target) is ast.Attribute:
                     owner = self._owner(node.target, unit)
@@ -213,7 +233,27 @@ class _Summarizer:
                             self._flow(target, node.value, unit, node.lineno)
             else:
                 self._def(node, unit)
+        self._device_copies(copies)
         return (tuple(self.flows), tuple(self.signatures), tuple(self.mirrors), tuple(self.tensors), tuple(sorted(self.edges)))
+
+    def _device_copies(self, copies: list[tuple]) -> None:
+        """A class that holds a host tensor and its copy on the device (`self.cpu =
+        torch.zeros(n, pin_memory=True)`, `self.gpu = torch.zeros_like(self.cpu, device=device)`,
+        whatever the fields are called): the copy is declared a tensor, as an annotation would
+        declare it, so that where every assignment gives it a device tensor it is read as one
+        (`Facts.typed_fact`). The source must be given host data alone in the class, and the
+        copy a device tensor alone."""
+        if not copies:
+            return
+        host: dict[tuple, bool] = {}
+        for target, local, symbols, _ in self.flows:
+            if target[0] == "A":
+                alone = bool(local & (HOST | NUMPY)) and not local & DEVICE and not symbols
+                host[target[1:]] = host.get(target[1:], True) and alone
+        for owner, field, source, end in copies:
+            flows = [f for f in self.flows[:end] if f[0] == ("A", owner, field)]
+            if host.get((owner, source)) and flows and flows[-1][1] & DEVICE and not flows[-1][1] & (HOST | NUMPY):
+                self.tensors.append(("A", owner, field))
 
     def _def(self, func, unit) -> None:
         key = function_key(func, unit)
