@@ -160,6 +160,10 @@ def _text(name: str) -> str:
         ("backend.py", lambda t: t.replace("class Backend:", "def first(v):\n    return v * 2\n\n\nclass Backend:"), "incremental"),
         # A new signature of a function other files call: their arguments resolve differently.
         ("backend.py", lambda t: t.replace("def scale(values: torch.Tensor, factor):", "def scale(factor, values: torch.Tensor):"), "full"),
+        # A field made the device twin of a host field of its class (`self.table =
+        # torch.zeros_like(self.offsets, device=...)`): declared a tensor now.
+        ("backend.py", lambda t: t.replace("torch.arange(size).cuda()", "torch.arange(size)").replace(
+            'torch.zeros(size, device="cuda")', 'torch.zeros_like(self.offsets, device="cuda")'), "incremental"),
         # A class changed: every read through a class resolves again.
         ("batch_info.py", lambda t: t.replace("    slots: torch.Tensor\n", "    slots: torch.Tensor\n    extra: int\n"), "full"),
     ],
