@@ -200,7 +200,7 @@ class _Summarizer:
                 names.update(member.self_writes)
             if len(names) > 1:
                 self.mirrors.append(tuple(sorted(names)))
-        copies: list[tuple] = []  # (class, field, the field of the same object it is a copy of, flows so far)
+        copies: list[tuple] = []  # (class, field, the field of the same object it copies, the copy's places)
         for node, unit in collected:
             kind = type(node)
             if kind is ast.Call:
@@ -211,10 +211,11 @@ class _Summarizer:
                         self._flow(("a", target.attr), node.value, unit, node.lineno)
                         owner = self._owner(target, unit)
                         if owner:  # `self.x = v`, `obj.x = v` with obj's class known
+                            before = len(self.flows)
                             self._flow(("A", owner, target.attr), node.value, unit, node.lineno)
                             source = _copied_field(target, node.value)
-                            if source is not None:
-                                copies.append((owner, target.attr, source, len(self.flows)))
+                            if source is not None and len(self.flows) > before:
+                                copies.append((owner, target.attr, source, self.flows[before][1]))
             elif kind is ast.AnnAssign:
                 if type(node.target) is ast.Attribute:
                     owner = self._owner(node.target, unit)
@@ -250,9 +251,8 @@ class _Summarizer:
             if target[0] == "A":
                 alone = bool(local & (HOST | NUMPY)) and not local & DEVICE and not symbols
                 host[target[1:]] = host.get(target[1:], True) and alone
-        for owner, field, source, end in copies:
-            flows = [f for f in self.flows[:end] if f[0] == ("A", owner, field)]
-            if host.get((owner, source)) and flows and flows[-1][1] & DEVICE and not flows[-1][1] & (HOST | NUMPY):
+        for owner, field, source, local in copies:
+            if host.get((owner, source)) and local & DEVICE and not local & (HOST | NUMPY):
                 self.tensors.append(("A", owner, field))
 
     def _def(self, func, unit) -> None:
