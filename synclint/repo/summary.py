@@ -242,8 +242,8 @@ class _Summarizer:
         torch.zeros(n, pin_memory=True)`, `self.gpu = torch.zeros_like(self.cpu, device=device)`,
         whatever the fields are called): the copy is declared a tensor, as an annotation would
         declare it, so that where every assignment gives it a device tensor it is read as one
-        (`Facts.typed_fact`). The source must be given host data alone in the class, and the
-        copy a device tensor alone."""
+        (`Facts.typed_fact`). The source must be given host data alone in this module, and
+        the copy a device tensor alone (the assignments of other modules join in the solve)."""
         if not copies:
             return
         host: dict[tuple, bool] = {}
