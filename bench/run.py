@@ -246,17 +246,20 @@ def render(results, n_files, n_lines, jobs, when, versions) -> str:
         "",
         f"Corpus{SAMPLE_NOTE}: {packages} (wheels from PyPI): {n_files:,} files, {n_lines:,} lines.",
         "",
-        "| run | wall s | files/s | CPU s | peak MiB (largest process) | peak MiB (all processes) | load 1 min before -> after |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| run | wall s | files/s | CPU s | peak MiB (largest process) | peak MiB (all processes, RSS summed) "
+        "| peak MiB (all processes, PSS summed) | load 1 min before -> after |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for m in results:
         rate = n_files / m.wall_s if m.wall_s else 0.0
         failed = "" if m.returncode in (0, 1) else (" (stopped at the timeout)" if m.returncode == -9 else f" (exit {m.returncode})")
         out.append(
             f"| {m.name}{failed} | {m.wall_s:.2f} | {rate:,.0f} | {m.cpu_s:.1f} | {m.peak_process_mib:.0f} | "
-            f"{m.peak_tree_mib:.0f} | {m.load_before:.2f} -> {m.load_after:.2f} |"
+            f"{m.peak_tree_mib:.0f} | {m.peak_tree_pss_mib:.0f} | {m.load_before:.2f} -> {m.load_after:.2f} |"
         )
-    synclint_peak = max(m.peak_tree_mib for m in results if m.name.startswith(("synclint", "repository-index")))
+    own = [m for m in results if m.name.startswith(("synclint", "repository-index"))]
+    synclint_peak = max(m.peak_tree_mib for m in own)
+    synclint_pss = max(m.peak_tree_pss_mib for m in own)
     millions = n_lines / 1e6
     goals = []
     for peer, goal in (("torchfix", 10.0), ("fixit", None)):
@@ -302,7 +305,11 @@ def render(results, n_files, n_lines, jobs, when, versions) -> str:
         m = by_name["repository-index-cold"]
         goals.append(("repository index alone, cold (no goal)",
                       f"{m.wall_s:.2f} s, {m.cpu_s:.1f} s CPU, {m.peak_tree_mib:.0f} MiB (all processes)", None))
-    goals.append(("peak memory <= 1 GiB (all processes)", f"{synclint_peak:.0f} MiB", synclint_peak <= 1024))
+    if synclint_pss:  # PSS counts a page the workers share with their parent once
+        goals.append(("peak memory <= 1 GiB (all processes, PSS summed)",
+                      f"{synclint_pss:.0f} MiB ({synclint_peak:.0f} MiB RSS summed)", synclint_pss <= 1024))
+    else:  # a run saved before PSS was measured
+        goals.append(("peak memory <= 1 GiB (all processes)", f"{synclint_peak:.0f} MiB", synclint_peak <= 1024))
     out += ["", "| goal | measured | met |", "|---|---|---|"]
     for goal, value, met in goals:
         out.append(f"| {goal} | {value} | {'-' if met is None else ('yes' if met else '**no**')} |")
