@@ -122,7 +122,7 @@ def main() -> int:
         log = (OUT / f"{name}.log").read_text(errors="replace").strip().splitlines()
         notes[name] = log[-1][:120] if log else ""
         print(f"{name:<28} {m.wall_s:8.2f} s  cpu {m.cpu_s:8.1f} s  peak {m.peak_process_mib:6.0f} MiB/process "
-              f"{m.peak_tree_mib:6.0f} MiB/tree  load {m.load_before:.2f}->{m.load_after:.2f}  rc {m.returncode}  | {notes[name]}", flush=True)
+              f"{m.peak_tree_mib:6.0f} MiB/tree (RSS) {m.peak_tree_pss_mib:6.0f} MiB/tree (PSS)  load {m.load_before:.2f}->{m.load_after:.2f}  rc {m.returncode}  | {notes[name]}", flush=True)
         return m
 
     py = sys.executable
