@@ -55,21 +55,22 @@ def family_words(lineage, descendants, module_class: bool) -> frozenset[str]:
     return frozenset(w for w in words if len(w) >= 3)
 
 
-def unreached(receivers, candidates: dict[str, frozenset[str]], tensor_member: bool) -> set[str]:
+def unreached(receivers, candidates: dict[str, frozenset[str]], tensor_member: bool,
+              named: frozenset[str] | None = None) -> set[str]:
     """The candidate classes a caller's calls by name of one method cannot reach, from the
     words its calls' objects end in (`receivers`; "" for a call on anything else, which
     may reach every candidate): a class no call's word names, where some candidate's family
     is named by each call. A torch.Tensor member (`detach`, `to`, `add`) reaches only the
     classes a call's word names: on anything else (`z_q.detach()`, `(z_q - z_e).detach()`,
-    `h.to(device)`, `weight.detach()`) the call is torch's."""
+    `h.to(device)`, `weight.detach()`) the call is torch's. `named`, where given, is every
+    word of every candidate's family (the union of `candidates`' values), which the caller
+    can work out once for all the callers of one method."""
     if tensor_member:
         return {cls for cls, words in candidates.items() if not any(word and word in words for word in receivers)}
     if not receivers or "" in receivers:
         return set()
-    out = set()
-    for cls, words in candidates.items():
-        if any(word in words for word in receivers):
-            continue
-        if tensor_member or all(any(word in other for other in candidates.values()) for word in receivers):
-            out.add(cls)
-    return out
+    if named is None:
+        named = frozenset().union(*candidates.values())
+    if not all(word in named for word in receivers):
+        return set()  # a call whose object's word names no candidate: it may be any of them
+    return {cls for cls, words in candidates.items() if not any(word in words for word in receivers)}

@@ -233,8 +233,9 @@ class _CallGraph:
                     words = families[cls] = receivers.family_words(lineage, self._subclasses(cls), module)
                 candidates[cls] = words
             tensor_member = method in TENSOR_MEMBERS
+            named = frozenset().union(*candidates.values())
             for caller, words in by_caller.items():
-                for cls in receivers.unreached(words, candidates, tensor_member):
+                for cls in receivers.unreached(words, candidates, tensor_member, named):
                     out.setdefault(f"{UNREACHED_MARK}{cls}.{method}", set()).add(caller)
         return {mark: tuple(sorted(found)) for mark, found in out.items()}
 
