@@ -3,14 +3,19 @@ counted once per process (RSS summed) and once in all (PSS summed)."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-import measure  # noqa: E402
+# Loaded by its path: bench/ on sys.path would shadow the standard library's `profile` with
+# bench/profile.py for every test after this one.
+_spec = importlib.util.spec_from_file_location("bench_measure", ROOT / "bench" / "measure.py")
+measure = importlib.util.module_from_spec(_spec)
+sys.modules["bench_measure"] = measure  # a dataclass needs its module registered
+_spec.loader.exec_module(measure)
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs Linux /proc smaps_rollup")
 
