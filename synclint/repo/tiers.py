@@ -129,6 +129,10 @@ class _CallGraphTiers:
         # shallowest of them the answer being worked out has met again (a cycle).
         self._passing: dict[tuple, int] = {}
         self._met_again = 1 << 30
+        # Answers that met an open question again: key -> (answer, the level of that question),
+        # and the keys kept aside by the level they wait on (`passed_by`).
+        self._provisional: dict[tuple, tuple] = {}
+        self._kept_aside: dict[int, list[tuple]] = {}
         self._given_fields = None  # GivenFields, on first use
         self._children: dict[str, list[str]] | None = None  # class -> its subclasses (`_built_elsewhere`)
         self._class_guards: dict[tuple[str, str], frozenset[str]] = {}  # (class, method asked) -> where it is used (`_uses_of`)
@@ -287,6 +291,13 @@ class _CallGraphTiers:
         if key in self._passing:
             self._met_again = min(self._met_again, self._passing[key])
             return ()
+        # Such an answer is kept aside while the question it met again is open: asked again
+        # meanwhile (a cycle's members ask each other many times over), it is the same answer,
+        # and it is dropped when that question is answered.
+        provisional = self._provisional.get(key)
+        if provisional is not None:
+            self._met_again = min(self._met_again, provisional[1])
+            return provisional[0]
         level = self._passing[key] = len(self._passing)
         outer_met, self._met_again = self._met_again, 1 << 30
         try:
@@ -294,10 +305,16 @@ class _CallGraphTiers:
         finally:
             del self._passing[key]
             met, self._met_again = self._met_again, min(outer_met, self._met_again)
+            for open_level in [lv for lv in self._kept_aside if lv >= level]:
+                for aside in self._kept_aside.pop(open_level):
+                    self._provisional.pop(aside, None)
         if found == () and met == level:
             found = None  # only the cycle's own calls pass it: nothing says what
         if met >= level:
             self.memo[key] = found
+        else:
+            self._provisional[key] = (found, met)
+            self._kept_aside.setdefault(met, []).append(key)
         return found
 
     def _passed_by(self, name: str, param: str, position: int, default: str, shape: str, depth: int) -> tuple[tuple[str, str], ...] | None:
