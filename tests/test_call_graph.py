@@ -1487,6 +1487,31 @@ def test_a_branch_on_a_field_never_none_is_cold(tmp_path):
     assert found[25][0] == "hot"
 
 
+def test_the_fields_never_none_are_read_once_per_index(tmp_path, monkeypatch):
+    # Every file's lint that tests a field asks which fields are never None; the repository's
+    # values are joined once per index, and each lint works out its own answers from them.
+    from synclint.analysis import given_fields
+
+    built = []
+    real = given_fields.GivenFields.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(1)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(given_fields.GivenFields, "__init__", counting)
+    files = dict(FIELD_TESTS)
+    files["attn/copy.py"] = FIELD_TESTS["attn/indexer.py"].replace("class Indexer(", "class CopiedIndexer(")
+    root = project(tmp_path / "proj", files)
+    settings = Settings(include_cold=True, min_confidence=Confidence.LOW)
+    run = runner.lint_paths([root / "attn/indexer.py", root / "attn/copy.py"], settings, jobs=1, use_cache=False)
+    found = {(Path(v.filename).name, v.location.row): (v.tier, v.tier_reason) for v in run.violations}
+    for name in ("indexer.py", "copy.py"):
+        assert found[(name, 23)] == ("cold", "runs only when field `host_lens` is None, and the repository never assigns it None")
+        assert found[(name, 25)][0] == "hot"
+    assert len(built) == 1
+
+
 def test_a_none_default_every_construction_fills_never_applies(tmp_path):
     # Every `DecodeMeta(...)` of the repository passes `padded_lens`: its `None` default never
     # applies, and the `is None` fallback never runs.

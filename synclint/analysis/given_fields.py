@@ -189,6 +189,14 @@ class GivenFields:
         self.lineage = lineage or (lambda cls: (cls,))
         self.memo: dict[str, bool] = {}
 
+    def fresh(self) -> GivenFields:
+        """The same fields and lineage, with no answer worked out yet: a lint's answers do not
+        depend on what another file asked before (a cycle of fields is read from where it is
+        entered)."""
+        found = GivenFields.__new__(GivenFields)
+        found.by_name, found.lineage, found.memo = self.by_name, self.lineage, {}
+        return found
+
     def __contains__(self, field: str) -> bool:
         found = self.memo.get(field)
         if found is None:

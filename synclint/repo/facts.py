@@ -105,6 +105,9 @@ class Facts:
     symbolic = False  # answers are places, not symbols (as places.NoRepository)
     # the modules with multimodal field marks (`_CallGraphTiers.inherited_of`), on first use
     field_modules: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    # the kinds of value the repository assigns each field (`_CallGraphTiers.given_fields`),
+    # on first use: a `GivenFields` whose answers each lint works out afresh (`fresh`)
+    given_fields: object = field(default=None, compare=False, repr=False)
 
     def passed(self, mask: int, func, func_unit, call, place) -> int:
         return mask

@@ -361,6 +361,8 @@ class _CallGraphTiers:
         """The fields the repository never makes None (`GivenFields` of the values it
         assigns them, marked beside the calls: `_CallGraph.graph`), a class's field by the
         classes of its lineage."""
+        if self._given_fields is None and self.facts.given_fields is not None:
+            self._given_fields = self.facts.given_fields.fresh()
         if self._given_fields is None:
             kinds = {mark[len(FIELD_MARK):]: set(found) for mark, found in self.callers.items() if mark.startswith(FIELD_MARK)} if self.callers else {}
             types = self.facts.types
@@ -380,6 +382,7 @@ class _CallGraphTiers:
                 return found
 
             self._given_fields = GivenFields(kinds, lineage)
+            self.facts.given_fields = self._given_fields.fresh()  # once per index, not per file
         return self._given_fields
 
     def field_given(self, filename: str, field: str) -> bool:
