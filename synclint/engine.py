@@ -21,7 +21,7 @@ import libcst as cst
 
 from synclint import screen, screened, suppressions
 from synclint.analysis.imports import ImportTable
-from synclint.analysis.nodes import inner_statements
+from synclint.analysis.nodes import forget_file, inner_statements
 from synclint.decoding import DecodeError, decode, source_encoding  # noqa: F401 - source_encoding: re-exported
 from synclint.fix.layout import Layout
 from synclint.analysis.tier import FunctionTiers
@@ -243,17 +243,20 @@ def lint_source(
     A file nested too deeply for the default stack is linted again on a deep one."""
     settings = settings or Settings()
     try:
-        return _lint_source(source, filename, settings, function_tiers)
-    except RecursionError:
-        pass
-    from synclint.limits import TooDeep, run_deep
+        try:
+            return _lint_source(source, filename, settings, function_tiers)
+        except RecursionError:
+            pass
+        from synclint.limits import TooDeep, run_deep
 
-    try:
-        return run_deep(_lint_source, source, filename, settings, function_tiers)
-    except TooDeep as exc:
-        result = FileResult(filename)
-        result.violations.append(io_error_violation(filename, f"cannot analyse: {exc}; skipped"))
-        return result
+        try:
+            return run_deep(_lint_source, source, filename, settings, function_tiers)
+        except TooDeep as exc:
+            result = FileResult(filename)
+            result.violations.append(io_error_violation(filename, f"cannot analyse: {exc}; skipped"))
+            return result
+    finally:
+        forget_file()  # the memos of this file's nodes, which would keep its tree alive
 
 
 def _lint_source(source: bytes | str, filename: str, settings: Settings, function_tiers: FunctionTiers | None = None) -> FileResult:

@@ -49,3 +49,44 @@ def test_the_index_is_frozen_while_the_run_lints(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "_lint_one", lambda *a, **k: seen.append(gc.get_freeze_count()) or real(*a, **k))
     runner.lint_paths([_tree(tmp_path, 2)], Settings(), jobs=1, use_cache=False)
     assert seen and all(count > 0 for count in seen)
+
+
+# Code each memo of one file's nodes reads: a loop's class, a platform branch in `__init__`,
+# a module that imports a platform's package, a function's local bindings.
+MEMOIZED = """import torch
+from torch import nn
+
+
+class Runner(nn.Module):
+    def __init__(self, on_xpu: bool):
+        super().__init__()
+        if torch.xpu.is_available():
+            self.impl = None
+        self.lens = torch.zeros(8, device="cuda")
+
+    def forward(self, ids):
+        out = []
+        for n in self.lens:
+            size = ids.shape[0]
+            out.append(ids[:size] * n)
+        return torch.stack(out).sum().item()
+"""
+
+
+def _functions_alive() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o).__name__ == "FunctionDef" and type(o).__module__.startswith("libcst"))
+
+
+def test_a_file_s_trees_do_not_outlive_its_lint(tmp_path):
+    # A worker lints hundreds of files; the memos of one file's nodes (keyed by the node, which
+    # they keep alive) are emptied once it is linted, or each worker would keep the trees of
+    # the files it linted before (hundreds of MiB on a large repository).
+    (tmp_path / "pyproject.toml").write_text("[tool.synclint]\n")
+    for i in range(6):
+        (tmp_path / f"runner{i}.py").write_text(MEMOIZED)
+    before = _functions_alive()
+    result = runner.lint_paths([tmp_path], Settings(), jobs=1, use_cache=False)
+    assert sum(len(o.violations) for o in result.outcomes) >= 6  # each file linted and found
+    del result
+    assert _functions_alive() == before

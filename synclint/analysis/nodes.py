@@ -15,6 +15,25 @@ OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 _ORDER: dict[type, tuple[str, ...]] = {}
 _IS_NODE: dict[type, bool] = {}
 
+# Memos of what one file's nodes say, keyed by `id(node)` and holding the node (so that the id
+# is not reused while the entry lives). Each holds its nodes' subtrees alive: they are emptied
+# once the file is linted (`forget_file`), or a worker would keep the trees of hundreds of
+# files it linted before.
+_PER_FILE: list[dict] = []
+
+
+def per_file_memo() -> dict:
+    """A new memo of one file's nodes, emptied by `forget_file`."""
+    memo: dict = {}
+    _PER_FILE.append(memo)
+    return memo
+
+
+def forget_file() -> None:
+    """Empty every memo of the file just linted (`per_file_memo`)."""
+    for memo in _PER_FILE:
+        memo.clear()
+
 
 class _FieldOrder(cst.CSTVisitor):
     """Records the fields libcst visits, in its order, without going into them."""

@@ -50,7 +50,7 @@ import libcst as cst
 from synclint.analysis.platform_words import PLATFORMS as _PLATFORMS
 from synclint.analysis.platform_words import WORDS as _WORDS
 from synclint.analysis.imports import dotted_name
-from synclint.analysis.nodes import always_leaves
+from synclint.analysis.nodes import always_leaves, per_file_memo
 from synclint.analysis.platform_words import (
     device_type_platforms,
     host_class,
@@ -210,7 +210,7 @@ def _bound_names(statements) -> set[str]:
     return out
 
 
-_GUARDED: dict[int, tuple[cst.Module, dict[str, frozenset[str]]]] = {}
+_GUARDED: dict[int, tuple[cst.Module, dict[str, frozenset[str]]]] = per_file_memo()
 
 
 def guarded_imports(module: cst.Module) -> dict[str, frozenset[str]]:
@@ -237,7 +237,7 @@ def guarded_imports(module: cst.Module) -> dict[str, frozenset[str]]:
     return result
 
 
-_IMPORTED: dict[int, tuple[cst.Module, frozenset[str] | None]] = {}
+_IMPORTED: dict[int, tuple[cst.Module, frozenset[str] | None]] = per_file_memo()
 
 
 def import_platforms(module: cst.Module) -> frozenset[str] | None:
@@ -291,7 +291,7 @@ class _GuardedUses(cst.CSTVisitor):
             self.result = _intersect(self.result, where)
 
 
-_USES: dict[int, tuple[cst.FunctionDef, frozenset[str] | None]] = {}
+_USES: dict[int, tuple[cst.FunctionDef, frozenset[str] | None]] = per_file_memo()
 
 
 def _function_uses(func: cst.FunctionDef, guarded: dict[str, frozenset[str]]) -> frozenset[str] | None:
@@ -364,7 +364,7 @@ class _LocalBinds(cst.CSTVisitor):
             self.counts[node.target.value] = self.counts.get(node.target.value, 0) + 2
 
 
-_FIELDS_MEMO: dict[int, tuple[cst.ClassDef, dict]] = {}
+_FIELDS_MEMO: dict[int, tuple[cst.ClassDef, dict]] = per_file_memo()
 
 
 def platform_fields(class_def: cst.ClassDef) -> dict[str, tuple]:
@@ -445,7 +445,7 @@ def _constructor_uses(class_def: cst.ClassDef, guarded: dict[str, frozenset[str]
     return uses.result
 
 
-_CONSTRUCTOR_PLATFORMS: dict[int, tuple] = {}
+_CONSTRUCTOR_PLATFORMS: dict[int, tuple] = per_file_memo()
 
 
 def constructor_platforms(class_def: cst.ClassDef) -> frozenset[str] | None:

@@ -17,7 +17,7 @@ import libcst as cst
 
 from synclint.analysis.imports import dotted_name
 from synclint.screen.places import names_a_class
-from synclint.analysis.nodes import children, is_expression
+from synclint.analysis.nodes import children, is_expression, per_file_memo
 from synclint.analysis.scopeenv import FlowEnv
 from synclint.analysis.values import (
     TENSOR_PLACES,
@@ -1122,7 +1122,7 @@ def _is_shape(expr: cst.BaseExpression) -> bool:
     )
 
 
-_BINDINGS: dict[int, tuple] = {}
+_BINDINGS: dict[int, tuple] = per_file_memo()
 def _bind_loop(node: cst.For, out: dict[str, list]) -> None:
     """`for req in reqs` binds `req` to an element of `reqs`; `for i, req in enumerate(reqs)`
     too (and `i` to a number); any other target is bound to something unknown."""

@@ -60,7 +60,7 @@ from synclint.analysis.coldcode import (
 )
 from synclint.analysis.coldcode import worker_functions as worker_functions
 from synclint.analysis.imports import ImportTable, dotted_name
-from synclint.analysis.nodes import always_leaves, innermost_function
+from synclint.analysis.nodes import always_leaves, innermost_function, per_file_memo
 from synclint.analysis.path_tiers import (  # noqa: F401 - re-exported: the tiers' names
     _VAE_REASON,
     UNKNOWN_TIER,
@@ -128,7 +128,7 @@ def _beside_step_calls(loop, below, holding: frozenset[str]) -> bool:
             return False
 
 
-_LOOP_METHODS: dict[int, tuple[cst.ClassDef, frozenset[str]]] = {}
+_LOOP_METHODS: dict[int, tuple[cst.ClassDef, frozenset[str]]] = per_file_memo()
 
 
 def _loop_methods(owner: cst.ClassDef) -> frozenset[str]:
