@@ -105,6 +105,14 @@ class LintContext:
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)
 
+    def release(self) -> None:
+        """Break the file's analysis and its evaluator apart once the walk is done: they refer
+        to each other, and the cycle would keep the file's tree alive until the collector's
+        next full pass."""
+        if self._placements is not None:
+            self._placements.evaluator = None
+            self._placements = None
+
     @property
     def placements(self) -> PlacementAnalysis:
         """The file's analysis itself (created on first use), for a rule that needs the

@@ -357,7 +357,10 @@ def run_rules(
         module, settings, imports, filename=filename, workers=workers, function_tiers=function_tiers, host_fields=host_fields,
         device_fields=device_fields,
     )
-    BatchedVisitor(ctx, rules).walk(module)
+    try:
+        BatchedVisitor(ctx, rules).walk(module)
+    finally:
+        ctx.release()
     return ctx.findings
 
 

@@ -90,3 +90,20 @@ def test_a_file_s_trees_do_not_outlive_its_lint(tmp_path):
     assert sum(len(o.violations) for o in result.outcomes) >= 6  # each file linted and found
     del result
     assert _functions_alive() == before
+
+
+def test_a_file_s_tree_is_freed_without_the_collector(tmp_path):
+    # The file's placement analysis and its evaluator refer to each other; they are parted
+    # once the walk is done, so the tree goes as soon as the lint returns, not at the
+    # collector's next full pass (every `COLLECT_EVERY` files, with the thresholds raised).
+    from synclint.engine import lint_source
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = sum(1 for o in gc.get_objects() if type(o).__name__ == "Module" and type(o).__module__.startswith("libcst"))
+        found = lint_source(MEMOIZED, "runner.py", Settings())
+        after = sum(1 for o in gc.get_objects() if type(o).__name__ == "Module" and type(o).__module__.startswith("libcst"))
+    finally:
+        gc.enable()
+    assert found.violations and after == before
