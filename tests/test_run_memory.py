@@ -73,9 +73,14 @@ class Runner(nn.Module):
 """
 
 
+def _libcst_alive(kind: str) -> int:
+    """How many libcst nodes of class `kind` the collector tracks now."""
+    return sum(1 for o in gc.get_objects() if type(o).__name__ == kind and type(o).__module__.startswith("libcst"))
+
+
 def _functions_alive() -> int:
     gc.collect()
-    return sum(1 for o in gc.get_objects() if type(o).__name__ == "FunctionDef" and type(o).__module__.startswith("libcst"))
+    return _libcst_alive("FunctionDef")
 
 
 def test_a_file_s_trees_do_not_outlive_its_lint(tmp_path):
@@ -101,9 +106,9 @@ def test_a_file_s_tree_is_freed_without_the_collector(tmp_path):
     gc.collect()
     gc.disable()
     try:
-        before = sum(1 for o in gc.get_objects() if type(o).__name__ == "Module" and type(o).__module__.startswith("libcst"))
+        before = _libcst_alive("Module")
         found = lint_source(MEMOIZED, "runner.py", Settings())
-        after = sum(1 for o in gc.get_objects() if type(o).__name__ == "Module" and type(o).__module__.startswith("libcst"))
+        after = _libcst_alive("Module")
     finally:
         gc.enable()
     assert found.violations and after == before
