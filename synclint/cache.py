@@ -246,15 +246,21 @@ class Rechecked:
     found: dict | None  # every answer, where all were asked again; None: the call graph's kept
 
 
-def recheck(violations: tuple, deps: tuple, answers: str, loose: str, graph: str, placements: str, verifier) -> Rechecked | None:
-    """Whether findings made under another index hold under the one installed now, asking
-    their questions again (`verifier`: a repo.Verifier): under the same call graph, only the
-    questions that are not the call graph's; else all of them, where answers that changed
-    only in the rows they cite keep the findings with their citations rewritten
-    (synclint/moved_lines.py). None when they do not hold."""
+def recheck(violations: tuple, deps: tuple, answers: str, loose: str, graph: str, placements: str, verifier,
+            index: str = "") -> Rechecked | None:
+    """Whether findings made under another index (`index`: its fingerprint) hold under the
+    one installed now, asking their questions again (`verifier`: a repo.Verifier): none of
+    them where the index was derived from that one by an edit none of them names
+    (synclint/repo/delta.py); under the same call graph, only the questions that are not the
+    call graph's; else all of them, where answers that changed only in the rows they cite
+    keep the findings with their citations rewritten (synclint/moved_lines.py). None when
+    they do not hold."""
     from synclint import repo
 
     now = repo.graph_fingerprint()
+    affected = verifier.affected(index)
+    if affected is not None and graph == now and not affected.any(deps):
+        return Rechecked(violations, answers, graph, placements, None)
     if placements and graph == now:
         found = {key: verifier.answer(key) for key in deps if key[0] not in repo.GRAPH_QUESTIONS}
         if repo.dependency_digest(found) == placements:
@@ -362,7 +368,8 @@ class ResultCache:
             # this file? Ask its questions again.
             if not entry.answers:
                 return None
-            checked = recheck(entry.violations, entry.deps, entry.answers, entry.loose, entry.graph, entry.placements, self.verifier())
+            checked = recheck(entry.violations, entry.deps, entry.answers, entry.loose, entry.graph, entry.placements, self.verifier(),
+                              entry.index)
             if checked is None:
                 return None
             entry = Entry(entry.size, entry.mtime_ns, entry.digest, entry.encoding, checked.violations, self.index, entry.deps,

@@ -312,8 +312,10 @@ def test_digests_do_not_depend_on_how_equal_answers_are_stored():
     assert repo.dependency_digest(solved) == repo.dependency_digest(copied)
     assert repo.dependency_digest(marshal.loads(marshal.dumps(solved))) == repo.dependency_digest(solved)
     facts = repo.Facts(dict(solved), "", {"step": ("run",)})
-    again = marshal.loads(marshal.dumps((facts.values, facts.callers)))
-    assert repo.facts._fingerprint(facts.values, facts.callers) == repo.facts._fingerprint(*again)
+    values, callers = marshal.loads(marshal.dumps((facts.values, facts.callers)))
+    again = repo.Facts(values, "", callers)
+    assert repo.facts.fingerprinted(facts).fingerprint == repo.facts.fingerprinted(again).fingerprint
+    assert facts.structure == again.structure
 
 
 @pytest.mark.parametrize(

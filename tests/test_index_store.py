@@ -152,18 +152,19 @@ def test_old_call_graph_memos_are_swept_fresh_ones_stay(store):
     assert gone == [str(old)] and not old.exists() and fresh.exists() and other.exists()
 
 
-def test_the_call_graph_fingerprint_is_read_back_by_the_index_fingerprint(tmp_path, monkeypatch):
-    # Worked out once per index, then read from the store (a run that only stores findings
-    # does not walk the call graph again); the same for equal indexes, another for another.
+def test_the_call_graph_fingerprint_is_kept_with_the_facts(tmp_path, monkeypatch):
+    # Worked out once per solve and stored with the facts (a run that reads them back does not
+    # walk the call graph again); the same for equal indexes, another for another.
     root = project(tmp_path / "proj", {"batch_info.py": BATCH_INFO})
     facts = repo.build(root.resolve(), use_cache=True)
     first = repo.graph_fingerprint(facts)
-    memo = repo.store_folder() / "graph" / facts.fingerprint
-    assert memo.is_file() and marshal.loads(memo.read_bytes()) == first
     again = repo.build(root.resolve(), use_cache=False)
-    monkeypatch.setattr(repo.facts, "_GRAPH_FINGERPRINTS", {})
+    read_back = repo.build(root.resolve(), use_cache=True)
     monkeypatch.setattr(repo.Facts, "callers", property(lambda self: (_ for _ in ()).throw(AssertionError("walked"))), raising=False)
-    assert repo.graph_fingerprint(again) == first
+    assert repo.graph_fingerprint(again) == first and repo.graph_fingerprint(read_back) == first
+    other = project(tmp_path / "other", {"batch_info.py": BATCH_INFO.replace("def ", "def other_", 1)})
+    monkeypatch.undo()
+    assert repo.graph_fingerprint(repo.build(other.resolve(), use_cache=False)) != first
 
 
 def test_summaries_of_removed_tags_are_swept(store):

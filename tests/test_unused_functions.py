@@ -203,7 +203,7 @@ def test_a_comment_that_names_nothing_new_keeps_the_facts_as_they_were(tmp_path,
         raise AssertionError("the facts were hashed again")
 
     for module in (repo.solver, repo.citing, repo.incremental):  # every module that hashes facts
-        monkeypatch.setattr(module, "_fingerprint", hashed)
+        monkeypatch.setattr(module, "fingerprinted", hashed)
     after = repo.build(root, use_cache=True)
     assert after.fingerprint == facts.fingerprint and after.orphans == facts.orphans
 

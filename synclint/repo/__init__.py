@@ -49,7 +49,8 @@ The index reads the repository in this order, one module a step:
 - `solver`: join the summaries into classes and a call graph (`callgraph`), expand each flow
   through what its symbols stand for, solve to a fixpoint (`fixpoint`) and keep the examples
   `--explain` cites (`citing`); after an edit, `incremental` solves again only what changed;
-- `facts`: the solution the lint reads (`install`, `attr_fact`, `param_fact`, `ret_fact`);
+- `facts`: the solution the lint reads (`install`, `attr_fact`, `param_fact`, `ret_fact`),
+  with what an edit changed since the last few solves (`delta`, for the results cache);
   `tiers`: hot and cold through the call graph.
 
 `keys` holds the vocabulary they share: place bits, symbol kinds and call marks.
@@ -59,7 +60,7 @@ from __future__ import annotations
 
 # The modules, each imported after those it depends on.
 from synclint.repo import (
-    keys, disk, conventions, references, classes, declarations, recorder, edges, summary, callgraph, facts, citing, fixpoint, solver, tiers, incremental, store,
+    keys, delta, disk, conventions, references, classes, declarations, recorder, edges, summary, callgraph, facts, citing, fixpoint, solver, tiers, incremental, store,
 )
 from synclint.repo.callgraph import MIN_MODULES_FOR_UNUSED, unused
 from synclint.repo.conventions import convention
@@ -89,7 +90,7 @@ __all__ = [
     "file_relay_fact", "find_root", "graph_digest", "graph_fingerprint", "install",
     "method_ret_fact", "name_references", "param_fact", "passes_fact", "python_files", "recording",
     "ret_fact", "ret_item_fact", "solve", "store_folder", "summarize", "tiers_hook", "unused",
-    "verifier", "keys", "disk", "conventions", "references", "classes", "declarations",
+    "verifier", "keys", "delta", "disk", "conventions", "references", "classes", "declarations",
     "recorder", "edges", "summary", "callgraph", "facts", "citing", "fixpoint", "solver", "tiers",
     "incremental", "store",
 ]

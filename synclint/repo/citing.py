@@ -9,7 +9,7 @@ import os
 from dataclasses import replace
 
 from synclint.repo.callgraph import unused
-from synclint.repo.facts import Facts, _fingerprint
+from synclint.repo.facts import Facts, fingerprinted
 from synclint.repo.keys import PLACES, RESULT_ITEM
 
 _MARK = "\x00"
@@ -112,8 +112,8 @@ def moved_lines(facts: Facts, changed: dict[str, tuple]) -> Facts:
     if values is facts.values and typed is facts.classes[0] and orphans == facts.orphans:
         return facts  # a comment or a string edited: nothing the facts say moved
     classes = (typed, *facts.classes[1:])
-    return replace(facts, values=values, classes=classes, examples=examples, orphans=orphans,
-                   fingerprint=_fingerprint(values, facts.callers, classes, facts.arguments, facts.crowded, orphans, facts.methods))
+    moved = replace(facts, values=values, classes=classes, examples=examples, orphans=orphans)
+    return fingerprinted(moved, facts.structure if orphans == facts.orphans else "")
 
 
 def _recite_all(values: dict, typed: dict, citations: dict, places: dict, flows_of) -> tuple[dict, dict, dict]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import marshal
-import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -17,7 +15,6 @@ from synclint.apis import torch_api as api
 from synclint.repo.callgraph import _CallGraph, methods_of_class
 from synclint.repo.classes import _Types
 from synclint.repo.conventions import convention
-from synclint.repo.disk import _read, _write, store_folder
 from synclint.repo.keys import DEVICE, HOST, LIST, NUMPY, PASSES_THROUGH, PLACES, RESULT_ITEM, SCALAR
 from synclint.screen import places
 
@@ -108,6 +105,11 @@ class Facts:
     # the kinds of value the repository assigns each field (`_CallGraphTiers.given_fields`),
     # on first use: a `GivenFields` whose answers each lint works out afresh (`fresh`)
     given_fields: object = field(default=None, compare=False, repr=False)
+    # fingerprint of an earlier index -> the names of the facts changed since (synclint/repo/delta.py):
+    # a cached file none of whose questions names one of them holds without asking them again
+    delta: dict = field(default_factory=dict, compare=False, repr=False)
+    # a digest of the call graph and the classes (`structure_digest`): the call graph's fingerprint
+    structure: str = field(default="", compare=False, repr=False)
 
     def passed(self, mask: int, func, func_unit, call, place) -> int:
         return mask
@@ -342,32 +344,16 @@ def graph_digest(reads: dict) -> str:
     return dependency_digest({key: value for key, value in reads.items() if key[0] not in GRAPH_QUESTIONS})
 
 
-_GRAPH_FINGERPRINTS: dict[int, tuple] = {}
-
-
 def graph_fingerprint(facts: Facts | None = None) -> str:
     """A digest of everything the call graph's answers (GRAPH_QUESTIONS) read of the facts:
     the callers, the arguments they pass, the classes, the vendored, crowded, unnamed
-    functions and the methods. Equal for two indexes, those answers are equal too."""
+    functions and the methods (`Facts.structure`). Equal for two indexes, those answers are
+    equal too."""
     facts = FACTS if facts is None else facts
-    found = _GRAPH_FINGERPRINTS.get(id(facts))
-    if found is not None and found[0] is facts:
-        return found[1]
-    # Worked out once per index (about 0.5 s for a repository of 150,000 call edges), then
-    # read back by the index's own fingerprint, which covers everything it reads.
-    memo = os.path.join(str(store_folder()), "graph", facts.fingerprint) if facts.fingerprint else ""
-    digest = _read(memo) if memo else None
-    if not isinstance(digest, str):
-        typed, declared, bases, field_types, returns = facts.classes
-        blob = repr((sorted(facts.callers.items()), sorted((k, tuple(v)) for k, v in bases.items()), sorted(field_types.items()),
-                     sorted(returns.items()), sorted(facts.arguments.items()), sorted(facts.crowded), sorted(facts.orphans),
-                     sorted(facts.methods.items()), sorted(facts.vendored)))
-        digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
-        if memo:
-            _write(memo, marshal.dumps(digest))
-    _GRAPH_FINGERPRINTS.clear()
-    _GRAPH_FINGERPRINTS[id(facts)] = (facts, digest)
-    return digest
+    if not facts.structure:
+        facts.structure = structure_digest(facts.callers, facts.classes, facts.arguments, facts.crowded, facts.orphans, facts.methods,
+                                           facts.vendored)
+    return facts.structure
 
 
 def _plain_verdict(verdict) -> tuple[str, str] | None:
@@ -454,27 +440,46 @@ def _describe(mask: int) -> str:
     return {DEVICE: "a device tensor", HOST: "a host tensor", NUMPY: "a numpy array", LIST: "a Python list"}.get(mask, "data")
 
 
-def _fingerprint(values: dict, graph: dict, classes: tuple = ({}, (), {}, {}, {}), arguments: dict | None = None,
-                 crowded: frozenset = frozenset(), orphans: frozenset = frozenset(), methods: dict | None = None) -> str:
-    # repr, not marshal: the same facts read back from disk must give the same fingerprint.
-    typed, declared, bases, field_types, returns = classes
-    blob = repr((sorted(values.items()), sorted(graph.items()), sorted((k, v[0]) for k, v in typed.items()),
-                 sorted(tuple(d) for d in declared), sorted((k, tuple(v)) for k, v in bases.items()),
-                 sorted(field_types.items()), sorted(returns.items()), sorted((arguments or {}).items()), sorted(crowded), sorted(orphans),
-                 sorted((methods or {}).items())))
+def structure_digest(graph: dict, classes: tuple, arguments: dict, crowded: frozenset, orphans: frozenset, methods: dict,
+                     vendored: frozenset) -> str:
+    """A digest of the facts' structure: the call graph, the classes but for their typed fields,
+    the arguments callers pass, the crowded, unused and vendored functions and the methods.
+    Worked out once per solve (about 0.4 s for a repository of 140,000 call edges) and kept
+    with the facts: an edit that changes places alone keeps it (`refingerprint`)."""
+    # repr, not marshal: the same facts read back from disk must give the same digest.
+    _typed, declared, bases, field_types, returns = classes
+    blob = repr((sorted(graph.items()), sorted(tuple(d) for d in declared), sorted((k, tuple(v)) for k, v in bases.items()),
+                 sorted(field_types.items()), sorted(returns.items()), sorted(arguments.items()), sorted(crowded), sorted(orphans),
+                 sorted(methods.items()), sorted(vendored)))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-_FACTS_FIELDS = 10
+def _fingerprint(values: dict, typed: dict, structure: str) -> str:
+    """The facts' fingerprint: their places, the masks of their typed fields and their
+    structure (`structure_digest`)."""
+    blob = repr((sorted(values.items()), sorted((k, v[0]) for k, v in typed.items()), structure))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def fingerprinted(facts: Facts, structure: str = "") -> Facts:
+    """`facts` with their structure digest (`structure`, where the caller knows it unchanged;
+    else worked out) and their fingerprint."""
+    facts.structure = structure or structure_digest(facts.callers, facts.classes, facts.arguments, facts.crowded, facts.orphans,
+                                                    facts.methods, facts.vendored)
+    facts.fingerprint = _fingerprint(facts.values, facts.classes[0], facts.structure)
+    return facts
+
+
+_FACTS_FIELDS = 12
 
 
 def _facts_blob(facts: Facts) -> tuple:
     """What is stored of solved facts (read back by `_facts_of`)."""
     return (facts.values, facts.fingerprint, facts.callers, facts.examples, facts.vendored, facts.classes, facts.arguments, facts.crowded,
-            facts.orphans, facts.methods)
+            facts.orphans, facts.methods, facts.delta, facts.structure)
 
 
 def _facts_of(blob: tuple) -> Facts:
-    values, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans, methods = blob
+    values, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans, methods, delta, structure = blob
     return Facts(values, fingerprint, callers, examples=examples, vendored=vendored, classes=classes, arguments=arguments, crowded=crowded,
-                 orphans=orphans, methods=methods)
+                 orphans=orphans, methods=methods, delta=delta, structure=structure)

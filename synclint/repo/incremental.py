@@ -17,7 +17,7 @@ from synclint.repo.citing import _recite_all
 from synclint.repo.declarations import _declared_fields
 from synclint.repo.disk import _read, _write
 from synclint.repo.edges import _file_edges
-from synclint.repo.facts import Facts, Types, _FACTS_FIELDS, _Family, _facts_blob, _facts_of, _fingerprint
+from synclint.repo.facts import Facts, Types, _FACTS_FIELDS, _Family, _facts_blob, _facts_of, fingerprinted
 from synclint.repo.fixpoint import _mirrored, _votes
 from synclint.repo.keys import MARK_CALLER, PASSES_THROUGH, RECEIVER_MARK, RESULT_ITEM, _NO_SUMMARY
 from synclint.repo.solver import (
@@ -51,7 +51,7 @@ _MAX_PATCHED = 16
 # The state is that of the last full solve; each later run starts from it with every file
 # changed since (at most `_MAX_PATCHED`).
 
-_STATE_VERSION = "state-3"
+_STATE_VERSION = "state-4"
 _MAX_INCREMENTAL_TARGETS = 4000
 _CALL_TARGETS = ("P", "p", "LP", "Lp", "EP", "Ep", "SP", "Sp", "AP", "AK")
 _RELAY_TARGETS = ("LP", "Lp", "EP", "Ep", "SP", "Sp", "QE", "Qe")
@@ -154,7 +154,7 @@ def _save_state(folder: str, tag: str, state: dict, digests: dict, facts: Facts)
         {name: dict(c) for name, c in signatures.items()}, dict(targeted), dict(tupled), dict(tensors), {callee: dict(c) for callee, c in edges.items()}, dict(names),
         dict(vendored_names), dict(typed), tuple(relayed), state["mirrored"], fields_of,
         (types.bases, types.field_types, types.returns), expanded,
-        _facts_blob(facts),
+        _facts_blob(facts), *_graph_names(edges),
     )
     _write(os.path.join(folder, "state", tag), marshal.dumps(blob))
 
@@ -209,16 +209,16 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     from array import array
 
     blob = _read(os.path.join(folder, "state", tag))
-    if not (isinstance(blob, tuple) and len(blob) == 19 and blob[0] == _STATE_VERSION):
+    if not (isinstance(blob, tuple) and len(blob) == 21 and blob[0] == _STATE_VERSION):
         return None
     (_, paths, base_digests, keys, arrays, signatures, targeted, tupled_count, tensor_count, edge_count, names,
-     vendored_names, typed_count, relayed, mirrored, fields_of, (bases, field_types, returns), expanded, base) = blob
+     vendored_names, typed_count, relayed, mirrored, fields_of, (bases, field_types, returns), expanded, base, defined, words) = blob
     if list(paths) != files:
         return None
     changed = [i for i, p in enumerate(paths) if digests.get(p) != base_digests[i]]
     if not (isinstance(base, tuple) and len(base) == _FACTS_FIELDS):
         return None
-    values_of, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans, methods = base
+    values_of, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans, methods, _delta, structure = base
     if not changed:
         return _facts_of(base)
     if len(changed) > _MAX_PATCHED:
@@ -463,7 +463,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     # The call graph and the vendored functions, from the counts: the graph resolved again
     # whole where the edit changed a call or a definition (a definition changes how calls by
     # name and through classes resolve).
-    if edges_now and not _graph_unchanged(edges_now, edge_count):
+    if edges_now and not _graph_unchanged(edges_now, edge_count, defined, words):
         counts_now = {callee: counts for callee, counts in edge_count.items() if callee not in edges_now}
         counts_now.update(edges_now)
         call_graph = _CallGraph(Types(bases, field_types, returns))
@@ -478,21 +478,42 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     # leaves unnamed, or defines anew, waits for the next whole solve (one is never unused too early).
     orphans_now = unused(orphans, [news[i][6] for i in changed])
     # The methods are those of the last full solve: an edit that adds, removes or re-signs one is solved whole (above).
-    return Facts(values_now, _fingerprint(values_now, graph, classes_now, arguments, crowded, orphans_now, methods), graph,
-                 examples=examples_now, vendored=vendored_now, classes=classes_now, arguments=arguments, crowded=crowded,
-                 orphans=orphans_now, methods=methods)
+    facts = Facts(values_now, "", graph, examples=examples_now, vendored=vendored_now, classes=classes_now, arguments=arguments,
+                  crowded=crowded, orphans=orphans_now, methods=methods)
+    # The structure's digest is kept where the edit changed places alone (the same call graph,
+    # classes and functions): only the places are written out again.
+    same = (graph is callers and vendored_now == vendored and orphans_now == orphans and classes_now[1:] == tuple(classes[1:]))
+    return fingerprinted(facts, structure if same else "")
 
 
-def _graph_unchanged(edges_now: dict, edge_count: dict) -> bool:
+_WORD = re.compile(r"\w+")
+
+
+def _graph_names(edges: dict) -> tuple[frozenset, frozenset]:
+    """(the names the functions and methods of the call graph's counts are defined by, every
+    word of its callees and of the names its marks hold): what `_graph_unchanged` reads of the
+    last full solve's counts, worked out once when its state is written."""
+    defined = frozenset(callee.rpartition(".")[2] for callee, counts in edges.items() if any(key[0] == "" and n > 0 for key, n in counts.items()))
+    words = set()
+    for callee, counts in edges.items():
+        words.update(_WORD.findall(callee))
+        if callee[:1] == MARK_CALLER:
+            for key in counts:
+                words.update(_WORD.findall(str(key[1])))
+    return defined, frozenset(words)
+
+
+def _graph_unchanged(edges_now: dict, edge_count: dict, defined_before: frozenset, words: frozenset) -> bool:
     """Whether the edit's changes to the call graph's counts (`edges_now`: callee -> its
     callers' counts now) only define functions by names that nothing defined before and that
     no call, field or mark of the repository names (`def added(x): return x` appended), and
     add calls by name of methods that no function of the repository has (`x.cuda()` in the
     function added, and the mark of the name `x` the call is made on): the graph resolved
     whole would be the one of the last solve, since a function no call reaches is no edge of
-    it, and the graph keeps no call that reaches nothing."""
-    defined = {callee.rpartition(".")[2] for table in (edge_count, edges_now) for callee, counts in table.items()
-               if any(key[0] == "" and n > 0 for key, n in counts.items())}
+    it, and the graph keeps no call that reaches nothing. `defined_before`, `words`: the
+    names of the last full solve's counts (`_graph_names`)."""
+    defined = defined_before | {callee.rpartition(".")[2] for callee, counts in edges_now.items()
+                                if any(key[0] == "" and n > 0 for key, n in counts.items())}
     new_names = set()
     for callee, counts in edges_now.items():
         before = edge_count.get(callee, {})
@@ -508,10 +529,13 @@ def _graph_unchanged(edges_now: dict, edge_count: dict) -> bool:
         new_names.add(callee)
     if not new_names:
         return True
+    for name in new_names:
+        if any(key[0] and n > 0 for key, n in edge_count.get(name, {}).items()):
+            return False  # called by that name before it was defined
+    if new_names.isdisjoint(words):
+        return True  # no callee and no mark names them
     named = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(new_names))) + r")(?!\w)")
     for callee, counts in edge_count.items():
-        if callee in new_names and any(key[0] and n > 0 for key, n in counts.items()):
-            return False  # called by that name before it was defined
         if callee not in new_names and named.search(callee):
             return False  # `mod>added`, `.added`, `Cls.added`, a held or marked reference
         if callee[:1] == MARK_CALLER and any(named.search(str(key[1])) for key in counts):

@@ -14,7 +14,7 @@ from synclint.repo.callgraph import (
 from synclint.repo.citing import _cite, _device_reason, _mask_of, _what, _where, _written
 from synclint.repo.declarations import _declared_fields
 from synclint.repo.edges import _file_edges
-from synclint.repo.facts import Facts, Types, _Family, _fingerprint
+from synclint.repo.facts import Facts, Types, _Family, fingerprinted
 from synclint.repo.fixpoint import (
     _SYSTEM, _agreed_parameter, _ambiguous, _dominant, _dominant_reason, _fixpoint, _loop_numbers, _mirrored,
     _other, _passed_on, _relay_fact, _votes,
@@ -56,9 +56,8 @@ def solve(summaries: dict[str, tuple], state: dict | None = None) -> Facts:
         else frozenset()
     )
     methods = _methods_table(signatures)
-    return Facts(facts, _fingerprint(facts, graph, classes, arguments, crowded, orphans, methods), graph, examples=examples,
-                 vendored=frozenset(vendored - elsewhere), classes=classes, arguments=arguments, crowded=crowded, orphans=orphans,
-                 methods=methods)
+    return fingerprinted(Facts(facts, "", graph, examples=examples, vendored=frozenset(vendored - elsewhere), classes=classes,
+                               arguments=arguments, crowded=crowded, orphans=orphans, methods=methods))
 
 
 def _methods_table(signatures) -> dict[str, tuple[str, ...]]:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from synclint.repo.citing import _shape, moved_lines
+from synclint.repo.delta import derive
 from synclint.repo.disk import _read, _write, store_folder
 from synclint.repo.edges import _installed_top, _marked_folder, _package_top
 from synclint.repo.facts import Facts, _FACTS_FIELDS, _facts_blob, _facts_of
@@ -229,7 +230,7 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
     solved = _read(os.path.join(folder, "facts", tag))
     if not (isinstance(solved, tuple) and len(solved) == _FACTS_FIELDS):
         return None
-    facts = _facts_of(solved)
+    facts = last = _facts_of(solved)
     if not changed:
         return facts
     moved: dict[str, tuple] = {}
@@ -254,6 +255,8 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
             return None
     elif moved:
         facts = moved_lines(facts, moved)
+    if facts is not last:
+        derive(last, facts)
     _save(folder, tag, stats, facts, started)
     return facts
 

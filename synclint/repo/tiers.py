@@ -12,6 +12,7 @@ from synclint.analysis import class_uses, coldcode, guards, platform_branches
 from synclint.analysis.given_fields import GivenFields
 from synclint.analysis.platform_words import host_class
 from synclint.repo import facts as index_facts
+from synclint.repo.delta import Affected
 from synclint.repo.callgraph import _MAX_PASSED_ON, _MAX_VISITED, _children_of, _descendants, _path, _vendored
 from synclint.repo.edges import _worker_functions, module_name
 from synclint.repo.facts import Facts, _plain_verdict, dependency_digest
@@ -44,6 +45,19 @@ class Verifier:
         self.facts = facts
         self.tiers = _CallGraphTiers(facts, settings)
         self.answers: dict[tuple, object] = {}
+        self._affected: dict[str, Affected | None] = {}
+
+    def affected(self, index: str) -> Affected | None:
+        """Whether a question may be answered otherwise than under the index of fingerprint
+        `index` (`delta.Affected`); None where these facts were not derived from that one by
+        an edit that changed places alone (every question must be asked)."""
+        if not index:
+            return None
+        found = self._affected.get(index, self)
+        if found is self:
+            changes = self.facts.delta.get(index)
+            found = self._affected[index] = Affected(changes) if changes is not None else None
+        return found
 
     def answer(self, key: tuple):
         found = self.answers.get(key, self)
