@@ -8,6 +8,7 @@ from __future__ import annotations
 import marshal
 import os
 import re
+import zlib
 from collections import Counter, defaultdict
 from itertools import accumulate, chain, count as numbers, repeat
 from operator import itemgetter
@@ -51,7 +52,7 @@ _MAX_PATCHED = 16
 # The state is that of the last full solve; each later run starts from it with every file
 # changed since (at most `_MAX_PATCHED`).
 
-_STATE_VERSION = "state-4"
+_STATE_VERSION = "state-5"
 _MAX_INCREMENTAL_TARGETS = 4000
 _CALL_TARGETS = ("P", "p", "LP", "Lp", "EP", "Ep", "SP", "Sp", "AP", "AK")
 _RELAY_TARGETS = ("LP", "Lp", "EP", "Ep", "SP", "Sp", "QE", "Qe")
@@ -151,10 +152,10 @@ def _save_state(folder: str, tag: str, state: dict, digests: dict, facts: Facts)
     blob = (
         _STATE_VERSION, tuple(paths), tuple(digests[p] for p in paths), tuple(keys),
         tuple(a.tobytes() for a in (ftgt, floc, fsym, fsoff, fpath, findex, file_off, *by_target, *readers, values, plain)),
-        {name: dict(c) for name, c in signatures.items()}, dict(targeted), dict(tupled), dict(tensors), {callee: dict(c) for callee, c in edges.items()}, dict(names),
+        {name: dict(c) for name, c in signatures.items()}, dict(targeted), dict(tupled), dict(tensors), _sharded({callee: dict(c) for callee, c in edges.items()}), dict(names),
         dict(vendored_names), dict(typed), tuple(relayed), state["mirrored"], fields_of,
         (types.bases, types.field_types, types.returns), expanded,
-        _facts_blob(facts), *_graph_names(edges),
+        _base_blob(facts), *_graph_names(edges),
     )
     _write(os.path.join(folder, "state", tag), marshal.dumps(blob))
 
@@ -202,25 +203,29 @@ class _Signatures:
         return bool(self.get(name))
 
 
-def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: dict) -> Facts | None:
+def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: dict, last: Facts | None = None) -> Facts | None:
     """The facts after an edit that changed summaries, from the last full solve's state (see
     above); None when the repository must be solved whole. `digests`: path -> content digest
-    now; `fresh`: path -> summary, of the files summarised in this run."""
+    now; `fresh`: path -> summary, of the files summarised in this run; `last`: the facts of
+    the last run (whose call graph is the full solve's where their structure is)."""
     from array import array
 
     blob = _read(os.path.join(folder, "state", tag))
     if not (isinstance(blob, tuple) and len(blob) == 21 and blob[0] == _STATE_VERSION):
         return None
-    (_, paths, base_digests, keys, arrays, signatures, targeted, tupled_count, tensor_count, edge_count, names,
+    (_, paths, base_digests, keys, arrays, signatures, targeted, tupled_count, tensor_count, edge_shards, names,
      vendored_names, typed_count, relayed, mirrored, fields_of, (bases, field_types, returns), expanded, base, defined, words) = blob
     if list(paths) != files:
         return None
     changed = [i for i, p in enumerate(paths) if digests.get(p) != base_digests[i]]
-    if not (isinstance(base, tuple) and len(base) == _FACTS_FIELDS):
+    if not (isinstance(base, tuple) and len(base) == _FACTS_FIELDS and isinstance(base[2], bytes)):
         return None
-    values_of, fingerprint, callers, examples, vendored, classes, arguments, crowded, orphans, methods, _delta, structure = base
+    values_of, fingerprint, callers_blob, examples, vendored, classes, arguments, crowded, orphans, methods, _delta, structure = base
+    # The full solve's call graph: the last run's, where it has the same structure (read already).
+    callers = last.callers if last is not None and last.structure == structure else marshal.loads(callers_blob)
     if not changed:
-        return _facts_of(base)
+        return _facts_of((*base[:2], callers, *base[3:]))
+    edge_count = _ShardedCounts(*edge_shards)
     if len(changed) > _MAX_PATCHED:
         return None
     ftgt, floc, fsym, fsoff, fpath, findex, file_off, toff, titems, roff, ritems, values, plain = (
@@ -228,7 +233,7 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     base_counts = [Counter(c) for c in (targeted, tupled_count, tensor_count, names, vendored_names)]
     definitions_before = base_counts[3] + base_counts[4]
     targeted, tupled_count, tensor_count, names, vendored_names = (Counter(c) for c in base_counts)
-    edges_now: dict[str, Counter] = {}  # callee -> its callers' counts, for the callees the edit touches
+    edge_changes: dict[str, Counter] = {}  # callee -> what the edit adds to its callers' counts (negative: takes away)
     delta: dict[str, Counter] = {}  # function -> the counts of its signatures added (negative: taken away)
     olds, news = {}, {}
     places: dict[str, dict] = {}  # path -> old place -> new place in its summary of the flows that moved
@@ -265,14 +270,24 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
                 for k, n in c.items():
                     count[k] += sign * n
             for (caller, callee, passed), n in part[4].items():
-                if callee not in edges_now:
-                    edges_now[callee] = Counter(edge_count.get(callee, {}))
-                edges_now[callee][(caller, passed)] += sign * n
+                net = edge_changes.get(callee)
+                if net is None:
+                    net = edge_changes[callee] = Counter()
+                net[(caller, passed)] += sign * n
             for k, n in part[6].items():
                 (vendored_names if part[7] else names)[k] += sign * n
             touched_keys.update(part[2])
             touched_keys.update(part[3])
         olds[i], news[i] = old, new
+    # callee -> its callers' counts now, for the callees whose counts the edit changed (a file's
+    # calls are all taken back and given again: most come back the same, and their counts,
+    # stored apart, are not read)
+    edges_now: dict[str, Counter] = {}
+    for callee, net in edge_changes.items():
+        if any(net.values()):
+            counts = edges_now[callee] = Counter(edge_count.get(callee, {}))
+            for key, n in net.items():
+                counts[key] += n
     sigs_now = _Signatures(signatures, delta)
     sigs_before = _Signatures(signatures, {})
     resigned = {name for name in delta if sigs_now.get(name, set()) != sigs_before.get(name, set())}
@@ -486,6 +501,53 @@ def _incremental(folder: str, tag: str, files: list[str], digests: dict, fresh: 
     return fingerprinted(facts, structure if same else "")
 
 
+_EDGE_SHARDS = 64
+
+
+def _shard_of(callee: str) -> int:
+    return zlib.crc32(callee.encode("utf-8", "surrogatepass")) % _EDGE_SHARDS
+
+
+def _sharded(edges: dict) -> tuple:
+    """The call graph's counts as stored: their callees in order, and the counts in shards by
+    callee, each marshalled apart (`_ShardedCounts`)."""
+    shards: list[dict] = [{} for _ in range(_EDGE_SHARDS)]
+    for callee, counts in edges.items():
+        shards[_shard_of(callee)][callee] = counts
+    return tuple(edges), tuple(marshal.dumps(shard) for shard in shards)
+
+
+class _ShardedCounts:
+    """callee -> its callers' counts, of the last full solve, read a shard at a time: an edit
+    that adds no call reaching the repository's functions looks up the callees of its own
+    calls, not every count (20 MB on a repository of 140,000 call edges); the whole graph
+    resolved again reads them all, in the full solve's order."""
+
+    def __init__(self, order: tuple, shards: tuple) -> None:
+        self.order, self.shards = order, shards
+        self.loaded: dict[int, dict] = {}
+
+    def _shard(self, index: int) -> dict:
+        found = self.loaded.get(index)
+        if found is None:
+            found = self.loaded[index] = marshal.loads(self.shards[index])
+        return found
+
+    def get(self, callee: str, default=None):
+        return self._shard(_shard_of(callee)).get(callee, default)
+
+    def items(self):
+        for callee in self.order:
+            yield callee, self._shard(_shard_of(callee))[callee]
+
+
+def _base_blob(facts: Facts) -> tuple:
+    """The full solve's facts as the state keeps them: its call graph marshalled apart, read
+    only where the last run's facts do not have it (`_incremental`)."""
+    blob = _facts_blob(facts)
+    return (*blob[:2], marshal.dumps(blob[2]), *blob[3:])
+
+
 _WORD = re.compile(r"\w+")
 
 
@@ -503,7 +565,7 @@ def _graph_names(edges: dict) -> tuple[frozenset, frozenset]:
     return defined, frozenset(words)
 
 
-def _graph_unchanged(edges_now: dict, edge_count: dict, defined_before: frozenset, words: frozenset) -> bool:
+def _graph_unchanged(edges_now: dict, edge_count: _ShardedCounts, defined_before: frozenset, words: frozenset) -> bool:
     """Whether the edit's changes to the call graph's counts (`edges_now`: callee -> its
     callers' counts now) only define functions by names that nothing defined before and that
     no call, field or mark of the repository names (`def added(x): return x` appended), and

@@ -250,7 +250,7 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
         moved[path] = summary
     if reshaped:
         digests = {p: st[2] for p, st in stats.items() if len(st) == 3}
-        facts = _incremental(folder, tag, files, digests, moved)
+        facts = _incremental(folder, tag, files, digests, moved, last)
         if facts is None:
             return None
     elif moved:
