@@ -213,12 +213,14 @@ class _Build:
         return facts
 
 
-def _save(folder: str, tag: str, stats: dict, facts: Facts, started: int) -> None:
+def _save(folder: str, tag: str, stats: dict, facts: Facts | None, started: int) -> None:
+    """Write the files' stats and (unless None: the same as stored) the facts."""
     # A file modified just before this run may change again within the same mtime tick and
     # size: its stat is not trusted next time (its content is hashed again).
     trusted = {p: (st if st[1] < started - RACY_WINDOW_NS else (-1, *st[1:])) for p, st in stats.items()}
     _write(os.path.join(folder, "roots", tag), marshal.dumps(trusted))
-    _write(os.path.join(folder, "facts", tag), marshal.dumps(_facts_blob(facts)))
+    if facts is not None:
+        _write(os.path.join(folder, "facts", tag), marshal.dumps(_facts_blob(facts)))
 
 
 def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], started: int, files: list[str]) -> Facts | None:
@@ -257,7 +259,7 @@ def _reuse(root: Path, folder: str, tag: str, stats: dict, changed: list[str], s
         facts = moved_lines(facts, moved)
     if facts is not last:
         derive(last, facts)
-    _save(folder, tag, stats, facts, started)
+    _save(folder, tag, stats, facts if facts is not last else None, started)  # the facts, where the edit changed them
     return facts
 
 
