@@ -55,22 +55,35 @@ def family_words(lineage, descendants, module_class: bool) -> frozenset[str]:
     return frozenset(w for w in words if len(w) >= 3)
 
 
+def word_index(candidates: dict[str, frozenset[str]]) -> dict[str, set[str]]:
+    """word -> the candidate classes whose family it names (`unreached`'s `naming`)."""
+    naming: dict[str, set[str]] = {}
+    for cls, words in candidates.items():
+        for word in words:
+            naming.setdefault(word, set()).add(cls)
+    return naming
+
+
 def unreached(receivers, candidates: dict[str, frozenset[str]], tensor_member: bool,
-              named: frozenset[str] | None = None) -> set[str]:
+              named: frozenset[str] | None = None, naming: dict[str, set[str]] | None = None) -> set[str]:
     """The candidate classes a caller's calls by name of one method cannot reach, from the
     words its calls' objects end in (`receivers`; "" for a call on anything else, which
     may reach every candidate): a class no call's word names, where some candidate's family
     is named by each call. A torch.Tensor member (`detach`, `to`, `add`) reaches only the
     classes a call's word names: on anything else (`z_q.detach()`, `(z_q - z_e).detach()`,
-    `h.to(device)`, `weight.detach()`) the call is torch's. `named`, where given, is every
-    word of every candidate's family (the union of `candidates`' values), which the caller
-    can work out once for all the callers of one method."""
+    `h.to(device)`, `weight.detach()`) the call is torch's. `named` (every word of every
+    candidate's family) and `naming` (`word_index(candidates)`), where given, are what the
+    caller can work out once for all the callers of one method."""
+    if naming is None:
+        naming = word_index(candidates)
     if tensor_member:
-        return {cls for cls, words in candidates.items() if not any(word and word in words for word in receivers)}
+        reached = set().union(*(naming.get(word, ()) for word in receivers if word))
+        return set(candidates).difference(reached)
     if not receivers or "" in receivers:
         return set()
     if named is None:
-        named = frozenset().union(*candidates.values())
+        named = frozenset(naming)
     if not all(word in named for word in receivers):
         return set()  # a call whose object's word names no candidate: it may be any of them
-    return {cls for cls, words in candidates.items() if not any(word in words for word in receivers)}
+    reached = set().union(*(naming.get(word, ()) for word in receivers))
+    return set(candidates).difference(reached)

@@ -136,6 +136,7 @@ class _CallGraph:
         self.children = _children_of(types.bases)
         self.memo: dict[str, tuple] = {}
         self.roots: dict[str, str] = {}
+        self.few: dict[str, bool] = {}  # `_few`, per name, once the methods are known
         self.alias_names: frozenset[str] | None = None  # the fields some method alias binds (`_aliased`)
 
     def graph(self, calls: dict, paths) -> dict:
@@ -233,9 +234,10 @@ class _CallGraph:
                     words = families[cls] = receivers.family_words(lineage, self._subclasses(cls), module)
                 candidates[cls] = words
             tensor_member = method in TENSOR_MEMBERS
-            named = frozenset().union(*candidates.values())
+            naming = receivers.word_index(candidates)
+            named = frozenset(naming)
             for caller, words in by_caller.items():
-                for cls in receivers.unreached(words, candidates, tensor_member, named):
+                for cls in receivers.unreached(words, candidates, tensor_member, named, naming):
                     out.setdefault(f"{UNREACHED_MARK}{cls}.{method}", set()).add(caller)
         return {mark: tuple(sorted(found)) for mark, found in out.items()}
 
@@ -392,8 +394,16 @@ class _CallGraph:
     def _few(self, name: str) -> bool:
         """At most `_FEW_FAMILIES` unrelated class families (module-level functions count as
         one) define `name`: a call by name reaches them all."""
-        families = {self._root(cls) for cls in self.methods.get(name, ())}
-        return len(families) + (name in self.functions) <= _FEW_FAMILIES
+        found = self.few.get(name)
+        if found is None:
+            limit = _FEW_FAMILIES - (name in self.functions)
+            families: set[str] = set()
+            for cls in self.methods.get(name, ()):
+                families.add(self._root(cls))
+                if len(families) > limit:
+                    break
+            found = self.few[name] = len(families) <= limit
+        return found
 
     def _root(self, cls: str) -> str:
         """The topmost class of the repository above `cls` along its first bases."""
