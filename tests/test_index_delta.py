@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 from index_projects import BATCH_INFO, _store  # noqa: F401 - _store is an autouse fixture
-from test_incremental import FILES, assert_same_as_cold, lint, project, relinted, result, settings_for, write
+from test_incremental import FILES, assert_same_as_cold, lint, project, relinted, settings_for, write
 
 from synclint import repo, runner
 from synclint.cache import ResultCache

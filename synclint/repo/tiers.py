@@ -12,8 +12,8 @@ from synclint.analysis import class_uses, coldcode, guards, platform_branches
 from synclint.analysis.given_fields import GivenFields
 from synclint.analysis.platform_words import host_class
 from synclint.repo import facts as index_facts
-from synclint.repo.delta import Affected
 from synclint.repo.callgraph import _MAX_PASSED_ON, _MAX_VISITED, _children_of, _descendants, _path, _vendored
+from synclint.repo.delta import Affected
 from synclint.repo.edges import _worker_functions, module_name
 from synclint.repo.facts import Facts, _plain_verdict, dependency_digest
 from synclint.repo.keys import (
